@@ -1,0 +1,89 @@
+//! Offload's configuration: the `config.json` model, where it lives, and how it is loaded.
+//!
+//! The file uses the `mcpServers` shape every MCP client already uses, so entries can be pasted
+//! unchanged. Unknown keys are kept (they round-trip through `extra`). A file that fails to parse
+//! is reported with line and column and is never written over by this module.
+
+mod compat;
+mod interpolate;
+mod model;
+mod paths;
+
+pub use compat::{CompatInputs, apply_compat};
+pub use interpolate::{NoKeychain, SecretSource, interpolate};
+pub use model::{Config, Limits, RootEntry, ServerEntry, Transport};
+pub use paths::{AppDirs, expand_tilde};
+
+use std::path::{Path, PathBuf};
+
+/// Errors from loading or interpreting the configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid JSON at line {line}, column {column}: {message}. Fix the file; Offload will not overwrite it.")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("server '{server}': {message}")]
+    Server { server: String, message: String },
+    #[error("{0}")]
+    Secret(String),
+}
+
+impl ConfigError {
+    pub fn code(&self) -> crate::ErrorCode {
+        match self {
+            Self::Secret(_) => crate::ErrorCode::SecretUnavailable,
+            _ => crate::ErrorCode::ConfigInvalid,
+        }
+    }
+}
+
+impl Config {
+    /// Reads `path`. A missing file is an empty configuration; anything else that goes wrong is
+    /// an error naming the file (and line and column for JSON errors).
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_owned(),
+                    source,
+                });
+            }
+        };
+        Self::parse(&text, path)
+    }
+
+    /// Parses configuration text; `origin` names the file in errors.
+    pub fn parse(text: &str, origin: &Path) -> Result<Self, ConfigError> {
+        if text.trim().is_empty() {
+            return Ok(Self::default());
+        }
+        serde_json::from_str(text).map_err(|e| ConfigError::Parse {
+            path: origin.to_owned(),
+            line: e.line(),
+            column: e.column(),
+            message: strip_position(&e.to_string()),
+        })
+    }
+}
+
+/// serde_json appends " at line L column C" to its messages; we report those separately.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

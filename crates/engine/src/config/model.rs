@@ -1,0 +1,223 @@
+//! The shape of `config.json`. Field names follow the MCP clients' `mcpServers` convention.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+use super::ConfigError;
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    /// Allowed directories. The first writable one is the default directory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roots: Vec<RootEntry>,
+    /// Upstream servers by name, in the order of the file.
+    #[serde(default, rename = "mcpServers", with = "ordered_servers")]
+    pub mcp_servers: Vec<(String, ServerEntry)>,
+    #[serde(default, skip_serializing_if = "Limits::is_default")]
+    pub limits: Limits,
+    /// Keys Offload does not know, kept so that rewriting the file loses nothing.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A root: a bare path (read-write) or `{path, writable}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RootEntry {
+    Path(String),
+    Full {
+        path: String,
+        #[serde(default = "yes")]
+        writable: bool,
+        #[serde(flatten)]
+        extra: Map<String, Value>,
+    },
+}
+
+impl RootEntry {
+    pub fn path(&self) -> &str {
+        match self {
+            Self::Path(p) | Self::Full { path: p, .. } => p,
+        }
+    }
+    pub fn writable(&self) -> bool {
+        match self {
+            Self::Path(_) => true,
+            Self::Full { writable, .. } => *writable,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One upstream server, stdio or remote, exactly as MCP clients write it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerEntry {
+    /// `stdio` (default when `command` is set), `http` / `streamable-http` / `streamableHttp`.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// How to reach an upstream server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<String>,
+    },
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl ServerEntry {
+    pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(
+            self.timeout_secs
+                .filter(|s| *s > 0)
+                .unwrap_or(Self::DEFAULT_TIMEOUT_SECS),
+        )
+    }
+
+    /// The URL of a remote entry; also accepts Windsurf's `serverUrl` and Gemini's `httpUrl`.
+    fn remote_url(&self) -> Option<String> {
+        self.url.clone().or_else(|| {
+            ["serverUrl", "httpUrl"]
+                .iter()
+                .find_map(|k| self.extra.get(*k)?.as_str().map(str::to_owned))
+        })
+    }
+
+    /// Decides the transport, or says what is wrong with the entry.
+    pub fn transport(&self, name: &str) -> Result<Transport, ConfigError> {
+        let err = |message: &str| ConfigError::Server {
+            server: name.to_owned(),
+            message: message.to_owned(),
+        };
+        let kind = self.kind.as_deref().map(str::to_ascii_lowercase);
+        match kind.as_deref() {
+            None | Some("stdio") | Some("local") if self.command.is_some() => {
+                Ok(Transport::Stdio {
+                    command: self.command.clone().unwrap_or_default(),
+                    args: self.args.clone(),
+                    env: self.env.clone(),
+                    cwd: self.cwd.clone(),
+                })
+            }
+            Some("stdio") | Some("local") => Err(err("a stdio server needs a \"command\"")),
+            None | Some("http") | Some("streamable-http") | Some("streamablehttp") => {
+                match self.remote_url() {
+                    Some(url) => Ok(Transport::Http {
+                        url,
+                        headers: self.headers.clone(),
+                    }),
+                    None => Err(err("give either \"command\" (stdio) or \"url\" (HTTP)")),
+                }
+            }
+            Some("sse") => Err(err(
+                "the legacy SSE transport is not supported; use the server's streamable HTTP endpoint (\"type\": \"http\")",
+            )),
+            Some(other) => Err(err(&format!(
+                "unknown \"type\": \"{other}\" (use \"stdio\" or \"http\")"
+            ))),
+        }
+    }
+}
+
+/// Size limits. Defaults follow the contract; the model cannot change them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Limits {
+    pub max_input_bytes: u64,
+    pub max_upstream_message_bytes: u64,
+    pub inline_bytes: u64,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_input_bytes: 10 * 1024 * 1024,
+            max_upstream_message_bytes: 8 * 1024 * 1024,
+            inline_bytes: 100 * 1024,
+            extra: Map::new(),
+        }
+    }
+}
+
+impl Limits {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// `mcpServers` is an object whose key order matters to people (it is the order they see).
+mod ordered_servers {
+    use super::ServerEntry;
+    use serde::de::{MapAccess, Visitor};
+    use serde::ser::SerializeMap;
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(
+        servers: &[(String, ServerEntry)],
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(servers.len()))?;
+        for (name, entry) in servers {
+            map.serialize_entry(name, entry)?;
+        }
+        map.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<(String, ServerEntry)>, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Vec<(String, ServerEntry)>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of servers by name")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut out: Vec<(String, ServerEntry)> = Vec::new();
+                while let Some((name, entry)) = m.next_entry::<String, ServerEntry>()? {
+                    match out.iter_mut().find(|(n, _)| *n == name) {
+                        Some(slot) => slot.1 = entry, // JSON semantics: the last one wins
+                        None => out.push((name, entry)),
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}

@@ -1,0 +1,109 @@
+use super::*;
+use std::path::Path;
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::parse(text, Path::new("config.json"))
+}
+
+#[test]
+fn parses_the_documented_example_and_keeps_order_and_unknown_keys() {
+    let cfg = parse(
+        r#"{
+          "roots": ["~/Offload", {"path": "~/datasets", "writable": false}],
+          "mcpServers": {
+            "sqlite": {"command": "uvx", "args": ["mcp-server-sqlite", "--db-path", "~/test.db"]},
+            "tavily": {"command": "npx", "args": ["-y", "tavily-mcp"],
+                       "env": {"TAVILY_API_KEY": "${keyring:tavily_api_key}"},
+                       "disabled": false, "timeoutSecs": 60, "cwd": "~", "alwaysAllow": ["x"]},
+            "remote": {"type": "http", "url": "https://example.invalid/mcp",
+                       "headers": {"Authorization": "Bearer ${keyring:remote_token}"}}
+          },
+          "limits": {"maxInputBytes": 10485760, "maxUpstreamMessageBytes": 8388608, "inlineBytes": 102400},
+          "theme": "dark"
+        }"#,
+    )
+    .unwrap();
+    let names: Vec<_> = cfg.mcp_servers.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["sqlite", "tavily", "remote"]);
+    assert!(cfg.roots[0].writable() && !cfg.roots[1].writable());
+    assert_eq!(cfg.extra["theme"], "dark");
+    assert_eq!(cfg.mcp_servers[1].1.extra["alwaysAllow"][0], "x");
+    assert!(matches!(
+        cfg.mcp_servers[2].1.transport("remote").unwrap(),
+        Transport::Http { .. }
+    ));
+    // Round trip keeps everything, unknown keys included.
+    let again = parse(&serde_json::to_string(&cfg).unwrap()).unwrap();
+    assert_eq!(again, cfg);
+}
+
+#[test]
+fn parse_errors_name_line_and_column() {
+    let err = parse("{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}").unwrap_err();
+    match err {
+        ConfigError::Parse { line, column, .. } => {
+            assert_eq!(line, 3);
+            assert!(column > 20, "column {column}");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    let msg = parse("[1,2").unwrap_err().to_string();
+    assert!(msg.contains("line 1"), "{msg}");
+    assert!(msg.contains("will not overwrite"), "{msg}");
+}
+
+#[test]
+fn missing_and_empty_files_are_empty_configs() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(Config::load(&dir.path().join("none.json")).unwrap(), Config::default());
+    std::fs::write(dir.path().join("empty.json"), "  \n").unwrap();
+    assert_eq!(Config::load(&dir.path().join("empty.json")).unwrap(), Config::default());
+}
+
+#[test]
+fn transport_errors_say_what_to_do() {
+    let e = ServerEntry::default().transport("x").unwrap_err().to_string();
+    assert!(e.contains("\"command\"") && e.contains("\"url\""), "{e}");
+    let sse = ServerEntry {
+        kind: Some("sse".into()),
+        url: Some("http://h/sse".into()),
+        ..Default::default()
+    };
+    assert!(sse.transport("x").unwrap_err().to_string().contains("streamable HTTP"));
+    let windsurf: ServerEntry = serde_json::from_str(r#"{"serverUrl": "http://h/mcp"}"#).unwrap();
+    assert_eq!(
+        windsurf.transport("w").unwrap(),
+        Transport::Http { url: "http://h/mcp".into(), headers: Default::default() }
+    );
+}
+
+#[test]
+fn timeout_defaults_to_sixty_seconds() {
+    assert_eq!(ServerEntry::default().timeout().as_secs(), 60);
+    let e = ServerEntry { timeout_secs: Some(5), ..Default::default() };
+    assert_eq!(e.timeout().as_secs(), 5);
+}
+
+struct Fixed;
+impl SecretSource for Fixed {
+    fn secret(&self, name: &str) -> Result<Option<String>, String> {
+        Ok((name == "token").then(|| "s3cret".to_owned()))
+    }
+}
+
+#[test]
+fn interpolation_resolves_env_and_keyring_and_never_echoes_values() {
+    // PATH is set in every test environment (setting a variable would need `unsafe`).
+    let path = std::env::var("PATH").unwrap();
+    assert_eq!(
+        interpolate("a ${env:PATH} b ${keyring:token} ${OTHER} $", &Fixed).unwrap(),
+        format!("a {path} b s3cret ${{OTHER}} $")
+    );
+    let e = interpolate("${keyring:missing}", &Fixed).unwrap_err();
+    assert_eq!(e.code(), crate::ErrorCode::SecretUnavailable);
+    assert!(e.to_string().contains("keyring:missing"));
+    let e = interpolate("${env:OFFLOAD_TEST_SURELY_UNSET}", &Fixed).unwrap_err();
+    assert!(e.to_string().contains("OFFLOAD_TEST_SURELY_UNSET"));
+    assert!(interpolate("${keyring:token}", &NoKeychain).is_err());
+    assert_eq!(interpolate("${unterminated", &Fixed).unwrap(), "${unterminated");
+}

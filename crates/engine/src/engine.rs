@@ -1,0 +1,78 @@
+//! The engine: configuration turned into roots, limits and an upstream pool, served as MCP.
+//!
+//! One engine serves any number of client sessions (one per stdio or socket connection); they
+//! share the pool, so every client sees the same kept-open upstream connections.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rmcp::service::ServiceExt;
+
+use crate::config::{AppDirs, CompatInputs, Config, ConfigError, Limits, SecretSource, apply_compat};
+use crate::roots::Roots;
+use crate::server::OffloadServer;
+use crate::upstream::Pool;
+
+pub struct Engine {
+    pub roots: Roots,
+    pub pool: Pool,
+    pub limits: Limits,
+}
+
+/// Where the engine's configuration comes from.
+pub struct EngineOptions {
+    /// The config file (`--config` / `OFFLOAD_CONFIG`); the platform's otherwise.
+    pub config_path: Option<PathBuf>,
+    pub compat: CompatInputs,
+    pub secrets: Arc<dyn SecretSource>,
+}
+
+impl Engine {
+    /// Loads the configuration and builds the engine. Returns warnings worth logging (ignored
+    /// roots, skipped imported servers). Upstream servers are not started here: they start on
+    /// first use.
+    pub fn load(options: EngineOptions) -> Result<(Self, Vec<String>), ConfigError> {
+        let dirs = AppDirs::platform().ok_or_else(|| ConfigError::Server {
+            server: String::new(),
+            message: "cannot determine the home directory".into(),
+        })?;
+        let path = options.config_path.clone().unwrap_or_else(|| dirs.config_file());
+        let mut config = Config::load(&path)?;
+        let mut warnings = apply_compat(&mut config, &options.compat)?;
+        let (engine, more) = Self::from_config(&config, &dirs, options.secrets);
+        warnings.extend(more);
+        Ok((engine, warnings))
+    }
+
+    pub fn from_config(config: &Config, dirs: &AppDirs, secrets: Arc<dyn SecretSource>) -> (Self, Vec<String>) {
+        let (roots, warnings) = Roots::from_entries(&config.roots, &dirs.default_root());
+        let engine = Self {
+            roots,
+            pool: Pool::new(&config.mcp_servers, secrets),
+            limits: config.limits.clone(),
+        };
+        (engine, warnings)
+    }
+
+    /// Serves one MCP session over `transport` until the client goes away.
+    pub async fn serve<T, E, A>(self: &Arc<Self>, transport: T) -> Result<(), String>
+    where
+        T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let running = OffloadServer::new(self.clone())
+            .serve(transport)
+            .await
+            .map_err(|e| format!("MCP session did not start: {e}"))?;
+        running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("MCP session ended abnormally: {e}"))
+    }
+
+    /// Stops every upstream server (and their children).
+    pub async fn shutdown(&self) {
+        self.pool.shutdown().await;
+    }
+}

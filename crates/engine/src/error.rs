@@ -1,0 +1,144 @@
+//! Stable error codes and the error a tool answers with.
+//!
+//! Every failure a model can act on reaches it as a tool result with `isError: true`, a one-line
+//! message that says what to do next, and `structuredContent.error = {code, message, ...}`.
+//! Models and the UI branch on [`ErrorCode`], never on message text, so codes are never renamed.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// Machine-readable error codes. Serialised in `snake_case`; part of the public contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// No upstream server has that name.
+    UnknownServer,
+    /// The upstream server has no tool of that name.
+    UnknownTool,
+    /// The upstream server is disabled in the configuration.
+    ServerDisabled,
+    /// The upstream server could not be started or reached.
+    ServerUnavailable,
+    /// The upstream answered with a JSON-RPC error.
+    UpstreamError,
+    /// The upstream did not answer within its timeout.
+    UpstreamTimeout,
+    /// The upstream connection closed (the process exited) during the call.
+    UpstreamClosed,
+    /// The client cancelled the call.
+    Cancelled,
+    /// The arguments are well-formed JSON but not acceptable (e.g. `tool_args` not an object).
+    InvalidArguments,
+    /// The path lies outside every allowed directory (after resolving symlinks).
+    PathOutsideRoots,
+    /// The path does not exist.
+    PathNotFound,
+    /// The path is inside a read-only root but the operation writes.
+    ReadOnlyRoot,
+    /// The path could not be used for another reason (permissions, not a directory, ...).
+    PathUnusable,
+    /// A `${keyring:}` or `${env:}` reference could not be resolved.
+    SecretUnavailable,
+    /// The configuration is invalid for this operation.
+    ConfigInvalid,
+    /// A bug or an unexpected condition inside Offload.
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        // Kept in sync with the serde names above by a unit test.
+        match self {
+            Self::UnknownServer => "unknown_server",
+            Self::UnknownTool => "unknown_tool",
+            Self::ServerDisabled => "server_disabled",
+            Self::ServerUnavailable => "server_unavailable",
+            Self::UpstreamError => "upstream_error",
+            Self::UpstreamTimeout => "upstream_timeout",
+            Self::UpstreamClosed => "upstream_closed",
+            Self::Cancelled => "cancelled",
+            Self::InvalidArguments => "invalid_arguments",
+            Self::PathOutsideRoots => "path_outside_roots",
+            Self::PathNotFound => "path_not_found",
+            Self::ReadOnlyRoot => "read_only_root",
+            Self::PathUnusable => "path_unusable",
+            Self::SecretUnavailable => "secret_unavailable",
+            Self::ConfigInvalid => "config_invalid",
+            Self::Internal => "internal",
+        }
+    }
+}
+
+/// The error a tool answers with: a code, a message for the model, and details.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub details: Map<String, Value>,
+}
+
+impl ToolError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            details: Map::new(),
+        }
+    }
+
+    /// Adds a detail field to `structuredContent.error`.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// The `{code, message, ...details}` object sent as `structuredContent.error`.
+    pub fn to_json(&self) -> Value {
+        let mut obj = Map::new();
+        obj.insert("code".into(), self.code.as_str().into());
+        obj.insert("message".into(), self.message.clone().into());
+        for (k, v) in &self.details {
+            obj.insert(k.clone(), v.clone());
+        }
+        Value::Object(obj)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn as_str_matches_serde_names() {
+        for code in [
+            ErrorCode::UnknownServer,
+            ErrorCode::UnknownTool,
+            ErrorCode::ServerDisabled,
+            ErrorCode::ServerUnavailable,
+            ErrorCode::UpstreamError,
+            ErrorCode::UpstreamTimeout,
+            ErrorCode::UpstreamClosed,
+            ErrorCode::Cancelled,
+            ErrorCode::InvalidArguments,
+            ErrorCode::PathOutsideRoots,
+            ErrorCode::PathNotFound,
+            ErrorCode::ReadOnlyRoot,
+            ErrorCode::PathUnusable,
+            ErrorCode::SecretUnavailable,
+            ErrorCode::ConfigInvalid,
+            ErrorCode::Internal,
+        ] {
+            assert_eq!(serde_json::to_value(code).unwrap(), Value::from(code.as_str()));
+        }
+    }
+
+    #[test]
+    fn to_json_carries_code_message_and_details() {
+        let e = ToolError::new(ErrorCode::UnknownServer, "no server 'x'").with("server", "x");
+        assert_eq!(
+            e.to_json(),
+            serde_json::json!({"code": "unknown_server", "message": "no server 'x'", "server": "x"})
+        );
+    }
+}

@@ -1,0 +1,15 @@
+//! Offload's engine: everything that is not a window.
+//!
+//! It owns the configuration, the allowed roots and the path guard, the pool of upstream MCP
+//! servers, and the MCP server surface that clients talk to. It must never depend on a GUI
+//! toolkit: the desktop app and the `offload` command are thin shells over this crate.
+
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod roots;
+pub mod server;
+pub mod upstream;
+
+pub use engine::{Engine, EngineOptions};
+pub use error::{ErrorCode, ToolError};

@@ -1,0 +1,116 @@
+//! The tools Offload offers: names, titles, descriptions written for a model, schemas and
+//! honest annotations. Tool names and parameter names are part of the contract.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::common::{schema_for_output, schema_for_type};
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde_json::{Value, json};
+
+use super::{discovery, params};
+
+pub const LIST_ALLOWED_DIRECTORIES: &str = "list_allowed_directories";
+pub const LIST_AVAILABLE_TOOLS: &str = "list_available_tools";
+pub const LIST_TOOL_DETAILS: &str = "list_tool_details";
+pub const CALL_TOOL: &str = "call_tool";
+
+/// Every tool of the server, in the order clients show them.
+pub fn tools() -> Vec<Tool> {
+    vec![
+        tool(
+            LIST_ALLOWED_DIRECTORIES,
+            "List allowed directories",
+            "List the directories Offload may read and write, and the default directory where \
+             stored responses go and relative paths resolve. Use it before passing paths to other \
+             tools; paths outside these directories are refused. The user chooses them; no tool \
+             can change them. Example: {}",
+            schema_for_type::<params::ListAllowedDirectories>(),
+            Some(with_error::<discovery::AllowedDirectories>()),
+            ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(false),
+        ),
+        tool(
+            LIST_AVAILABLE_TOOLS,
+            "Find upstream tools",
+            "List the tools of the upstream MCP servers Offload connects to, with each server's \
+             status. Use `query` to find the one tool you need by keywords instead of reading all \
+             of them; use `filter_by_server` to see one server; set `detailed` only when you need \
+             input schemas (or call list_tool_details for one tool). Then call a tool with \
+             call_tool. Example: {\"query\": \"weather forecast\"}",
+            schema_for_type::<params::ListAvailableTools>(),
+            Some(with_error::<discovery::AvailableTools>()),
+            ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(true),
+        ),
+        tool(
+            LIST_TOOL_DETAILS,
+            "Show one upstream tool",
+            "Show the full definition of one upstream tool: description, input schema, output \
+             schema and annotations. Use it before call_tool when you are unsure of the \
+             arguments. Example: {\"server\": \"github\", \"tool_name\": \"search_issues\"}",
+            schema_for_type::<params::ListToolDetails>(),
+            Some(with_error::<discovery::ToolDetails>()),
+            ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(true),
+        ),
+        tool(
+            CALL_TOOL,
+            "Call an upstream tool",
+            "Call a tool of an upstream MCP server and return its result as it is. Use it for \
+             small answers; when the answer may be large (search results, tables, logs), prefer \
+             call_tool_and_store so it goes to a file instead of your context. Upstream errors \
+             come back as errors with the server's message. Any {\"$file\": \"<path>\"} inside \
+             tool_args is replaced by that file's text. Example: {\"server\": \"weather\", \
+             \"tool_name\": \"forecast\", \"tool_args\": {\"city\": \"Oslo\"}}",
+            schema_for_type::<params::CallTool>(),
+            None,
+            // It calls whatever the upstream tool does, which may change or delete things.
+            ToolAnnotations::new().read_only(false).destructive(true).idempotent(false).open_world(true),
+        ),
+    ]
+}
+
+fn tool(
+    name: &'static str,
+    title: &str,
+    description: &'static str,
+    input: Arc<JsonObject>,
+    output: Option<Arc<JsonObject>>,
+    annotations: ToolAnnotations,
+) -> Tool {
+    let mut t = Tool::new(name, description, input);
+    t.title = Some(title.to_owned());
+    t.output_schema = output;
+    let mut annotations = annotations;
+    annotations.title = Some(title.to_owned());
+    t.annotations = Some(annotations);
+    t
+}
+
+/// The output schema of `T`, widened so that an error answer (`{"error": {...}}`) also matches:
+/// clients that validate structured content of error results must not reject our errors.
+fn with_error<T: JsonSchema + std::any::Any>() -> Arc<JsonObject> {
+    let success = schema_for_output::<T>();
+    let mut success_obj = (*success).clone();
+    let defs = success_obj.remove("$defs");
+    success_obj.remove("$schema");
+    let error = json!({
+        "type": "object",
+        "required": ["error"],
+        "properties": {
+            "error": {
+                "type": "object",
+                "required": ["code", "message"],
+                "properties": {
+                    "code": {"type": "string", "description": "Stable machine-readable error code."},
+                    "message": {"type": "string"}
+                }
+            }
+        }
+    });
+    let mut root = serde_json::Map::new();
+    root.insert("type".into(), json!("object"));
+    root.insert("anyOf".into(), json!([Value::Object(success_obj), error]));
+    if let Some(defs) = defs {
+        root.insert("$defs".into(), defs);
+    }
+    Arc::new(root)
+}

@@ -1,0 +1,311 @@
+//! `list_allowed_directories`, `list_available_tools` and `list_tool_details`.
+
+use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::{answer, clip, params};
+use crate::upstream::{ServerStatus, UpstreamError, closest};
+use crate::{Engine, ToolError};
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AllowedDirectories {
+    pub directories: Vec<Directory>,
+    /// Where stored responses go and relative paths resolve; null when every root is read-only.
+    pub default_directory: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Directory {
+    pub path: String,
+    pub writable: bool,
+    pub default: bool,
+}
+
+pub fn list_allowed_directories(engine: &Engine) -> CallToolResult {
+    let default = engine.roots.default_dir();
+    let directories: Vec<Directory> = engine
+        .roots
+        .list()
+        .iter()
+        .map(|r| Directory {
+            path: r.path.display().to_string(),
+            writable: r.writable,
+            default: Some(r.path.as_path()) == default,
+        })
+        .collect();
+    let text = directories
+        .iter()
+        .map(|d| {
+            let mut flags = vec![if d.writable { "read-write" } else { "read-only" }];
+            if d.default {
+                flags.push("default");
+            }
+            format!("{} ({})", d.path, flags.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let out = AllowedDirectories {
+        directories,
+        default_directory: default.map(|p| p.display().to_string()),
+    };
+    answer::structured(&out, text)
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AvailableTools {
+    pub tools: Vec<ListedTool>,
+    pub servers: Vec<ListedServer>,
+    /// Present when the list was cut or shortened to fit the answer budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListedTool {
+    pub server: String,
+    pub tool: String,
+    pub description: String,
+    #[serde(rename = "inputSchema", skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<JsonObject>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListedServer {
+    pub name: String,
+    /// One of ready, starting, error, disabled.
+    pub status: String,
+    pub tool_count: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl From<&ServerStatus> for ListedServer {
+    fn from(s: &ServerStatus) -> Self {
+        let status = serde_json::to_value(s.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        Self {
+            name: s.name.clone(),
+            status,
+            tool_count: s.tool_count.unwrap_or(0),
+            error: s.error.clone(),
+        }
+    }
+}
+
+/// Descriptions in the short list are cut to this many characters.
+const SHORT_DESCRIPTION: usize = 240;
+
+pub async fn list_available_tools(engine: &Engine, p: params::ListAvailableTools) -> CallToolResult {
+    if let Some(name) = &p.filter_by_server {
+        if let Err(e) = engine.pool.get(name) {
+            return answer::error(&ToolError::from(e));
+        }
+    }
+    let listed = engine.pool.list_tools(p.filter_by_server.as_deref()).await;
+    let servers: Vec<ListedServer> = listed
+        .iter()
+        .map(|s| {
+            let mut l = ListedServer::from(&s.status);
+            l.tool_count = s.tools.len();
+            l
+        })
+        .collect();
+    let mut candidates: Vec<(&str, &Tool)> = listed
+        .iter()
+        .flat_map(|s| s.tools.iter().map(move |t| (s.status.name.as_str(), t)))
+        .collect();
+    if let Some(q) = p.query.as_deref().filter(|q| !q.trim().is_empty()) {
+        candidates = rank(q, candidates);
+    }
+    let mut tools: Vec<ListedTool> = candidates
+        .into_iter()
+        .map(|(server, t)| ListedTool {
+            server: server.to_owned(),
+            tool: t.name.to_string(),
+            description: {
+                let d = t.description.as_deref().unwrap_or("");
+                if p.detailed { d.to_owned() } else { clip(d, SHORT_DESCRIPTION).into_owned() }
+            },
+            input_schema: p.detailed.then(|| (*t.input_schema).clone()),
+            annotations: if p.detailed { t.annotations.clone() } else { None },
+        })
+        .collect();
+
+    let mut note = None;
+    if p.detailed && serde_json::to_vec(&tools).map(|v| v.len()).unwrap_or(0) as u64 > engine.limits.inline_bytes / 2 {
+        for t in &mut tools {
+            t.input_schema = None;
+        }
+        note = Some(
+            "input schemas left out: with them the list exceeds the answer budget; use list_tool_details for one tool, or filter_by_server / query".into(),
+        );
+    }
+    let text = render_list(&tools, &servers, p.query.as_deref(), note.as_deref());
+    answer::structured(&AvailableTools { tools, servers, note }, text)
+}
+
+/// Scores each tool by how many query terms it matches and where (name > server > description);
+/// tools matching no term are dropped. Best first, then by server and name.
+fn rank<'a>(query: &str, tools: Vec<(&'a str, &'a Tool)>) -> Vec<(&'a str, &'a Tool)> {
+    let terms: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric() && c != '_' && c != '-')
+        .filter(|t| !t.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let mut scored: Vec<(u32, (&str, &Tool))> = tools
+        .into_iter()
+        .filter_map(|(server, tool)| {
+            let name = tool.name.to_lowercase();
+            let desc = tool.description.as_deref().unwrap_or("").to_lowercase();
+            let title = tool.title.as_deref().unwrap_or("").to_lowercase();
+            let server_l = server.to_lowercase();
+            let mut score = 0;
+            let mut matched = 0;
+            for term in &terms {
+                let s = if name == *term {
+                    12
+                } else if name.split(['_', '-', '.']).any(|w| w == term) {
+                    9
+                } else if name.contains(term.as_str()) {
+                    7
+                } else if title.contains(term.as_str()) {
+                    5
+                } else if server_l.contains(term.as_str()) {
+                    4
+                } else if desc.contains(term.as_str()) {
+                    2
+                } else {
+                    0
+                };
+                if s > 0 {
+                    matched += 1;
+                }
+                score += s;
+            }
+            (matched > 0).then_some((score + 20 * matched, (server, tool)))
+        })
+        .collect();
+    scored.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| a.1.0.cmp(b.1.0))
+            .then_with(|| a.1.1.name.cmp(&b.1.1.name))
+    });
+    scored.into_iter().map(|(_, t)| t).collect()
+}
+
+fn render_list(tools: &[ListedTool], servers: &[ListedServer], query: Option<&str>, note: Option<&str>) -> String {
+    let mut out = match query {
+        Some(q) => format!("{} tools match \"{q}\"", tools.len()),
+        None => format!("{} tools", tools.len()),
+    };
+    out.push_str(&format!(" on {} servers:\n", servers.len()));
+    for t in tools {
+        out.push_str(&format!("- {}/{}: {}\n", t.server, t.tool, clip(&first_line(&t.description), 160)));
+        if let Some(s) = &t.input_schema {
+            out.push_str(&format!("  input: {}\n", serde_json::to_string(s).unwrap_or_default()));
+        }
+    }
+    out.push_str("servers: ");
+    let s: Vec<String> = servers
+        .iter()
+        .map(|s| match &s.error {
+            Some(e) => format!("{} {} ({})", s.name, s.status, clip(e, 200)),
+            None => format!("{} {} ({} tools)", s.name, s.status, s.tool_count),
+        })
+        .collect();
+    out.push_str(&s.join("; "));
+    if let Some(n) = note {
+        out.push_str(&format!("\nnote: {n}"));
+    }
+    out
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned()
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ToolDetails {
+    pub server: String,
+    pub tool: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub description: String,
+    #[serde(rename = "inputSchema")]
+    pub input_schema: JsonObject,
+    #[serde(rename = "outputSchema", skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<JsonObject>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+}
+
+pub async fn list_tool_details(engine: &Engine, p: params::ListToolDetails) -> CallToolResult {
+    match find_tool(engine, &p.server, &p.tool_name).await {
+        Ok(t) => {
+            let details = ToolDetails {
+                server: p.server.clone(),
+                tool: t.name.to_string(),
+                title: t.title.clone(),
+                description: t.description.as_deref().unwrap_or("").to_owned(),
+                input_schema: (*t.input_schema).clone(),
+                output_schema: t.output_schema.as_deref().cloned(),
+                annotations: t.annotations.clone(),
+            };
+            let text = serde_json::to_string(&details).unwrap_or_default();
+            answer::structured(&details, text)
+        }
+        Err(e) => answer::error(&e.into()),
+    }
+}
+
+/// The definition of `tool` on `server`, or an error naming the closest names.
+pub async fn find_tool(engine: &Engine, server: &str, tool: &str) -> Result<Tool, UpstreamError> {
+    let upstream = engine.pool.get(server)?;
+    let tools = upstream.tools().await?;
+    tools
+        .iter()
+        .find(|t| t.name == tool)
+        .cloned()
+        .ok_or_else(|| UpstreamError::UnknownTool {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+            suggestions: closest(tool, tools.iter().map(|t| t.name.as_ref())),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn t(name: &str, desc: &str) -> Tool {
+        Tool::new(name.to_owned(), desc.to_owned(), Arc::new(JsonObject::new()))
+    }
+
+    #[test]
+    fn rank_prefers_name_matches_and_all_terms() {
+        let tools = [
+            t("get_forecast", "Weather forecast for a city"),
+            t("search_issues", "Search GitHub issues"),
+            t("echo", "Echo text; mentions weather once"),
+            t("current_weather", "Current weather conditions"),
+        ];
+        let list: Vec<(&str, &Tool)> = tools.iter().map(|t| ("s", t)).collect();
+        let ranked: Vec<&str> = rank("weather forecast", list).iter().map(|(_, t)| t.name.as_ref()).collect();
+        assert_eq!(ranked, ["get_forecast", "current_weather", "echo"]);
+    }
+
+    #[test]
+    fn rank_drops_non_matches_and_is_case_insensitive() {
+        let tools = [t("Read_File", "reads"), t("write", "writes")];
+        let list: Vec<(&str, &Tool)> = tools.iter().map(|t| ("fs", t)).collect();
+        let ranked = rank("READ", list);
+        assert_eq!(ranked.len(), 1);
+        assert_eq!(ranked[0].1.name, "Read_File");
+    }
+}

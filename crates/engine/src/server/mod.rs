@@ -1,0 +1,142 @@
+//! The MCP server Offload offers to clients. Each tool is a small handler that calls the engine
+//! modules; this file only dispatches and turns malformed requests into -32602 errors.
+
+mod answer;
+mod call;
+mod catalog;
+mod discovery;
+mod params;
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde::de::DeserializeOwned;
+
+use crate::Engine;
+
+const INSTRUCTIONS: &str = "Offload connects you to upstream MCP servers and keeps large data out \
+of your context. Find a tool with list_available_tools (use `query`), check its arguments with \
+list_tool_details, and call it with call_tool. Paths must lie in the directories that \
+list_allowed_directories shows.";
+
+/// One MCP session's view of the shared engine. Cheap to clone: every session shares the
+/// engine and its upstream pool.
+#[derive(Clone)]
+pub struct OffloadServer {
+    engine: Arc<Engine>,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl OffloadServer {
+    pub fn new(engine: Arc<Engine>) -> Self {
+        Self {
+            engine,
+            tools: Arc::new(catalog::tools()),
+        }
+    }
+}
+
+/// Parses a tool's arguments; a mismatch is a JSON-RPC invalid-params error (-32602).
+fn parse<T: DeserializeOwned>(tool: &str, args: Option<rmcp::model::JsonObject>) -> Result<T, McpError> {
+    let value = serde_json::Value::Object(args.unwrap_or_default());
+    serde_json::from_value(value)
+        .map_err(|e| McpError::invalid_params(format!("{tool}: invalid arguments: {e}"), None))
+}
+
+impl ServerHandler for OffloadServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut implementation = Implementation::new("offload", env!("CARGO_PKG_VERSION"));
+        implementation.title = Some("Offload".into());
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(implementation)
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items((*self.tools).clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let engine = &self.engine;
+        let args = request.arguments;
+        let result = match request.name.as_ref() {
+            catalog::LIST_ALLOWED_DIRECTORIES => {
+                parse::<params::ListAllowedDirectories>(&request.name, args)?;
+                discovery::list_allowed_directories(engine)
+            }
+            catalog::LIST_AVAILABLE_TOOLS => {
+                discovery::list_available_tools(engine, parse(&request.name, args)?).await
+            }
+            catalog::LIST_TOOL_DETAILS => {
+                discovery::list_tool_details(engine, parse(&request.name, args)?).await
+            }
+            catalog::CALL_TOOL => call::call_tool(engine, parse(&request.name, args)?, &context).await,
+            other => {
+                return Err(McpError::invalid_params(
+                    format!(
+                        "unknown tool '{other}'; Offload's tools are: {}",
+                        self.tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>().join(", ")
+                    ),
+                    None,
+                ));
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+/// `s` cut to at most `max` bytes on a character boundary, with an ellipsis when cut.
+pub fn clip(s: &str, max: usize) -> Cow<'_, str> {
+    if s.len() <= max {
+        return Cow::Borrowed(s);
+    }
+    let mut end = max.saturating_sub(3);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}...", &s[..end]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_respects_char_boundaries() {
+        assert_eq!(clip("short", 10), "short");
+        let cut = clip("ééééééé", 8);
+        assert!(cut.len() <= 8 && cut.ends_with("..."), "{cut}");
+    }
+
+    #[test]
+    fn every_tool_has_title_description_schema_and_annotations() {
+        for t in catalog::tools() {
+            assert!(t.title.is_some(), "{}", t.name);
+            assert!(t.description.as_deref().is_some_and(|d| d.contains("Example")), "{}", t.name);
+            assert_eq!(t.input_schema.get("type").and_then(|v| v.as_str()), Some("object"), "{}", t.name);
+            let a = t.annotations.as_ref().unwrap();
+            assert!(a.read_only_hint.is_some() && a.destructive_hint.is_some(), "{}", t.name);
+            if let Some(out) = &t.output_schema {
+                assert_eq!(out.get("type").and_then(|v| v.as_str()), Some("object"), "{}", t.name);
+            }
+        }
+    }
+}

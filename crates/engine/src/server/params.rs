@@ -1,0 +1,78 @@
+//! The parameters of each tool, as the model sends them. Their JSON Schemas are generated from
+//! these types, so the schema a model reads and the parser that checks its call cannot drift.
+//! Unknown fields are refused (-32602) rather than silently ignored.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListAllowedDirectories {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListAvailableTools {
+    /// Include each tool's full input schema (bigger answer). Default false.
+    #[serde(default)]
+    pub detailed: bool,
+    /// Only list the tools of this upstream server.
+    #[serde(default)]
+    pub filter_by_server: Option<String>,
+    /// Keywords matched against server, tool name and description; best matches first.
+    #[serde(default)]
+    pub query: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListToolDetails {
+    /// The upstream server's name, as listed by list_available_tools.
+    pub server: String,
+    /// The tool's name on that server.
+    pub tool_name: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallTool {
+    /// The upstream server's name, as listed by list_available_tools.
+    pub server: String,
+    /// The tool's name on that server.
+    pub tool_name: String,
+    /// The tool's arguments (an object matching its input schema). Any value of the form
+    /// {"$file": "<path>"} is replaced by that file's content before the call.
+    #[serde(default, deserialize_with = "object_or_json_text")]
+    #[schemars(with = "Option<Map<String, Value>>")]
+    pub tool_args: Option<Map<String, Value>>,
+}
+
+/// Accepts an object, or a string holding a JSON object (models often send that), or null.
+fn object_or_json_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Map<String, Value>>, D::Error> {
+    use serde::de::Error;
+    match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m)),
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(&s) {
+            Ok(Value::Object(m)) => Ok(Some(m)),
+            _ => Err(D::Error::custom(
+                "tool_args must be a JSON object (got a string that is not a JSON object)",
+            )),
+        },
+        Some(other) => Err(D::Error::custom(format!(
+            "tool_args must be a JSON object, not {}",
+            kind(&other)
+        ))),
+    }
+}
+
+pub fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

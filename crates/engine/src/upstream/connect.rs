@@ -1,0 +1,195 @@
+//! Opening one connection to an upstream: spawning a stdio child in its own process group with a
+//! minimal environment, or opening a streamable-HTTP session; then the MCP handshake.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use process_wrap::tokio::CommandWrap;
+use rmcp::service::{RunningService, ServiceExt};
+use rmcp::transport::TokioChildProcess;
+use rmcp::RoleClient;
+
+use super::handler::UpstreamHandler;
+use super::search_path::SearchPath;
+use super::stderr::StderrRing;
+use crate::config::{SecretSource, Transport, expand_tilde, interpolate};
+use crate::ErrorCode;
+
+pub type Client = RunningService<RoleClient, UpstreamHandler>;
+
+/// Why a connection could not be opened; the code tells config problems from start failures.
+#[derive(Debug)]
+pub struct StartError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl StartError {
+    fn unavailable(message: impl Into<String>) -> Self {
+        Self {
+            code: ErrorCode::ServerUnavailable,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<crate::config::ConfigError> for StartError {
+    fn from(e: crate::config::ConfigError) -> Self {
+        Self {
+            code: e.code(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// What a started connection needs besides the transport settings.
+pub struct ConnectContext<'a> {
+    pub name: &'a str,
+    pub secrets: &'a dyn SecretSource,
+    pub search_path: &'a SearchPath,
+    pub stderr: Arc<StderrRing>,
+    pub handler: UpstreamHandler,
+}
+
+/// A live connection: the rmcp client and, for stdio, the child's process group.
+pub struct Opened {
+    pub client: Client,
+    pub process_group: Option<u32>,
+}
+
+pub async fn open(transport: &Transport, ctx: ConnectContext<'_>) -> Result<Opened, StartError> {
+    match transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => open_stdio(command, args, env, cwd.as_deref(), ctx).await,
+        Transport::Http { url, headers } => open_http(url, headers, ctx).await,
+    }
+}
+
+async fn open_stdio(
+    command: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: Option<&str>,
+    ctx: ConnectContext<'_>,
+) -> Result<Opened, StartError> {
+    let cwd = match cwd {
+        Some(c) => {
+            let dir = expand_tilde(&interpolate(c, ctx.secrets)?);
+            if !dir.is_dir() {
+                return Err(StartError::unavailable(format!(
+                    "\"cwd\" {} is not a directory",
+                    dir.display()
+                )));
+            }
+            Some(dir)
+        }
+        None => None,
+    };
+    let command = interpolate(command, ctx.secrets)?;
+    let program = ctx
+        .search_path
+        .resolve(&command, cwd.as_deref())
+        .await
+        .map_err(|e| StartError::unavailable(e.to_string()))?;
+
+    let mut cmd = tokio::process::Command::new(&program);
+    for a in args {
+        cmd.arg(interpolate(a, ctx.secrets)?);
+    }
+    cmd.env_clear();
+    for (k, v) in safe_environment() {
+        cmd.env(k, v);
+    }
+    cmd.env("PATH", ctx.search_path.child_path().await);
+    for (k, v) in env {
+        cmd.env(k, interpolate(v, ctx.secrets)?);
+    }
+    if let Some(dir) = &cwd {
+        cmd.current_dir(dir);
+    }
+    let mut wrapped = CommandWrap::from(cmd);
+    #[cfg(unix)]
+    wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
+    #[cfg(windows)]
+    wrapped.wrap(process_wrap::tokio::JobObject);
+
+    let (child, stderr) = TokioChildProcess::builder(wrapped)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| StartError::unavailable(format!("cannot start {}: {e}", program.display())))?;
+    let process_group = child.id();
+    if let Some(stderr) = stderr {
+        let ring = ctx.stderr.clone();
+        let name = ctx.name.to_owned();
+        tokio::spawn(async move { ring.drain(&name, stderr).await });
+    }
+    let stderr_ring = ctx.stderr.clone();
+    match ctx.handler.serve(child).await {
+        Ok(client) => Ok(Opened {
+            client,
+            process_group,
+        }),
+        Err(e) => {
+            // Give the stderr reader a moment: the child usually says why it died.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            let tail = stderr_ring.tail(3);
+            let hint = if tail.is_empty() {
+                String::new()
+            } else {
+                format!("; stderr: {}", crate::server::clip(&tail, 400))
+            };
+            Err(StartError::unavailable(format!("MCP handshake failed: {e}{hint}")))
+        }
+    }
+}
+
+async fn open_http(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+    ctx: ConnectContext<'_>,
+) -> Result<Opened, StartError> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let url = interpolate(url, ctx.secrets)?;
+    let mut map = std::collections::HashMap::new();
+    for (k, v) in headers {
+        let name = http::HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| StartError::unavailable(format!("header name '{k}' is not valid")))?;
+        // The value may hold a secret: never put it in the message.
+        let value = http::HeaderValue::from_str(&interpolate(v, ctx.secrets)?)
+            .map_err(|_| StartError::unavailable(format!("the value of header '{k}' is not valid")))?;
+        map.insert(name, value);
+    }
+    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(map);
+    let transport = StreamableHttpClientTransport::from_config(config);
+    let client = ctx
+        .handler
+        .serve(transport)
+        .await
+        .map_err(|e| StartError::unavailable(format!("MCP handshake failed: {e}")))?;
+    Ok(Opened {
+        client,
+        process_group: None,
+    })
+}
+
+/// The variables an upstream gets from Offload's own environment; everything else it gets only
+/// through its `env` entry. PATH is set separately (see `SearchPath`).
+fn safe_environment() -> impl Iterator<Item = (String, std::ffi::OsString)> {
+    const KEEP: &[&str] = &[
+        "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ",
+        "TMPDIR", "TERM", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
+        "XDG_STATE_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "HTTP_PROXY",
+        "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+        // Windows essentials
+        "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "APPDATA", "LOCALAPPDATA",
+        "USERPROFILE", "PROGRAMDATA", "PROGRAMFILES", "TEMP", "TMP", "USERNAME",
+    ];
+    KEEP.iter()
+        .filter_map(|k| std::env::var_os(k).map(|v| ((*k).to_owned(), v)))
+}

@@ -1,0 +1,121 @@
+//! What can go wrong talking to an upstream server, with a stable code for each case.
+
+use crate::{ErrorCode, ToolError};
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum UpstreamError {
+    #[error("no upstream server is called '{name}'{}", suggest(suggestions))]
+    UnknownServer {
+        name: String,
+        suggestions: Vec<String>,
+    },
+    #[error("server '{server}' has no tool '{tool}'{}", suggest(suggestions))]
+    UnknownTool {
+        server: String,
+        tool: String,
+        suggestions: Vec<String>,
+    },
+    #[error("server '{name}' is disabled in Offload's configuration; the user can enable it in the app or in config.json")]
+    Disabled { name: String },
+    #[error("server '{name}' is not available: {message}")]
+    Unavailable {
+        name: String,
+        message: String,
+        code: ErrorCode,
+    },
+    #[error("server '{name}' did not answer within {secs} s; the call was cancelled upstream. Try again, or ask the user to raise \"timeoutSecs\"")]
+    Timeout { name: String, secs: u64 },
+    #[error("server '{name}' closed the connection during the call (the process exited){}; it will be restarted on the next call", stderr_hint(stderr))]
+    Closed { name: String, stderr: String },
+    #[error("server '{name}' answered with an error: {message}")]
+    Rpc {
+        name: String,
+        rpc_code: i32,
+        message: String,
+    },
+    #[error("the call to server '{name}' was cancelled by the client")]
+    Cancelled { name: String },
+}
+
+fn suggest(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => format!("; did you mean '{one}'?"),
+        many => format!(
+            "; closest: {}",
+            many.iter()
+                .map(|n| format!("'{n}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn stderr_hint(stderr: &str) -> String {
+    let line = stderr.lines().rev().find(|l| !l.trim().is_empty());
+    match line {
+        Some(l) => format!("; its last stderr line: {}", crate::server::clip(l.trim(), 200)),
+        None => String::new(),
+    }
+}
+
+impl UpstreamError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::UnknownServer { .. } => ErrorCode::UnknownServer,
+            Self::UnknownTool { .. } => ErrorCode::UnknownTool,
+            Self::Disabled { .. } => ErrorCode::ServerDisabled,
+            Self::Unavailable { code, .. } => *code,
+            Self::Timeout { .. } => ErrorCode::UpstreamTimeout,
+            Self::Closed { .. } => ErrorCode::UpstreamClosed,
+            Self::Rpc { .. } => ErrorCode::UpstreamError,
+            Self::Cancelled { .. } => ErrorCode::Cancelled,
+        }
+    }
+}
+
+impl From<UpstreamError> for ToolError {
+    fn from(e: UpstreamError) -> Self {
+        let mut t = ToolError::new(e.code(), e.to_string());
+        match &e {
+            UpstreamError::UnknownServer { name, suggestions } => {
+                t = t.with("server", name.as_str()).with("suggestions", suggestions.clone());
+            }
+            UpstreamError::UnknownTool {
+                server,
+                tool,
+                suggestions,
+            } => {
+                t = t
+                    .with("server", server.as_str())
+                    .with("tool", tool.as_str())
+                    .with("suggestions", suggestions.clone());
+            }
+            UpstreamError::Rpc {
+                name, rpc_code, ..
+            } => {
+                t = t.with("server", name.as_str()).with("rpc_code", *rpc_code);
+            }
+            UpstreamError::Timeout { name, secs } => {
+                t = t.with("server", name.as_str()).with("timeout_secs", *secs);
+            }
+            UpstreamError::Disabled { name }
+            | UpstreamError::Unavailable { name, .. }
+            | UpstreamError::Closed { name, .. }
+            | UpstreamError::Cancelled { name } => t = t.with("server", name.as_str()),
+        }
+        t
+    }
+}
+
+/// Up to three names closest to `wanted` (case-insensitive Jaro-Winkler), best first.
+pub fn closest<'a>(wanted: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let wanted = wanted.to_lowercase();
+    let mut scored: Vec<(f64, &str)> = names
+        .into_iter()
+        .map(|n| (strsim::jaro_winkler(&wanted, &n.to_lowercase()), n))
+        .filter(|(s, _)| *s >= 0.7)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.into_iter().take(3).map(|(_, n)| n.to_owned()).collect()
+}

@@ -1,0 +1,117 @@
+//! A bounded ring of an upstream's most recent stderr lines: for the app's server view and for
+//! error messages. It never grows past its byte budget, whatever the server prints.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+
+#[derive(Debug)]
+pub struct StderrRing {
+    lines: Mutex<VecDeque<String>>,
+    max_bytes: usize,
+    max_line: usize,
+}
+
+impl StderrRing {
+    pub fn new(max_bytes: usize) -> Self {
+        Self {
+            lines: Mutex::new(VecDeque::new()),
+            max_bytes,
+            max_line: 2048,
+        }
+    }
+
+    pub fn push(&self, line: &str) {
+        let line = crate::server::clip(line, self.max_line).into_owned();
+        let mut lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        lines.push_back(line);
+        let mut total: usize = lines.iter().map(String::len).sum();
+        while total > self.max_bytes && lines.len() > 1 {
+            if let Some(old) = lines.pop_front() {
+                total -= old.len();
+            }
+        }
+    }
+
+    /// The last `n` lines, oldest first, joined with newlines.
+    pub fn tail(&self, n: usize) -> String {
+        let lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        let skip = lines.len().saturating_sub(n);
+        lines.iter().skip(skip).cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// Reads `stream` line by line into the ring until it closes (lossy UTF-8, no line limit
+    /// beyond the clip, so a flood cannot grow memory).
+    pub async fn drain(&self, server: &str, stream: impl AsyncRead + Unpin) {
+        let mut reader = BufReader::new(stream);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match read_line_bounded(&mut reader, &mut buf, 64 * 1024).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let text = String::from_utf8_lossy(&buf);
+                    let line = text.trim_end_matches(['\n', '\r']);
+                    tracing::debug!(target: "offload::upstream::stderr", server, "{line}");
+                    self.push(line);
+                }
+            }
+        }
+    }
+}
+
+/// Like `read_until(b'\n')` but keeps at most `limit` bytes of one line (the rest is skipped).
+async fn read_line_bounded<R: AsyncBufReadExt + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<usize> {
+    let mut read = 0;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(read);
+        }
+        let (chunk, done) = match memchr::memchr(b'\n', available) {
+            Some(i) => (&available[..=i], true),
+            None => (available, false),
+        };
+        let n = chunk.len();
+        let room = limit.saturating_sub(buf.len());
+        buf.extend_from_slice(&chunk[..n.min(room)]);
+        reader.consume(n);
+        read += n;
+        if done {
+            return Ok(read);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_the_newest_lines_within_budget() {
+        let ring = StderrRing::new(100);
+        for i in 0..100 {
+            ring.push(&format!("line {i:03} ........"));
+        }
+        let tail = ring.tail(1000);
+        assert!(tail.len() <= 100 + 10, "{}", tail.len());
+        assert!(tail.ends_with("line 099 ........"));
+        assert_eq!(ring.tail(1), "line 099 ........");
+    }
+
+    #[tokio::test]
+    async fn drain_bounds_a_huge_line() {
+        let ring = StderrRing::new(10_000);
+        let mut data = vec![b'x'; 1_000_000];
+        data.extend_from_slice(b"\nlast\n");
+        ring.drain("t", &data[..]).await;
+        let tail = ring.tail(2);
+        assert!(tail.len() < 3000);
+        assert!(tail.ends_with("last"));
+    }
+}
