@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use rmcp::service::ServiceExt;
 
-use crate::config::{AppDirs, CompatInputs, Config, ConfigError, Limits, SecretSource, apply_compat};
+use crate::config::{
+    AppDirs, CompatInputs, Config, ConfigError, Limits, SecretSource, apply_compat,
+};
 use crate::roots::Roots;
 use crate::server::OffloadServer;
 use crate::upstream::Pool;
@@ -36,7 +38,10 @@ impl Engine {
             server: String::new(),
             message: "cannot determine the home directory".into(),
         })?;
-        let path = options.config_path.clone().unwrap_or_else(|| dirs.config_file());
+        let path = options
+            .config_path
+            .clone()
+            .unwrap_or_else(|| dirs.config_file());
         let mut config = Config::load(&path)?;
         let mut warnings = apply_compat(&mut config, &options.compat)?;
         let (engine, more) = Self::from_config(&config, &dirs, options.secrets);
@@ -44,7 +49,11 @@ impl Engine {
         Ok((engine, warnings))
     }
 
-    pub fn from_config(config: &Config, dirs: &AppDirs, secrets: Arc<dyn SecretSource>) -> (Self, Vec<String>) {
+    pub fn from_config(
+        config: &Config,
+        dirs: &AppDirs,
+        secrets: Arc<dyn SecretSource>,
+    ) -> (Self, Vec<String>) {
         let (roots, warnings) = Roots::from_entries(&config.roots, &dirs.default_root());
         let engine = Self {
             roots,

@@ -129,7 +129,10 @@ mod tests {
             ErrorCode::ConfigInvalid,
             ErrorCode::Internal,
         ] {
-            assert_eq!(serde_json::to_value(code).unwrap(), Value::from(code.as_str()));
+            assert_eq!(
+                serde_json::to_value(code).unwrap(),
+                Value::from(code.as_str())
+            );
         }
     }
 

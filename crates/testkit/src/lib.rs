@@ -1,1 +1,212 @@
+//! Test helpers shared by Offload's integration tests and benchmarks: locating the built
+//! binaries, a [`TestContext`] with its own home, config and roots in a temporary directory, and
+//! a real rmcp client that launches `offload mcp` over real pipes.
 
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    ProgressNotificationParam,
+};
+use rmcp::service::{NotificationContext, RunningService, ServiceExt};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient};
+use serde_json::{Value, json};
+
+/// A built binary of this workspace (`offload`, `offload-fixture`), next to the running test or
+/// bench executable in the same target directory.
+pub fn target_bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let mut dir = exe.parent().expect("exe dir").to_path_buf();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.exists(),
+        "{} is missing: build the workspace binaries first (cargo build --workspace --bins)",
+        path.display()
+    );
+    path
+}
+
+/// A temporary home with a config file and one allowed directory.
+pub struct TestContext {
+    pub tmp: tempfile::TempDir,
+    /// HOME (and XDG dirs below it) for the processes started here.
+    pub home: PathBuf,
+    /// An allowed, writable directory.
+    pub root: PathBuf,
+    pub config_path: PathBuf,
+    pub log_path: PathBuf,
+}
+
+impl Default for TestContext {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TestContext {
+    pub fn new() -> Self {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let base = std::fs::canonicalize(tmp.path()).expect("canonical tempdir");
+        let home = base.join("home");
+        let root = base.join("root");
+        std::fs::create_dir_all(&home).expect("home");
+        std::fs::create_dir_all(&root).expect("root");
+        Self {
+            config_path: base.join("config.json"),
+            log_path: base.join("offload.log"),
+            tmp,
+            home,
+            root,
+        }
+    }
+
+    /// A stdio server entry running the fixture server with `args`.
+    pub fn fixture(args: &[&str]) -> Value {
+        json!({"command": target_bin("offload-fixture"), "args": args})
+    }
+
+    /// Writes `config.json` with the given `mcpServers` and this context's root.
+    pub fn write_servers(&self, servers: Value) {
+        self.write_config(json!({"roots": [self.root], "mcpServers": servers}));
+    }
+
+    pub fn write_config(&self, config: Value) {
+        std::fs::write(
+            &self.config_path,
+            serde_json::to_vec_pretty(&config).unwrap(),
+        )
+        .expect("write config");
+    }
+
+    /// `offload mcp` with this context's home, config and log file.
+    pub fn offload_command(&self, extra_args: &[&str]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(target_bin("offload"));
+        cmd.arg("mcp").args(extra_args);
+        self.isolate(&mut cmd);
+        cmd
+    }
+
+    /// Points a command at this context: HOME, XDG dirs, config and log file.
+    pub fn isolate(&self, cmd: &mut tokio::process::Command) {
+        cmd.env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("XDG_DATA_HOME", self.home.join(".local/share"))
+            .env("OFFLOAD_CONFIG", &self.config_path)
+            .env("OFFLOAD_LOG_FILE", &self.log_path)
+            .env("OFFLOAD_LOG", "debug")
+            .env_remove("APP_CONFIG_PATH")
+            .env_remove("ABSTRACT_PROXY_SERVERS");
+    }
+
+    /// A real MCP client connected to a fresh `offload mcp` process.
+    pub async fn client(&self) -> Client {
+        self.client_with(&[]).await
+    }
+
+    pub async fn client_with(&self, extra_args: &[&str]) -> Client {
+        connect(self.offload_command(extra_args)).await
+    }
+
+    /// Offload's log so far (for assertion messages).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log_path).unwrap_or_default()
+    }
+}
+
+/// Records what a server sends the client on its own.
+#[derive(Clone, Default)]
+pub struct Recorder {
+    pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+}
+
+impl ClientHandler for Recorder {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("offload-tests", "0"),
+        )
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().unwrap().push(params);
+    }
+}
+
+pub type Client = RunningService<RoleClient, Recorder>;
+
+/// Starts `cmd` and completes the MCP handshake with it.
+pub async fn connect(cmd: tokio::process::Command) -> Client {
+    let (transport, _stderr) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn MCP server");
+    Recorder::default()
+        .serve(transport)
+        .await
+        .expect("MCP handshake")
+}
+
+/// Calls `name` with `args` (an object) and returns the result.
+pub async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    let mut params = CallToolRequestParams::new(name.to_owned());
+    params.arguments = Some(args);
+    client
+        .call_tool(params)
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The concatenated text blocks of a result.
+pub fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The structured content of a result (panics when there is none).
+pub fn structured(result: &CallToolResult) -> &Value {
+    result
+        .structured_content
+        .as_ref()
+        .expect("structuredContent")
+}
+
+/// `structuredContent.error.code` of an error result.
+pub fn error_code(result: &CallToolResult) -> String {
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "expected an error, got {result:?}"
+    );
+    structured(result)["error"]["code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// True when a process with this id exists (Linux: /proc).
+pub fn process_alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| {
+                s.split(") ")
+                    .nth(1)
+                    .is_some_and(|rest| rest.starts_with('Z'))
+            })
+            .unwrap_or(true)
+}

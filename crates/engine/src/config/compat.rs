@@ -20,7 +20,10 @@ pub struct CompatInputs {
 }
 
 /// Applies `inputs` to `config`; returns warnings worth logging.
-pub fn apply_compat(config: &mut Config, inputs: &CompatInputs) -> Result<Vec<String>, ConfigError> {
+pub fn apply_compat(
+    config: &mut Config,
+    inputs: &CompatInputs,
+) -> Result<Vec<String>, ConfigError> {
     let mut warnings = Vec::new();
     if !inputs.dirs.is_empty() {
         config.roots = inputs.dirs.iter().cloned().map(RootEntry::Path).collect();
@@ -50,7 +53,10 @@ pub fn apply_compat(config: &mut Config, inputs: &CompatInputs) -> Result<Vec<St
             continue;
         }
         if is_offload_itself(&entry) {
-            warnings.push(format!("skipping '{name}' from {}: it is Offload itself", path.display()));
+            warnings.push(format!(
+                "skipping '{name}' from {}: it is Offload itself",
+                path.display()
+            ));
             continue;
         }
         if config.mcp_servers.iter().any(|(n, _)| *n == name) {

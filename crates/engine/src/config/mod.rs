@@ -24,7 +24,9 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path} is not valid JSON at line {line}, column {column}: {message}. Fix the file; Offload will not overwrite it.")]
+    #[error(
+        "{path} is not valid JSON at line {line}, column {column}: {message}. Fix the file; Offload will not overwrite it."
+    )]
     Parse {
         path: PathBuf,
         line: usize,

@@ -39,10 +39,10 @@ pub fn expand_tilde(path: &str) -> PathBuf {
         if let Some(h) = home() {
             return h;
         }
-    } else if let Some(rest) = path.strip_prefix("~/").or_else(|| path.strip_prefix("~\\")) {
-        if let Some(h) = home() {
-            return h.join(rest);
-        }
+    } else if let Some(rest) = path.strip_prefix("~/").or_else(|| path.strip_prefix("~\\"))
+        && let Some(h) = home()
+    {
+        return h.join(rest);
     }
     Path::new(path).to_owned()
 }

@@ -39,7 +39,8 @@ fn parses_the_documented_example_and_keeps_order_and_unknown_keys() {
 
 #[test]
 fn parse_errors_name_line_and_column() {
-    let err = parse("{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}").unwrap_err();
+    let err =
+        parse("{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}").unwrap_err();
     match err {
         ConfigError::Parse { line, column, .. } => {
             assert_eq!(line, 3);
@@ -55,32 +56,52 @@ fn parse_errors_name_line_and_column() {
 #[test]
 fn missing_and_empty_files_are_empty_configs() {
     let dir = tempfile::tempdir().unwrap();
-    assert_eq!(Config::load(&dir.path().join("none.json")).unwrap(), Config::default());
+    assert_eq!(
+        Config::load(&dir.path().join("none.json")).unwrap(),
+        Config::default()
+    );
     std::fs::write(dir.path().join("empty.json"), "  \n").unwrap();
-    assert_eq!(Config::load(&dir.path().join("empty.json")).unwrap(), Config::default());
+    assert_eq!(
+        Config::load(&dir.path().join("empty.json")).unwrap(),
+        Config::default()
+    );
 }
 
 #[test]
 fn transport_errors_say_what_to_do() {
-    let e = ServerEntry::default().transport("x").unwrap_err().to_string();
+    let e = ServerEntry::default()
+        .transport("x")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("\"command\"") && e.contains("\"url\""), "{e}");
     let sse = ServerEntry {
         kind: Some("sse".into()),
         url: Some("http://h/sse".into()),
         ..Default::default()
     };
-    assert!(sse.transport("x").unwrap_err().to_string().contains("streamable HTTP"));
+    assert!(
+        sse.transport("x")
+            .unwrap_err()
+            .to_string()
+            .contains("streamable HTTP")
+    );
     let windsurf: ServerEntry = serde_json::from_str(r#"{"serverUrl": "http://h/mcp"}"#).unwrap();
     assert_eq!(
         windsurf.transport("w").unwrap(),
-        Transport::Http { url: "http://h/mcp".into(), headers: Default::default() }
+        Transport::Http {
+            url: "http://h/mcp".into(),
+            headers: Default::default()
+        }
     );
 }
 
 #[test]
 fn timeout_defaults_to_sixty_seconds() {
     assert_eq!(ServerEntry::default().timeout().as_secs(), 60);
-    let e = ServerEntry { timeout_secs: Some(5), ..Default::default() };
+    let e = ServerEntry {
+        timeout_secs: Some(5),
+        ..Default::default()
+    };
     assert_eq!(e.timeout().as_secs(), 5);
 }
 
@@ -105,5 +126,8 @@ fn interpolation_resolves_env_and_keyring_and_never_echoes_values() {
     let e = interpolate("${env:OFFLOAD_TEST_SURELY_UNSET}", &Fixed).unwrap_err();
     assert!(e.to_string().contains("OFFLOAD_TEST_SURELY_UNSET"));
     assert!(interpolate("${keyring:token}", &NoKeychain).is_err());
-    assert_eq!(interpolate("${unterminated", &Fixed).unwrap(), "${unterminated");
+    assert_eq!(
+        interpolate("${unterminated", &Fixed).unwrap(),
+        "${unterminated"
+    );
 }

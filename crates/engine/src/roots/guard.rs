@@ -27,17 +27,23 @@ pub struct Resolved {
 impl Resolved {
     /// The path relative to its root (empty for the root itself).
     pub fn relative(&self) -> &Path {
-        self.path.strip_prefix(&self.root.path).unwrap_or(Path::new(""))
+        self.path
+            .strip_prefix(&self.root.path)
+            .unwrap_or(Path::new(""))
     }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum PathError {
-    #[error("'{input}' is outside the allowed directories; use a path inside one of them (see list_allowed_directories)")]
+    #[error(
+        "'{input}' is outside the allowed directories; use a path inside one of them (see list_allowed_directories)"
+    )]
     Outside { input: String },
     #[error("'{input}' does not exist (resolved to {path})")]
     NotFound { input: String, path: PathBuf },
-    #[error("'{input}' is in the read-only directory {root}; choose a path in a writable directory")]
+    #[error(
+        "'{input}' is in the read-only directory {root}; choose a path in a writable directory"
+    )]
     ReadOnly { input: String, root: PathBuf },
     #[error("'{input}' is not a usable path: {reason}")]
     Invalid { input: String, reason: String },
@@ -161,11 +167,12 @@ impl Roots {
 
 /// Opens `resolved` relative to its root with `cap-std`, which refuses to leave the root.
 fn open_beneath(resolved: &Resolved, input: &str) -> Result<File, PathError> {
-    let root = cap_std::fs::Dir::open_ambient_dir(&resolved.root.path, cap_std::ambient_authority())
-        .map_err(|source| PathError::Io {
-            input: input.to_owned(),
-            source,
-        })?;
+    let root =
+        cap_std::fs::Dir::open_ambient_dir(&resolved.root.path, cap_std::ambient_authority())
+            .map_err(|source| PathError::Io {
+                input: input.to_owned(),
+                source,
+            })?;
     let relative = resolved.relative();
     let opened = if relative.as_os_str().is_empty() {
         root.open(".")

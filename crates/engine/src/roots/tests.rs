@@ -53,8 +53,16 @@ fn relative_paths_resolve_against_the_default_root() {
 #[test]
 fn dot_dot_cannot_leave_a_root() {
     let f = fixture();
-    for p in ["../outside/secret.txt", "sub/../../outside/secret.txt", "../../../../../etc/passwd"] {
-        assert_eq!(code(f.roots.resolve(p, Access::Read)), ErrorCode::PathOutsideRoots, "{p}");
+    for p in [
+        "../outside/secret.txt",
+        "sub/../../outside/secret.txt",
+        "../../../../../etc/passwd",
+    ] {
+        assert_eq!(
+            code(f.roots.resolve(p, Access::Read)),
+            ErrorCode::PathOutsideRoots,
+            "{p}"
+        );
     }
     // `..` that stays inside is fine.
     assert!(f.roots.resolve("sub/../a.txt", Access::Read).is_ok());
@@ -65,28 +73,56 @@ fn absolute_paths_outside_are_refused_and_existence_is_not_revealed() {
     let f = fixture();
     let secret = f.base.join("outside/secret.txt");
     let missing = f.base.join("outside/missing.txt");
-    assert_eq!(code(f.roots.resolve(secret.to_str().unwrap(), Access::Read)), ErrorCode::PathOutsideRoots);
-    assert_eq!(code(f.roots.resolve(missing.to_str().unwrap(), Access::Read)), ErrorCode::PathOutsideRoots);
-    assert_eq!(code(f.roots.resolve("/etc/passwd", Access::Read)), ErrorCode::PathOutsideRoots);
+    assert_eq!(
+        code(f.roots.resolve(secret.to_str().unwrap(), Access::Read)),
+        ErrorCode::PathOutsideRoots
+    );
+    assert_eq!(
+        code(f.roots.resolve(missing.to_str().unwrap(), Access::Read)),
+        ErrorCode::PathOutsideRoots
+    );
+    assert_eq!(
+        code(f.roots.resolve("/etc/passwd", Access::Read)),
+        ErrorCode::PathOutsideRoots
+    );
 }
 
 #[test]
 fn sibling_prefix_is_not_inside() {
     let f = fixture();
     let evil = f.base.join("data-evil/x.txt");
-    assert_eq!(code(f.roots.resolve(evil.to_str().unwrap(), Access::Read)), ErrorCode::PathOutsideRoots);
-    assert_eq!(code(f.roots.resolve("../data-evil/x.txt", Access::Read)), ErrorCode::PathOutsideRoots);
+    assert_eq!(
+        code(f.roots.resolve(evil.to_str().unwrap(), Access::Read)),
+        ErrorCode::PathOutsideRoots
+    );
+    assert_eq!(
+        code(f.roots.resolve("../data-evil/x.txt", Access::Read)),
+        ErrorCode::PathOutsideRoots
+    );
 }
 
 #[test]
 fn symlinks_leading_out_are_refused_and_inside_ones_followed() {
     let f = fixture();
-    symlink(f.base.join("outside/secret.txt"), f.base.join("data/link-out")).unwrap();
+    symlink(
+        f.base.join("outside/secret.txt"),
+        f.base.join("data/link-out"),
+    )
+    .unwrap();
     symlink(f.base.join("outside"), f.base.join("data/dir-out")).unwrap();
     symlink(f.base.join("data/sub/b.txt"), f.base.join("data/link-in")).unwrap();
-    assert_eq!(code(f.roots.resolve("link-out", Access::Read)), ErrorCode::PathOutsideRoots);
-    assert_eq!(code(f.roots.resolve("dir-out/secret.txt", Access::Read)), ErrorCode::PathOutsideRoots);
-    assert_eq!(f.roots.open_read("link-out").unwrap_err().code(), ErrorCode::PathOutsideRoots);
+    assert_eq!(
+        code(f.roots.resolve("link-out", Access::Read)),
+        ErrorCode::PathOutsideRoots
+    );
+    assert_eq!(
+        code(f.roots.resolve("dir-out/secret.txt", Access::Read)),
+        ErrorCode::PathOutsideRoots
+    );
+    assert_eq!(
+        f.roots.open_read("link-out").unwrap_err().code(),
+        ErrorCode::PathOutsideRoots
+    );
     let (mut file, r) = f.roots.open_read("link-in").unwrap();
     assert_eq!(r.path, f.base.join("data/sub/b.txt"));
     let mut s = String::new();
@@ -115,7 +151,10 @@ fn read_only_roots_refuse_writes_and_nested_roots_pick_the_innermost() {
     let f = fixture();
     let r = f.base.join("ro/r.txt");
     assert!(f.roots.resolve(r.to_str().unwrap(), Access::Read).is_ok());
-    assert_eq!(code(f.roots.resolve(r.to_str().unwrap(), Access::Write)), ErrorCode::ReadOnlyRoot);
+    assert_eq!(
+        code(f.roots.resolve(r.to_str().unwrap(), Access::Write)),
+        ErrorCode::ReadOnlyRoot
+    );
 
     let entries = vec![
         RootEntry::Path(f.base.to_string_lossy().into_owned()),
@@ -126,22 +165,41 @@ fn read_only_roots_refuse_writes_and_nested_roots_pick_the_innermost() {
         },
     ];
     let (nested, _) = Roots::from_entries(&entries, &f.base.join("fallback"));
-    assert_eq!(code(nested.resolve(r.to_str().unwrap(), Access::Write)), ErrorCode::ReadOnlyRoot);
-    assert!(nested.resolve(f.base.join("data/a.txt").to_str().unwrap(), Access::Write).is_ok());
+    assert_eq!(
+        code(nested.resolve(r.to_str().unwrap(), Access::Write)),
+        ErrorCode::ReadOnlyRoot
+    );
+    assert!(
+        nested
+            .resolve(f.base.join("data/a.txt").to_str().unwrap(), Access::Write)
+            .is_ok()
+    );
 }
 
 #[test]
 fn missing_files_inside_are_not_found_and_bad_inputs_are_unusable() {
     let f = fixture();
-    assert_eq!(code(f.roots.resolve("nope.txt", Access::Read)), ErrorCode::PathNotFound);
-    assert_eq!(code(f.roots.resolve("", Access::Read)), ErrorCode::PathUnusable);
-    assert_eq!(code(f.roots.resolve("a\0b", Access::Read)), ErrorCode::PathUnusable);
+    assert_eq!(
+        code(f.roots.resolve("nope.txt", Access::Read)),
+        ErrorCode::PathNotFound
+    );
+    assert_eq!(
+        code(f.roots.resolve("", Access::Read)),
+        ErrorCode::PathUnusable
+    );
+    assert_eq!(
+        code(f.roots.resolve("a\0b", Access::Read)),
+        ErrorCode::PathUnusable
+    );
 }
 
 #[test]
 fn tilde_expands_to_home_which_is_not_a_root_here() {
     let f = fixture();
-    assert_eq!(code(f.roots.resolve("~/.ssh/id_rsa", Access::Read)), ErrorCode::PathOutsideRoots);
+    assert_eq!(
+        code(f.roots.resolve("~/.ssh/id_rsa", Access::Read)),
+        ErrorCode::PathOutsideRoots
+    );
 }
 
 #[test]
@@ -152,7 +210,10 @@ fn no_configured_root_means_one_created_default_root() {
     assert!(warnings.is_empty());
     assert_eq!(roots.list().len(), 1);
     assert!(roots.list()[0].writable);
-    assert_eq!(roots.default_dir().unwrap(), std::fs::canonicalize(&fallback).unwrap());
+    assert_eq!(
+        roots.default_dir().unwrap(),
+        std::fs::canonicalize(&fallback).unwrap()
+    );
 }
 
 #[test]

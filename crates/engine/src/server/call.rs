@@ -1,14 +1,18 @@
 //! `call_tool`: forward one call to an upstream on its kept-open connection.
 
+use rmcp::RoleServer;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
-use rmcp::RoleServer;
 
 use super::{answer, discovery, params};
 use crate::upstream::{CallOptions, ProgressRoute, UpstreamError};
 use crate::{Engine, ToolError};
 
-pub async fn call_tool(engine: &Engine, p: params::CallTool, ctx: &RequestContext<RoleServer>) -> CallToolResult {
+pub async fn call_tool(
+    engine: &Engine,
+    p: params::CallTool,
+    ctx: &RequestContext<RoleServer>,
+) -> CallToolResult {
     match forward(engine, &p.server, &p.tool_name, p.tool_args, ctx).await {
         Ok(result) => result,
         Err(e) => answer::error(&e),
@@ -29,7 +33,9 @@ pub async fn forward(
     match discovery::find_tool(engine, server, tool).await {
         Ok(_) => {}
         Err(e @ UpstreamError::UnknownTool { .. }) => return Err(e.into()),
-        Err(e @ (UpstreamError::Disabled { .. } | UpstreamError::Unavailable { .. })) => return Err(e.into()),
+        Err(e @ (UpstreamError::Disabled { .. } | UpstreamError::Unavailable { .. })) => {
+            return Err(e.into());
+        }
         Err(_) => {} // listing failed for another reason: let the call itself say what happens
     }
     let options = CallOptions {

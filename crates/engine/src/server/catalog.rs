@@ -27,7 +27,11 @@ pub fn tools() -> Vec<Tool> {
              can change them. Example: {}",
             schema_for_type::<params::ListAllowedDirectories>(),
             Some(with_error::<discovery::AllowedDirectories>()),
-            ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(false),
+            ToolAnnotations::new()
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
         ),
         tool(
             LIST_AVAILABLE_TOOLS,
@@ -39,7 +43,11 @@ pub fn tools() -> Vec<Tool> {
              call_tool. Example: {\"query\": \"weather forecast\"}",
             schema_for_type::<params::ListAvailableTools>(),
             Some(with_error::<discovery::AvailableTools>()),
-            ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(true),
+            ToolAnnotations::new()
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(true),
         ),
         tool(
             LIST_TOOL_DETAILS,
@@ -49,7 +57,11 @@ pub fn tools() -> Vec<Tool> {
              arguments. Example: {\"server\": \"github\", \"tool_name\": \"search_issues\"}",
             schema_for_type::<params::ListToolDetails>(),
             Some(with_error::<discovery::ToolDetails>()),
-            ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(true),
+            ToolAnnotations::new()
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(true),
         ),
         tool(
             CALL_TOOL,
@@ -63,7 +75,11 @@ pub fn tools() -> Vec<Tool> {
             schema_for_type::<params::CallTool>(),
             None,
             // It calls whatever the upstream tool does, which may change or delete things.
-            ToolAnnotations::new().read_only(false).destructive(true).idempotent(false).open_world(true),
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(true)
+                .idempotent(false)
+                .open_world(true),
         ),
     ]
 }

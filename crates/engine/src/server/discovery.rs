@@ -37,7 +37,11 @@ pub fn list_allowed_directories(engine: &Engine) -> CallToolResult {
     let text = directories
         .iter()
         .map(|d| {
-            let mut flags = vec![if d.writable { "read-write" } else { "read-only" }];
+            let mut flags = vec![if d.writable {
+                "read-write"
+            } else {
+                "read-only"
+            }];
             if d.default {
                 flags.push("default");
             }
@@ -100,11 +104,14 @@ impl From<&ServerStatus> for ListedServer {
 /// Descriptions in the short list are cut to this many characters.
 const SHORT_DESCRIPTION: usize = 240;
 
-pub async fn list_available_tools(engine: &Engine, p: params::ListAvailableTools) -> CallToolResult {
-    if let Some(name) = &p.filter_by_server {
-        if let Err(e) = engine.pool.get(name) {
-            return answer::error(&ToolError::from(e));
-        }
+pub async fn list_available_tools(
+    engine: &Engine,
+    p: params::ListAvailableTools,
+) -> CallToolResult {
+    if let Some(name) = &p.filter_by_server
+        && let Err(e) = engine.pool.get(name)
+    {
+        return answer::error(&ToolError::from(e));
     }
     let listed = engine.pool.list_tools(p.filter_by_server.as_deref()).await;
     let servers: Vec<ListedServer> = listed
@@ -129,15 +136,26 @@ pub async fn list_available_tools(engine: &Engine, p: params::ListAvailableTools
             tool: t.name.to_string(),
             description: {
                 let d = t.description.as_deref().unwrap_or("");
-                if p.detailed { d.to_owned() } else { clip(d, SHORT_DESCRIPTION).into_owned() }
+                if p.detailed {
+                    d.to_owned()
+                } else {
+                    clip(d, SHORT_DESCRIPTION).into_owned()
+                }
             },
             input_schema: p.detailed.then(|| (*t.input_schema).clone()),
-            annotations: if p.detailed { t.annotations.clone() } else { None },
+            annotations: if p.detailed {
+                t.annotations.clone()
+            } else {
+                None
+            },
         })
         .collect();
 
     let mut note = None;
-    if p.detailed && serde_json::to_vec(&tools).map(|v| v.len()).unwrap_or(0) as u64 > engine.limits.inline_bytes / 2 {
+    if p.detailed
+        && serde_json::to_vec(&tools).map(|v| v.len()).unwrap_or(0) as u64
+            > engine.limits.inline_bytes / 2
+    {
         for t in &mut tools {
             t.input_schema = None;
         }
@@ -146,7 +164,14 @@ pub async fn list_available_tools(engine: &Engine, p: params::ListAvailableTools
         );
     }
     let text = render_list(&tools, &servers, p.query.as_deref(), note.as_deref());
-    answer::structured(&AvailableTools { tools, servers, note }, text)
+    answer::structured(
+        &AvailableTools {
+            tools,
+            servers,
+            note,
+        },
+        text,
+    )
 }
 
 /// Scores each tool by how many query terms it matches and where (name > server > description);
@@ -198,16 +223,29 @@ fn rank<'a>(query: &str, tools: Vec<(&'a str, &'a Tool)>) -> Vec<(&'a str, &'a T
     scored.into_iter().map(|(_, t)| t).collect()
 }
 
-fn render_list(tools: &[ListedTool], servers: &[ListedServer], query: Option<&str>, note: Option<&str>) -> String {
+fn render_list(
+    tools: &[ListedTool],
+    servers: &[ListedServer],
+    query: Option<&str>,
+    note: Option<&str>,
+) -> String {
     let mut out = match query {
         Some(q) => format!("{} tools match \"{q}\"", tools.len()),
         None => format!("{} tools", tools.len()),
     };
     out.push_str(&format!(" on {} servers:\n", servers.len()));
     for t in tools {
-        out.push_str(&format!("- {}/{}: {}\n", t.server, t.tool, clip(&first_line(&t.description), 160)));
+        out.push_str(&format!(
+            "- {}/{}: {}\n",
+            t.server,
+            t.tool,
+            clip(&first_line(&t.description), 160)
+        ));
         if let Some(s) = &t.input_schema {
-            out.push_str(&format!("  input: {}\n", serde_json::to_string(s).unwrap_or_default()));
+            out.push_str(&format!(
+                "  input: {}\n",
+                serde_json::to_string(s).unwrap_or_default()
+            ));
         }
     }
     out.push_str("servers: ");
@@ -226,7 +264,11 @@ fn render_list(tools: &[ListedTool], servers: &[ListedServer], query: Option<&st
 }
 
 fn first_line(s: &str) -> String {
-    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned()
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .to_owned()
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -284,7 +326,11 @@ mod tests {
     use std::sync::Arc;
 
     fn t(name: &str, desc: &str) -> Tool {
-        Tool::new(name.to_owned(), desc.to_owned(), Arc::new(JsonObject::new()))
+        Tool::new(
+            name.to_owned(),
+            desc.to_owned(),
+            Arc::new(JsonObject::new()),
+        )
     }
 
     #[test]
@@ -296,7 +342,10 @@ mod tests {
             t("current_weather", "Current weather conditions"),
         ];
         let list: Vec<(&str, &Tool)> = tools.iter().map(|t| ("s", t)).collect();
-        let ranked: Vec<&str> = rank("weather forecast", list).iter().map(|(_, t)| t.name.as_ref()).collect();
+        let ranked: Vec<&str> = rank("weather forecast", list)
+            .iter()
+            .map(|(_, t)| t.name.as_ref())
+            .collect();
         assert_eq!(ranked, ["get_forecast", "current_weather", "echo"]);
     }
 

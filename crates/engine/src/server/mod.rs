@@ -43,7 +43,10 @@ impl OffloadServer {
 }
 
 /// Parses a tool's arguments; a mismatch is a JSON-RPC invalid-params error (-32602).
-fn parse<T: DeserializeOwned>(tool: &str, args: Option<rmcp::model::JsonObject>) -> Result<T, McpError> {
+fn parse<T: DeserializeOwned>(
+    tool: &str,
+    args: Option<rmcp::model::JsonObject>,
+) -> Result<T, McpError> {
     let value = serde_json::Value::Object(args.unwrap_or_default());
     serde_json::from_value(value)
         .map_err(|e| McpError::invalid_params(format!("{tool}: invalid arguments: {e}"), None))
@@ -88,12 +91,18 @@ impl ServerHandler for OffloadServer {
             catalog::LIST_TOOL_DETAILS => {
                 discovery::list_tool_details(engine, parse(&request.name, args)?).await
             }
-            catalog::CALL_TOOL => call::call_tool(engine, parse(&request.name, args)?, &context).await,
+            catalog::CALL_TOOL => {
+                call::call_tool(engine, parse(&request.name, args)?, &context).await
+            }
             other => {
                 return Err(McpError::invalid_params(
                     format!(
                         "unknown tool '{other}'; Offload's tools are: {}",
-                        self.tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>().join(", ")
+                        self.tools
+                            .iter()
+                            .map(|t| t.name.as_ref())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                     None,
                 ));
@@ -130,12 +139,32 @@ mod tests {
     fn every_tool_has_title_description_schema_and_annotations() {
         for t in catalog::tools() {
             assert!(t.title.is_some(), "{}", t.name);
-            assert!(t.description.as_deref().is_some_and(|d| d.contains("Example")), "{}", t.name);
-            assert_eq!(t.input_schema.get("type").and_then(|v| v.as_str()), Some("object"), "{}", t.name);
+            assert!(
+                t.description
+                    .as_deref()
+                    .is_some_and(|d| d.contains("Example")),
+                "{}",
+                t.name
+            );
+            assert_eq!(
+                t.input_schema.get("type").and_then(|v| v.as_str()),
+                Some("object"),
+                "{}",
+                t.name
+            );
             let a = t.annotations.as_ref().unwrap();
-            assert!(a.read_only_hint.is_some() && a.destructive_hint.is_some(), "{}", t.name);
+            assert!(
+                a.read_only_hint.is_some() && a.destructive_hint.is_some(),
+                "{}",
+                t.name
+            );
             if let Some(out) = &t.output_schema {
-                assert_eq!(out.get("type").and_then(|v| v.as_str()), Some("object"), "{}", t.name);
+                assert_eq!(
+                    out.get("type").and_then(|v| v.as_str()),
+                    Some("object"),
+                    "{}",
+                    t.name
+                );
             }
         }
     }

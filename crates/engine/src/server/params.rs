@@ -48,7 +48,9 @@ pub struct CallTool {
 }
 
 /// Accepts an object, or a string holding a JSON object (models often send that), or null.
-fn object_or_json_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Map<String, Value>>, D::Error> {
+fn object_or_json_text<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Map<String, Value>>, D::Error> {
     use serde::de::Error;
     match Option::<Value>::deserialize(d)? {
         None | Some(Value::Null) => Ok(None),

@@ -5,15 +5,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use process_wrap::tokio::CommandWrap;
+use rmcp::RoleClient;
 use rmcp::service::{RunningService, ServiceExt};
 use rmcp::transport::TokioChildProcess;
-use rmcp::RoleClient;
 
 use super::handler::UpstreamHandler;
 use super::search_path::SearchPath;
 use super::stderr::StderrRing;
-use crate::config::{SecretSource, Transport, expand_tilde, interpolate};
 use crate::ErrorCode;
+use crate::config::{SecretSource, Transport, expand_tilde, interpolate};
 
 pub type Client = RunningService<RoleClient, UpstreamHandler>;
 
@@ -142,7 +142,9 @@ async fn open_stdio(
             } else {
                 format!("; stderr: {}", crate::server::clip(&tail, 400))
             };
-            Err(StartError::unavailable(format!("MCP handshake failed: {e}{hint}")))
+            Err(StartError::unavailable(format!(
+                "MCP handshake failed: {e}{hint}"
+            )))
         }
     }
 }
@@ -161,8 +163,9 @@ async fn open_http(
         let name = http::HeaderName::from_bytes(k.as_bytes())
             .map_err(|_| StartError::unavailable(format!("header name '{k}' is not valid")))?;
         // The value may hold a secret: never put it in the message.
-        let value = http::HeaderValue::from_str(&interpolate(v, ctx.secrets)?)
-            .map_err(|_| StartError::unavailable(format!("the value of header '{k}' is not valid")))?;
+        let value = http::HeaderValue::from_str(&interpolate(v, ctx.secrets)?).map_err(|_| {
+            StartError::unavailable(format!("the value of header '{k}' is not valid"))
+        })?;
         map.insert(name, value);
     }
     let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(map);
@@ -182,13 +185,45 @@ async fn open_http(
 /// through its `env` entry. PATH is set separately (see `SearchPath`).
 fn safe_environment() -> impl Iterator<Item = (String, std::ffi::OsString)> {
     const KEEP: &[&str] = &[
-        "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ",
-        "TMPDIR", "TERM", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
-        "XDG_STATE_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "HTTP_PROXY",
-        "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "LANG",
+        "LANGUAGE",
+        "LC_ALL",
+        "LC_CTYPE",
+        "TZ",
+        "TMPDIR",
+        "TERM",
+        "XDG_RUNTIME_DIR",
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_STATE_HOME",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "NODE_EXTRA_CA_CERTS",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "no_proxy",
         // Windows essentials
-        "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "APPDATA", "LOCALAPPDATA",
-        "USERPROFILE", "PROGRAMDATA", "PROGRAMFILES", "TEMP", "TMP", "USERNAME",
+        "SYSTEMROOT",
+        "SYSTEMDRIVE",
+        "WINDIR",
+        "COMSPEC",
+        "PATHEXT",
+        "APPDATA",
+        "LOCALAPPDATA",
+        "USERPROFILE",
+        "PROGRAMDATA",
+        "PROGRAMFILES",
+        "TEMP",
+        "TMP",
+        "USERNAME",
     ];
     KEEP.iter()
         .filter_map(|k| std::env::var_os(k).map(|v| ((*k).to_owned(), v)))

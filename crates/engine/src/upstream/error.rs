@@ -15,7 +15,9 @@ pub enum UpstreamError {
         tool: String,
         suggestions: Vec<String>,
     },
-    #[error("server '{name}' is disabled in Offload's configuration; the user can enable it in the app or in config.json")]
+    #[error(
+        "server '{name}' is disabled in Offload's configuration; the user can enable it in the app or in config.json"
+    )]
     Disabled { name: String },
     #[error("server '{name}' is not available: {message}")]
     Unavailable {
@@ -23,9 +25,14 @@ pub enum UpstreamError {
         message: String,
         code: ErrorCode,
     },
-    #[error("server '{name}' did not answer within {secs} s; the call was cancelled upstream. Try again, or ask the user to raise \"timeoutSecs\"")]
+    #[error(
+        "server '{name}' did not answer within {secs} s; the call was cancelled upstream. Try again, or ask the user to raise \"timeoutSecs\""
+    )]
     Timeout { name: String, secs: u64 },
-    #[error("server '{name}' closed the connection during the call (the process exited){}; it will be restarted on the next call", stderr_hint(stderr))]
+    #[error(
+        "server '{name}' closed the connection during the call (the process exited){}; it will be restarted on the next call",
+        stderr_hint(stderr)
+    )]
     Closed { name: String, stderr: String },
     #[error("server '{name}' answered with an error: {message}")]
     Rpc {
@@ -54,7 +61,10 @@ fn suggest(names: &[String]) -> String {
 fn stderr_hint(stderr: &str) -> String {
     let line = stderr.lines().rev().find(|l| !l.trim().is_empty());
     match line {
-        Some(l) => format!("; its last stderr line: {}", crate::server::clip(l.trim(), 200)),
+        Some(l) => format!(
+            "; its last stderr line: {}",
+            crate::server::clip(l.trim(), 200)
+        ),
         None => String::new(),
     }
 }
@@ -79,7 +89,9 @@ impl From<UpstreamError> for ToolError {
         let mut t = ToolError::new(e.code(), e.to_string());
         match &e {
             UpstreamError::UnknownServer { name, suggestions } => {
-                t = t.with("server", name.as_str()).with("suggestions", suggestions.clone());
+                t = t
+                    .with("server", name.as_str())
+                    .with("suggestions", suggestions.clone());
             }
             UpstreamError::UnknownTool {
                 server,
@@ -91,9 +103,7 @@ impl From<UpstreamError> for ToolError {
                     .with("tool", tool.as_str())
                     .with("suggestions", suggestions.clone());
             }
-            UpstreamError::Rpc {
-                name, rpc_code, ..
-            } => {
+            UpstreamError::Rpc { name, rpc_code, .. } => {
                 t = t.with("server", name.as_str()).with("rpc_code", *rpc_code);
             }
             UpstreamError::Timeout { name, secs } => {
@@ -108,14 +118,49 @@ impl From<UpstreamError> for ToolError {
     }
 }
 
-/// Up to three names closest to `wanted` (case-insensitive Jaro-Winkler), best first.
+/// Up to three names closest to `wanted`, best first: case-insensitive, by the better of
+/// Jaro-Winkler (good for shared prefixes) and normalised Damerau-Levenshtein (good for short
+/// names and transposed letters).
 pub fn closest<'a>(wanted: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let wanted = wanted.to_lowercase();
     let mut scored: Vec<(f64, &str)> = names
         .into_iter()
-        .map(|n| (strsim::jaro_winkler(&wanted, &n.to_lowercase()), n))
-        .filter(|(s, _)| *s >= 0.7)
+        .map(|n| {
+            let n_lower = n.to_lowercase();
+            let jw = strsim::jaro_winkler(&wanted, &n_lower);
+            let dl = strsim::normalized_damerau_levenshtein(&wanted, &n_lower);
+            let contains =
+                !wanted.is_empty() && (n_lower.contains(&wanted) || wanted.contains(&n_lower));
+            (
+                if contains {
+                    jw.max(dl).max(0.8)
+                } else {
+                    jw.max(dl)
+                },
+                n,
+            )
+        })
+        .filter(|(s, _)| *s >= 0.5)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-    scored.into_iter().take(3).map(|(_, n)| n.to_owned()).collect()
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, n)| n.to_owned())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closest;
+
+    #[test]
+    fn closest_names_catch_short_typos_and_transpositions() {
+        let names = ["fx", "github", "filesystem", "paged"];
+        assert_eq!(closest("fix", names)[0], "fx");
+        assert_eq!(closest("fz", names)[0], "fx");
+        assert_eq!(closest("gihtub", names)[0], "github");
+        assert_eq!(closest("FILESYSTEM", names)[0], "filesystem");
+        assert!(closest("zzzzzz", names).is_empty());
+    }
 }

@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken, Tool,
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    Tool,
 };
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, Peer, RoleClient, RoleServer};
@@ -36,7 +37,11 @@ impl ProgressRoutes {
     }
 
     fn get(&self, token: &ProgressToken) -> Option<ProgressRoute> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).get(token).cloned()
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(token)
+            .cloned()
     }
 }
 

@@ -70,7 +70,9 @@ impl Pool {
         Self {
             servers: servers
                 .iter()
-                .map(|(name, entry)| Arc::new(Upstream::new(name.clone(), entry.clone(), ctx.clone())))
+                .map(|(name, entry)| {
+                    Arc::new(Upstream::new(name.clone(), entry.clone(), ctx.clone()))
+                })
                 .collect(),
         }
     }
@@ -93,7 +95,10 @@ impl Pool {
     /// Asks every listed server for its tools in parallel (disabled ones are reported, not
     /// started). Each answer is bounded by that server's timeout.
     pub async fn list_tools(&self, only: Option<&str>) -> Vec<ServerTools> {
-        let selected = self.servers.iter().filter(|s| only.is_none_or(|o| s.name() == o));
+        let selected = self
+            .servers
+            .iter()
+            .filter(|s| only.is_none_or(|o| s.name() == o));
         let asks = selected.map(|server| async move {
             if server.entry().disabled {
                 return ServerTools {

@@ -28,7 +28,11 @@ pub struct NotFound {
 
 impl std::fmt::Display for NotFound {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let dirs: Vec<String> = self.searched.iter().map(|p| p.display().to_string()).collect();
+        let dirs: Vec<String> = self
+            .searched
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
         write!(
             f,
             "command '{}' was not found; looked in {} and the login shell's PATH. Install it, or put its absolute path in \"command\"",
@@ -66,9 +70,15 @@ impl SearchPath {
                 (false, Some(cwd)) => cwd.join(p),
                 _ => p,
             };
-            return if p.is_file() { Ok(p) } else { Err(not_found(vec![])) };
+            return if p.is_file() {
+                Ok(p)
+            } else {
+                Err(not_found(vec![]))
+            };
         }
-        let cwd = cwd.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+        let cwd = cwd
+            .map(Path::to_path_buf)
+            .unwrap_or_else(std::env::temp_dir);
         if let Ok(p) = which::which_in(command, Some(join(&self.base)), &cwd) {
             return Ok(p);
         }
@@ -150,7 +160,9 @@ async fn login_shell_path() -> Vec<PathBuf> {
         if let Ok(Ok(out)) = out {
             let text = String::from_utf8_lossy(&out.stdout);
             if let Some(line) = text.lines().find_map(|l| l.strip_prefix(MARK)) {
-                return std::env::split_paths(line).filter(|p| p.is_absolute()).collect();
+                return std::env::split_paths(line)
+                    .filter(|p| p.is_absolute())
+                    .collect();
             }
         }
         Vec::new()
@@ -169,9 +181,15 @@ mod tests {
     async fn finds_commands_on_path_and_explains_missing_ones() {
         let sp = SearchPath::from_env();
         assert!(sp.resolve("sh", None).await.unwrap().is_absolute());
-        let e = sp.resolve("surely-not-a-command-xyz", None).await.unwrap_err();
+        let e = sp
+            .resolve("surely-not-a-command-xyz", None)
+            .await
+            .unwrap_err();
         let msg = e.to_string();
-        assert!(msg.contains("surely-not-a-command-xyz") && msg.contains("/usr/bin"), "{msg}");
+        assert!(
+            msg.contains("surely-not-a-command-xyz") && msg.contains("/usr/bin"),
+            "{msg}"
+        );
         assert!(sp.resolve("/nonexistent/bin/tool", None).await.is_err());
     }
 }

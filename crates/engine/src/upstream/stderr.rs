@@ -38,7 +38,12 @@ impl StderrRing {
     pub fn tail(&self, n: usize) -> String {
         let lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
         let skip = lines.len().saturating_sub(n);
-        lines.iter().skip(skip).cloned().collect::<Vec<_>>().join("\n")
+        lines
+            .iter()
+            .skip(skip)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// Reads `stream` line by line into the ring until it closes (lossy UTF-8, no line limit

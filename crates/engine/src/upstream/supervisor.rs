@@ -16,8 +16,8 @@ use super::connect::{self, ConnectContext, Opened, StartError};
 use super::handler::{ProgressRoute, ProgressRoutes, ToolCache, UpstreamHandler};
 use super::stderr::StderrRing;
 use super::{PoolContext, ServerState, ServerStatus, UpstreamError};
-use crate::config::ServerEntry;
 use crate::ErrorCode;
+use crate::config::ServerEntry;
 
 /// One configured upstream server.
 pub struct Upstream {
@@ -64,7 +64,8 @@ pub struct CallOptions {
 fn backoff(failures: u32) -> Duration {
     match failures {
         0 | 1 => Duration::ZERO,
-        n => Duration::from_millis(250u64.saturating_mul(1 << (n - 2).min(7))).min(Duration::from_secs(30)),
+        n => Duration::from_millis(250u64.saturating_mul(1 << (n - 2).min(7)))
+            .min(Duration::from_secs(30)),
     }
 }
 
@@ -109,7 +110,11 @@ impl Upstream {
             name: self.name.clone(),
             status: state,
             tool_count: h.tool_count,
-            error: if state == ServerState::Error { h.last_error.clone() } else { None },
+            error: if state == ServerState::Error {
+                h.last_error.clone()
+            } else {
+                None
+            },
         }
     }
 
@@ -157,11 +162,14 @@ impl Upstream {
             }
         }
 
-        let (failures, since) = self.with_health(|h| (h.failures, h.last_failure.map(|t| t.elapsed())));
+        let (failures, since) =
+            self.with_health(|h| (h.failures, h.last_failure.map(|t| t.elapsed())));
         let wait = backoff(failures).saturating_sub(since.unwrap_or(Duration::MAX));
         if !wait.is_zero() {
             if wait > self.timeout() {
-                let last = self.with_health(|h| h.last_error.clone()).unwrap_or_default();
+                let last = self
+                    .with_health(|h| h.last_error.clone())
+                    .unwrap_or_default();
                 return Err(UpstreamError::Unavailable {
                     name: self.name.clone(),
                     message: format!("{last} (next start attempt in {} s)", wait.as_secs().max(1)),
@@ -178,7 +186,10 @@ impl Upstream {
             Ok(Err(e)) => Err(e),
             Err(_) => Err(StartError {
                 code: ErrorCode::ServerUnavailable,
-                message: format!("it did not finish starting within {} s", self.timeout().as_secs()),
+                message: format!(
+                    "it did not finish starting within {} s",
+                    self.timeout().as_secs()
+                ),
             }),
         };
         match result {
@@ -230,7 +241,8 @@ impl Upstream {
             return Ok(tools);
         }
         let generation = conn.tools.generation();
-        let listed = tokio::time::timeout(self.timeout(), conn.client.peer().list_all_tools()).await;
+        let listed =
+            tokio::time::timeout(self.timeout(), conn.client.peer().list_all_tools()).await;
         let tools = match listed {
             Ok(Ok(tools)) => Arc::new(tools),
             Ok(Err(e)) => return Err(self.service_error(e)),
@@ -303,10 +315,12 @@ impl Upstream {
                 secs: self.timeout().as_secs(),
             },
             ServiceError::Cancelled { .. } => UpstreamError::Cancelled { name },
-            ServiceError::TransportClosed | ServiceError::TransportSend(_) => UpstreamError::Closed {
-                name,
-                stderr: self.stderr.tail(3),
-            },
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                UpstreamError::Closed {
+                    name,
+                    stderr: self.stderr.tail(3),
+                }
+            }
             other => UpstreamError::Rpc {
                 name,
                 rpc_code: -32603,

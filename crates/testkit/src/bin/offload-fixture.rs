@@ -1,1 +1,287 @@
-fn main() {}
+//! A real MCP server (stdio, rmcp) with tools made to exercise Offload: echo, large answers,
+//! `isError` answers, slow answers with progress, a crash mid-call, a counter that proves the
+//! process is kept, environment and pid probes, and a tool list that changes.
+//!
+//! Flags: `--tools N` adds N filler tools (listed in pages of `--page-size`, default 25, so
+//! cursors are followed); `--stderr TEXT` prints TEXT on stderr at start; `--fail-start` exits
+//! with an error before the handshake; `--start-delay-ms N` waits before serving.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
+    ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+#[derive(Clone)]
+struct Fixture {
+    state: Arc<State>,
+}
+
+struct State {
+    counter: AtomicU64,
+    cancelled: AtomicU64,
+    extra: AtomicBool,
+    fillers: usize,
+    page_size: usize,
+}
+
+fn tool(name: &str, description: &str, schema: Value) -> Tool {
+    let Value::Object(schema) = schema else {
+        unreachable!("schemas are objects")
+    };
+    Tool::new(name.to_owned(), description.to_owned(), Arc::new(schema))
+}
+
+fn obj(props: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": props, "required": required})
+}
+
+impl Fixture {
+    fn all_tools(&self) -> Vec<Tool> {
+        let mut tools = vec![
+            tool(
+                "echo",
+                "Echo the given text back.",
+                obj(json!({"text": {"type": "string"}}), &["text"]),
+            ),
+            tool(
+                "large",
+                "Answer with a text of `bytes` bytes.",
+                obj(json!({"bytes": {"type": "integer"}}), &["bytes"]),
+            ),
+            tool(
+                "fail",
+                "Answer with isError and the given message.",
+                obj(json!({"message": {"type": "string"}}), &[]),
+            ),
+            tool(
+                "slow",
+                "Sleep `ms` milliseconds, sending `steps` progress notifications.",
+                obj(
+                    json!({"ms": {"type": "integer"}, "steps": {"type": "integer"}}),
+                    &["ms"],
+                ),
+            ),
+            tool(
+                "crash",
+                "Exit the process in the middle of the call.",
+                obj(json!({}), &[]),
+            ),
+            tool(
+                "counter",
+                "Return 1, 2, 3, ... on successive calls to this process.",
+                obj(json!({}), &[]),
+            ),
+            tool(
+                "env",
+                "Return the value of an environment variable (null when unset).",
+                obj(json!({"name": {"type": "string"}}), &["name"]),
+            ),
+            tool("pid", "Return this process's id.", obj(json!({}), &[])),
+            tool(
+                "stats",
+                "Return how many slow calls were cancelled.",
+                obj(json!({}), &[]),
+            ),
+            tool(
+                "toggle_extra",
+                "Add or remove the tool `extra` and notify tools/list_changed.",
+                obj(json!({}), &[]),
+            ),
+            tool(
+                "structured",
+                "Answer with structuredContent {\"items\": [...]}, n items.",
+                obj(json!({"n": {"type": "integer"}}), &["n"]),
+            ),
+        ];
+        if self.state.extra.load(Ordering::SeqCst) {
+            tools.push(tool(
+                "extra",
+                "Appears after toggle_extra.",
+                obj(json!({}), &[]),
+            ));
+        }
+        for i in 0..self.state.fillers {
+            tools.push(tool(
+                &format!("filler_{i:04}"),
+                "A filler tool for pagination tests.",
+                obj(json!({}), &[]),
+            ));
+        }
+        tools
+    }
+}
+
+fn text(s: impl Into<String>) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(s)])
+}
+
+fn arg<'a>(args: &'a Option<rmcp::model::JsonObject>, key: &str) -> Option<&'a Value> {
+    args.as_ref()?.get(key)
+}
+
+impl ServerHandler for Fixture {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "offload-fixture",
+            env!("CARGO_PKG_VERSION"),
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let all = self.all_tools();
+        let start: usize = request
+            .and_then(|r| r.cursor)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        let end = (start + self.state.page_size).min(all.len());
+        let mut result = ListToolsResult::with_all_items(all[start.min(end)..end].to_vec());
+        if end < all.len() {
+            result.next_cursor = Some(end.to_string());
+        }
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let args = &request.arguments;
+        let result = match request.name.as_ref() {
+            "echo" => text(
+                arg(args, "text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+            ),
+            "large" => {
+                let n = arg(args, "bytes").and_then(Value::as_u64).unwrap_or(0) as usize;
+                text("x".repeat(n))
+            }
+            "fail" => CallToolResult::error(vec![ContentBlock::text(
+                arg(args, "message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("fixture failure"),
+            )]),
+            "slow" => {
+                let ms = arg(args, "ms").and_then(Value::as_u64).unwrap_or(1000);
+                let steps = arg(args, "steps")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0)
+                    .max(1);
+                let token = context.meta.get_progress_token();
+                for step in 1..=steps {
+                    tokio::select! {
+                        () = tokio::time::sleep(Duration::from_millis(ms / steps)) => {}
+                        () = context.ct.cancelled() => {
+                            self.state.cancelled.fetch_add(1, Ordering::SeqCst);
+                            return Err(McpError::internal_error("cancelled", None));
+                        }
+                    }
+                    if let Some(token) = &token {
+                        let mut p = ProgressNotificationParam::new(token.clone(), step as f64);
+                        p.total = Some(steps as f64);
+                        p.message = Some(format!("step {step} of {steps}"));
+                        let _ = context.peer.notify_progress(p).await;
+                    }
+                }
+                text(format!("slept {ms} ms"))
+            }
+            "crash" => {
+                eprintln!("fixture: crashing on purpose");
+                std::process::exit(3);
+            }
+            "counter" => text((self.state.counter.fetch_add(1, Ordering::SeqCst) + 1).to_string()),
+            "env" => {
+                let name = arg(args, "name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let value = std::env::var(name).ok();
+                let mut r = text(value.clone().unwrap_or_else(|| "null".into()));
+                r.structured_content = Some(json!({"name": name, "value": value}));
+                r
+            }
+            "pid" => text(std::process::id().to_string()),
+            "stats" => {
+                text(json!({"cancelled": self.state.cancelled.load(Ordering::SeqCst)}).to_string())
+            }
+            "toggle_extra" => {
+                let now = !self.state.extra.fetch_xor(true, Ordering::SeqCst);
+                let _ = context.peer.notify_tool_list_changed().await;
+                text(format!(
+                    "extra is now {}",
+                    if now { "listed" } else { "gone" }
+                ))
+            }
+            "structured" => {
+                let n = arg(args, "n").and_then(Value::as_u64).unwrap_or(3);
+                let items: Vec<Value> = (0..n)
+                    .map(|i| json!({"id": i, "name": format!("item {i}")}))
+                    .collect();
+                let mut r = text(format!("{n} items"));
+                r.structured_content = Some(json!({"items": items}));
+                r
+            }
+            "extra" if self.state.extra.load(Ordering::SeqCst) => text("extra called"),
+            name if name.starts_with("filler_") => text(name.to_owned()),
+            other => return Err(McpError::invalid_params(format!("no tool '{other}'"), None)),
+        };
+        Ok(result.into())
+    }
+}
+
+fn flag_value(args: &[String], flag: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(msg) = flag_value(&args, "--stderr") {
+        eprintln!("{msg}");
+    }
+    if args.iter().any(|a| a == "--fail-start") {
+        eprintln!("fixture: refusing to start (--fail-start)");
+        std::process::exit(2);
+    }
+    if let Some(ms) = flag_value(&args, "--start-delay-ms").and_then(|v| v.parse().ok()) {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+    let fixture = Fixture {
+        state: Arc::new(State {
+            counter: AtomicU64::new(0),
+            cancelled: AtomicU64::new(0),
+            extra: AtomicBool::new(false),
+            fillers: flag_value(&args, "--tools")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0),
+            page_size: flag_value(&args, "--page-size")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(25),
+        }),
+    };
+    let running = fixture
+        .serve((tokio::io::stdin(), tokio::io::stdout()))
+        .await?;
+    running.waiting().await?;
+    Ok(())
+}
