@@ -1,1 +1,246 @@
-// filled below
+//! Interop with published MCP peers: the official Python SDK (2.x, newest protocol revision and
+//! the legacy handshake) and TypeScript SDK (1.x, 2025-11-25) as clients, and
+//! `@modelcontextprotocol/server-everything` as an upstream over stdio and streamable HTTP.
+//!
+//! The peers are installed into `tests/interop` by `scripts/setup-interop.sh` (the test script
+//! runs it), so these tests are `#[ignore]`d for a bare `cargo test` and run with
+//! `--include-ignored` by the test script.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use offload_testkit::{TestContext, call, target_bin, text};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+const NEEDS_PEERS: &str = "needs published peers: run scripts/setup-interop.sh";
+
+fn interop_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop");
+    let dir = std::fs::canonicalize(&dir).expect("tests/interop");
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/sdk").exists() && dir.join(".venv").exists(),
+        "{NEEDS_PEERS}"
+    );
+    dir
+}
+
+fn everything_entry() -> Value {
+    let index =
+        interop_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    json!({"command": "node", "args": [index, "stdio"]})
+}
+
+/// fx (our fixture) and everything (the published reference server) as upstreams.
+fn peers_context() -> TestContext {
+    let ctx = TestContext::new();
+    ctx.write_servers(json!({"fx": TestContext::fixture(&[]), "everything": everything_entry()}));
+    ctx
+}
+
+async fn run_script(ctx: &TestContext, program: PathBuf, args: &[&str]) -> String {
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args).current_dir(interop_dir());
+    ctx.isolate(&mut cmd);
+    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
+        .await
+        .expect("client script timed out")
+        .expect("client script runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "client failed:\nstdout:\n{stdout}\nstderr:\n{}\noffload log:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        ctx.log()
+    );
+    stdout
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn python_sdk_client_on_the_newest_protocol_revision() {
+    let ctx = peers_context();
+    let dir = interop_dir();
+    let bin = target_bin("offload");
+    let out = run_script(
+        &ctx,
+        dir.join(".venv/bin/python"),
+        &["python_client.py", bin.to_str().unwrap(), "auto"],
+    )
+    .await;
+    assert!(out.contains("protocol 2026-07-28"), "{out}");
+    assert!(out.contains("ok progress forwarded (3)"), "{out}");
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn python_sdk_client_with_the_initialize_handshake() {
+    let ctx = peers_context();
+    let dir = interop_dir();
+    let bin = target_bin("offload");
+    let out = run_script(
+        &ctx,
+        dir.join(".venv/bin/python"),
+        &["python_client.py", bin.to_str().unwrap(), "legacy"],
+    )
+    .await;
+    assert!(out.contains("protocol 2025-"), "{out}");
+    assert!(
+        out.contains("ok call_tool through Offload to server-everything"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn typescript_sdk_client_validates_every_answer() {
+    let ctx = peers_context();
+    let bin = target_bin("offload");
+    let out = run_script(
+        &ctx,
+        PathBuf::from("node"),
+        &["ts_client.mjs", bin.to_str().unwrap()],
+    )
+    .await;
+    assert!(
+        out.contains("ok upstream progress forwarded to the TS client"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ok error result passes output-schema validation"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn server_everything_over_streamable_http_as_an_upstream() {
+    let port = free_port();
+    let index =
+        interop_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let mut server = tokio::process::Command::new("node")
+        .arg(index)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start server-everything");
+    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.contains("listening") {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("server-everything listens");
+
+    let ctx = TestContext::new();
+    ctx.write_servers(
+        json!({"remote": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp"),
+                                          "headers": {"X-Offload-Test": "1"}}}),
+    );
+    let client = ctx.client().await;
+    let r = call(
+        &client,
+        "call_tool",
+        json!({"server": "remote", "tool_name": "echo", "tool_args": {"message": "over http"}}),
+    )
+    .await;
+    assert_eq!(text(&r), "Echo: over http", "{r:?}\n{}", ctx.log());
+    let r = call(
+        &client,
+        "list_available_tools",
+        json!({"filter_by_server": "remote"}),
+    )
+    .await;
+    assert_eq!(
+        offload_testkit::structured(&r)["servers"][0]["status"],
+        "ready"
+    );
+    client.cancel().await.unwrap();
+    server.kill().await.ok();
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn server_everything_over_stdio_as_an_upstream() {
+    let ctx = peers_context();
+    let client = ctx.client().await;
+    let r = call(
+        &client,
+        "call_tool",
+        json!({"server": "everything", "tool_name": "get-sum", "tool_args": {"a": 1, "b": 2}}),
+    )
+    .await;
+    assert!(text(&r).contains('3'), "{r:?}");
+    let r = call(
+        &client,
+        "call_tool",
+        json!({"server": "everything", "tool_name": "get-tiny-image"}),
+    )
+    .await;
+    assert!(
+        r.content.iter().any(|c| c.as_image().is_some()),
+        "image blocks pass through: {r:?}"
+    );
+    client.cancel().await.unwrap();
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Clients still speak the 2024 and early-2025 revisions: a raw handshake at each version is
+/// answered with that same version, and tools work after it.
+#[tokio::test]
+async fn older_protocol_revisions_are_negotiated() {
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let ctx = crate::with_fixture();
+        let mut child = ctx
+            .offload_command(&[])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+        let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "call_tool", "arguments": {"server": "fx", "tool_name": "echo", "tool_args": {"text": version}}}});
+        for msg in [
+            init,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            list,
+        ] {
+            stdin
+                .write_all(format!("{msg}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        stdin.flush().await.unwrap();
+        let first: Value =
+            serde_json::from_str(&stdout.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(first["result"]["protocolVersion"], version);
+        let second: Value =
+            serde_json::from_str(&stdout.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(second["result"]["content"][0]["text"], version, "{second}");
+        drop(stdin);
+        let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(status.success(), "exits cleanly when stdin closes");
+    }
+}

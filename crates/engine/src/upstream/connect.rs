@@ -10,6 +10,7 @@ use rmcp::service::{RunningService, ServiceExt};
 use rmcp::transport::TokioChildProcess;
 
 use super::handler::UpstreamHandler;
+use super::progress::{Forwarding, ProgressRoutes};
 use super::search_path::SearchPath;
 use super::stderr::StderrRing;
 use crate::ErrorCode;
@@ -48,6 +49,7 @@ pub struct ConnectContext<'a> {
     pub secrets: &'a dyn SecretSource,
     pub search_path: &'a SearchPath,
     pub stderr: Arc<StderrRing>,
+    pub routes: Arc<ProgressRoutes>,
     pub handler: UpstreamHandler,
 }
 
@@ -128,7 +130,11 @@ async fn open_stdio(
         tokio::spawn(async move { ring.drain(&name, stderr).await });
     }
     let stderr_ring = ctx.stderr.clone();
-    match ctx.handler.serve(child).await {
+    let transport = Forwarding {
+        inner: child,
+        routes: ctx.routes.clone(),
+    };
+    match ctx.handler.serve(transport).await {
         Ok(client) => Ok(Opened {
             client,
             process_group,
@@ -169,7 +175,10 @@ async fn open_http(
         map.insert(name, value);
     }
     let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(map);
-    let transport = StreamableHttpClientTransport::from_config(config);
+    let transport = Forwarding {
+        inner: StreamableHttpClientTransport::from_config(config),
+        routes: ctx.routes.clone(),
+    };
     let client = ctx
         .handler
         .serve(transport)

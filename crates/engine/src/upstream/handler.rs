@@ -1,64 +1,12 @@
-//! Offload's client side of one upstream connection: forwards progress notifications to the
-//! client that made the call, and drops the cached tool list when the upstream says it changed.
+//! Offload's client side of one upstream connection: it drops the cached tool list when the
+//! upstream says it changed. (Progress is forwarded by `progress::Forwarding`, in order.)
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
-    Tool,
-};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, Tool};
 use rmcp::service::NotificationContext;
-use rmcp::{ClientHandler, Peer, RoleClient, RoleServer};
-
-/// Where to send an upstream's progress for one call: the downstream peer and its token.
-#[derive(Clone)]
-pub struct ProgressRoute {
-    pub peer: Peer<RoleServer>,
-    pub token: ProgressToken,
-}
-
-/// Upstream progress token → downstream route, for calls in flight.
-#[derive(Default)]
-pub struct ProgressRoutes(Mutex<HashMap<ProgressToken, ProgressRoute>>);
-
-impl ProgressRoutes {
-    /// Registers a route; it is removed when the returned guard drops.
-    pub fn register(self: &Arc<Self>, upstream: ProgressToken, route: ProgressRoute) -> RouteGuard {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(upstream.clone(), route);
-        RouteGuard {
-            routes: self.clone(),
-            token: upstream,
-        }
-    }
-
-    fn get(&self, token: &ProgressToken) -> Option<ProgressRoute> {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(token)
-            .cloned()
-    }
-}
-
-pub struct RouteGuard {
-    routes: Arc<ProgressRoutes>,
-    token: ProgressToken,
-}
-
-impl Drop for RouteGuard {
-    fn drop(&mut self) {
-        self.routes
-            .0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.token);
-    }
-}
+use rmcp::{ClientHandler, RoleClient};
 
 /// The cached tool list of one connection.
 #[derive(Default)]
@@ -94,7 +42,6 @@ impl ToolCache {
 pub struct UpstreamHandler {
     pub server: String,
     pub tools: Arc<ToolCache>,
-    pub routes: Arc<ProgressRoutes>,
 }
 
 impl ClientHandler for UpstreamHandler {
@@ -103,20 +50,6 @@ impl ClientHandler for UpstreamHandler {
             ClientCapabilities::default(),
             Implementation::new("offload", env!("CARGO_PKG_VERSION")),
         )
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Some(route) = self.routes.get(&params.progress_token) {
-            let mut forwarded = params;
-            forwarded.progress_token = route.token;
-            if let Err(e) = route.peer.notify_progress(forwarded).await {
-                tracing::debug!(server = %self.server, "progress not forwarded: {e}");
-            }
-        }
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

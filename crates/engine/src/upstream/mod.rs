@@ -7,12 +7,13 @@
 mod connect;
 mod error;
 mod handler;
+mod progress;
 mod search_path;
 mod stderr;
 mod supervisor;
 
 pub use error::{UpstreamError, closest};
-pub use handler::ProgressRoute;
+pub use progress::ProgressRoute;
 pub use supervisor::{CallOptions, Upstream};
 
 use std::sync::Arc;

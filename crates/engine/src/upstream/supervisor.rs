@@ -13,7 +13,8 @@ use rmcp::service::{PeerRequestOptions, ServiceError};
 use tokio_util::sync::CancellationToken;
 
 use super::connect::{self, ConnectContext, Opened, StartError};
-use super::handler::{ProgressRoute, ProgressRoutes, ToolCache, UpstreamHandler};
+use super::handler::{ToolCache, UpstreamHandler};
+use super::progress::{ProgressRoute, ProgressRoutes};
 use super::stderr::StderrRing;
 use super::{PoolContext, ServerState, ServerStatus, UpstreamError};
 use crate::ErrorCode;
@@ -220,13 +221,13 @@ impl Upstream {
         let handler = UpstreamHandler {
             server: self.name.clone(),
             tools: tools.clone(),
-            routes: self.routes.clone(),
         };
         let ctx = ConnectContext {
             name: &self.name,
             secrets: self.ctx.secrets.as_ref(),
             search_path: &self.ctx.search_path,
             stderr: self.stderr.clone(),
+            routes: self.routes.clone(),
             handler,
         };
         let opened = connect::open(&transport, ctx).await?;
@@ -289,8 +290,11 @@ impl Upstream {
             }
         };
         match answer {
-            Ok(ServerResult::CallToolResult(result)) => {
+            Ok(ServerResult::CallToolResult(mut result)) => {
                 self.note_success();
+                // Servers on older revisions omit `resultType`; clients on 2026-07-28 require
+                // it (rmcp drops it again for clients on older revisions).
+                result.result_type.get_or_insert(rmcp::model::ResultType::COMPLETE);
                 Ok(result)
             }
             Ok(_) => Err(UpstreamError::Rpc {
