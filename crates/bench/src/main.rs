@@ -1,1 +1,33 @@
-fn main() {}
+//! Offload's benchmark programs. Each prints Offload's figure beside a baseline measured in the
+//! same run, with the difference and the ratio. Run from the repository root with
+//! `scripts/bench.sh` (release build).
+
+mod latency;
+mod stats;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(about = "Offload benchmarks: our figures beside a baseline from the same run")]
+struct Cli {
+    #[command(subcommand)]
+    bench: Bench,
+}
+
+#[derive(Subcommand)]
+enum Bench {
+    /// call_tool → fixture echo through `offload mcp`, beside the same call made directly to the
+    /// fixture; and list_available_tools over two servers, beside listing both directly.
+    Latency {
+        /// Measured calls per side (after warm-up).
+        #[arg(long, default_value_t = 2000)]
+        calls: usize,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    match Cli::parse().bench {
+        Bench::Latency { calls } => latency::run(calls).await,
+    }
+}

@@ -76,6 +76,15 @@ async fn serve(config: Option<PathBuf>, args: McpArgs) -> ExitCode {
     match args.mode {
         Mode::Auto | Mode::Embedded => tracing::info!("serving in embedded mode"),
     }
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!(
+            "offload mcp is serving MCP on stdin/stdout and waits for a client.\n\
+             Add it to your MCP client instead of running it by hand, e.g. for Claude Desktop:\n\
+             {{\"mcpServers\": {{\"offload\": {{\"command\": \"{}\", \"args\": [\"mcp\"]}}}}}}\n\
+             Press Ctrl-C to stop.",
+            std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "offload".into())
+        );
+    }
     let engine = Arc::new(engine);
     let served = tokio::select! {
         r = engine.serve(rmcp_stdio()) => r,

@@ -63,16 +63,21 @@ impl Engine {
         (engine, warnings)
     }
 
-    /// Serves one MCP session over `transport` until the client goes away.
+    /// Serves one MCP session over `transport` until the client goes away. A client that
+    /// leaves before the handshake is not an error.
     pub async fn serve<T, E, A>(self: &Arc<Self>, transport: T) -> Result<(), String>
     where
         T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let running = OffloadServer::new(self.clone())
-            .serve(transport)
-            .await
-            .map_err(|e| format!("MCP session did not start: {e}"))?;
+        let running = match OffloadServer::new(self.clone()).serve(transport).await {
+            Ok(running) => running,
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+                tracing::info!("the client closed the connection before the MCP handshake");
+                return Ok(());
+            }
+            Err(e) => return Err(format!("MCP session did not start: {e}")),
+        };
         running
             .waiting()
             .await

@@ -1,0 +1,107 @@
+//! Call latency through `offload mcp` versus a direct call to the same upstream, measured in
+//! alternation so both sides see the same machine conditions.
+
+use std::time::{Duration, Instant};
+
+use offload_testkit::{Client, TestContext, call, connect, target_bin};
+use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
+use serde_json::json;
+
+use crate::stats::{row, summarize};
+
+const WARMUP: usize = 200;
+
+pub async fn run(calls: usize) -> anyhow::Result<()> {
+    let ctx = TestContext::new();
+    ctx.write_servers(json!({
+        "fx": TestContext::fixture(&[]),
+        "fx2": TestContext::fixture(&["--tools", "40"]),
+    }));
+    // Offload as users run it: default log level, logging to stderr (discarded here).
+    let mut cmd = ctx.offload_command(&[]);
+    cmd.env("OFFLOAD_LOG", "info").env_remove("OFFLOAD_LOG_FILE");
+    let proxied = connect(cmd).await;
+    let direct = connect(tokio::process::Command::new(target_bin("offload-fixture"))).await;
+    let direct2 = {
+        let mut cmd = tokio::process::Command::new(target_bin("offload-fixture"));
+        cmd.args(["--tools", "40"]);
+        connect(cmd).await
+    };
+
+    // Warm both paths: processes started, tool lists cached, allocators settled.
+    for _ in 0..WARMUP {
+        echo_direct(&direct).await;
+        echo_proxied(&proxied).await;
+    }
+
+    let mut direct_samples = Vec::with_capacity(calls);
+    let mut proxied_samples = Vec::with_capacity(calls);
+    for _ in 0..calls {
+        direct_samples.push(echo_direct(&direct).await);
+        proxied_samples.push(echo_proxied(&proxied).await);
+    }
+    let d = summarize(&mut direct_samples);
+    let p = summarize(&mut proxied_samples);
+
+    println!("call_tool -> fixture echo, {calls} calls each side, alternating (after {WARMUP} warm-up calls)");
+    println!("{:<10} {:>12} {:>12} {:>15} {:>9}", "", "offload", "direct", "added", "ratio");
+    println!("{}", row("median", p.median, d.median));
+    println!("{}", row("p99", p.p99, d.p99));
+    println!("{}", row("mean", p.mean, d.mean));
+
+    // list_available_tools over two warm servers vs listing both servers directly.
+    let rounds = 200;
+    let mut list_ours = Vec::with_capacity(rounds);
+    let mut list_base = Vec::with_capacity(rounds);
+    for _ in 0..20 {
+        call(&proxied, "list_available_tools", json!({})).await;
+    }
+    for _ in 0..rounds {
+        let t = Instant::now();
+        let r = call(&proxied, "list_available_tools", json!({})).await;
+        list_ours.push(t.elapsed());
+        assert_ne!(r.is_error, Some(true));
+        let t = Instant::now();
+        direct.list_tools(Some(PaginatedRequestParams::default())).await?;
+        direct2.list_all_tools().await?;
+        list_base.push(t.elapsed());
+    }
+    let lo = summarize(&mut list_ours);
+    let lb = summarize(&mut list_base);
+    println!();
+    println!("list_available_tools, 2 warm servers (51 tools), {rounds} calls; baseline: tools/list sent directly to both");
+    println!("{:<10} {:>12} {:>12} {:>15} {:>9}", "", "offload", "direct", "added", "ratio");
+    println!("{}", row("median", lo.median, lb.median));
+    println!("{}", row("p99", lo.p99, lb.p99));
+
+    let targets_met = p.median.saturating_sub(d.median) <= Duration::from_micros(300)
+        && p.p99.saturating_sub(d.p99) <= Duration::from_millis(1)
+        && lo.median < Duration::from_millis(10);
+    println!();
+    println!(
+        "targets (added <= 0.3 ms median, <= 1 ms p99; list < 10 ms): {}",
+        if targets_met { "met" } else { "NOT met" }
+    );
+    proxied.cancel().await?;
+    direct.cancel().await?;
+    direct2.cancel().await?;
+    Ok(())
+}
+
+async fn echo_direct(client: &Client) -> Duration {
+    let mut params = CallToolRequestParams::new("echo");
+    params.arguments = json!({"text": "ping"}).as_object().cloned();
+    let t = Instant::now();
+    let r = client.call_tool(params).await.expect("direct echo");
+    let took = t.elapsed();
+    assert_ne!(r.is_error, Some(true));
+    took
+}
+
+async fn echo_proxied(client: &Client) -> Duration {
+    let t = Instant::now();
+    let r = call(client, "call_tool", json!({"server": "fx", "tool_name": "echo", "tool_args": {"text": "ping"}})).await;
+    let took = t.elapsed();
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    took
+}

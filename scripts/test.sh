@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Sets up and runs every Offload test: formatting, lints, the engine's GUI-free check, unit and
+# end-to-end tests, and interop with published MCP SDKs and servers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+scripts/setup-interop.sh
+
+echo "== format and lints" >&2
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== the engine stays GUI-free" >&2
+if cargo tree -p offload-engine -e normal --locked | grep -qi tauri; then
+  echo "offload-engine depends on tauri: the engine must stay GUI-free" >&2
+  exit 1
+fi
+
+echo "== build and test" >&2
+cargo build --workspace --bins --locked
+cargo test --workspace --locked -- --include-ignored
