@@ -19,7 +19,8 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     }));
     // Offload as users run it: default log level, logging to stderr (discarded here).
     let mut cmd = ctx.offload_command(&[]);
-    cmd.env("OFFLOAD_LOG", "info").env_remove("OFFLOAD_LOG_FILE");
+    cmd.env("OFFLOAD_LOG", "info")
+        .env_remove("OFFLOAD_LOG_FILE");
     let proxied = connect(cmd).await;
     let direct = connect(tokio::process::Command::new(target_bin("offload-fixture"))).await;
     let direct2 = {
@@ -43,8 +44,13 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     let d = summarize(&mut direct_samples);
     let p = summarize(&mut proxied_samples);
 
-    println!("call_tool -> fixture echo, {calls} calls each side, alternating (after {WARMUP} warm-up calls)");
-    println!("{:<10} {:>12} {:>12} {:>15} {:>9}", "", "offload", "direct", "added", "ratio");
+    println!(
+        "call_tool -> fixture echo, {calls} calls each side, alternating (after {WARMUP} warm-up calls)"
+    );
+    println!(
+        "{:<10} {:>12} {:>12} {:>15} {:>9}",
+        "", "offload", "direct", "added", "ratio"
+    );
     println!("{}", row("median", p.median, d.median));
     println!("{}", row("p99", p.p99, d.p99));
     println!("{}", row("mean", p.mean, d.mean));
@@ -62,15 +68,22 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
         list_ours.push(t.elapsed());
         assert_ne!(r.is_error, Some(true));
         let t = Instant::now();
-        direct.list_tools(Some(PaginatedRequestParams::default())).await?;
+        direct
+            .list_tools(Some(PaginatedRequestParams::default()))
+            .await?;
         direct2.list_all_tools().await?;
         list_base.push(t.elapsed());
     }
     let lo = summarize(&mut list_ours);
     let lb = summarize(&mut list_base);
     println!();
-    println!("list_available_tools, 2 warm servers (51 tools), {rounds} calls; baseline: tools/list sent directly to both");
-    println!("{:<10} {:>12} {:>12} {:>15} {:>9}", "", "offload", "direct", "added", "ratio");
+    println!(
+        "list_available_tools, 2 warm servers (51 tools), {rounds} calls; baseline: tools/list sent directly to both"
+    );
+    println!(
+        "{:<10} {:>12} {:>12} {:>15} {:>9}",
+        "", "offload", "direct", "added", "ratio"
+    );
     println!("{}", row("median", lo.median, lb.median));
     println!("{}", row("p99", lo.p99, lb.p99));
 
@@ -100,7 +113,12 @@ async fn echo_direct(client: &Client) -> Duration {
 
 async fn echo_proxied(client: &Client) -> Duration {
     let t = Instant::now();
-    let r = call(client, "call_tool", json!({"server": "fx", "tool_name": "echo", "tool_args": {"text": "ping"}})).await;
+    let r = call(
+        client,
+        "call_tool",
+        json!({"server": "fx", "tool_name": "echo", "tool_args": {"text": "ping"}}),
+    )
+    .await;
     let took = t.elapsed();
     assert_ne!(r.is_error, Some(true), "{r:?}");
     took

@@ -82,7 +82,9 @@ async fn serve(config: Option<PathBuf>, args: McpArgs) -> ExitCode {
              Add it to your MCP client instead of running it by hand, e.g. for Claude Desktop:\n\
              {{\"mcpServers\": {{\"offload\": {{\"command\": \"{}\", \"args\": [\"mcp\"]}}}}}}\n\
              Press Ctrl-C to stop.",
-            std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "offload".into())
+            std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| "offload".into())
         );
     }
     let engine = Arc::new(engine);
