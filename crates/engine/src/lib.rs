@@ -7,6 +7,7 @@
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod formats;
 pub mod roots;
 pub mod server;
 pub mod upstream;

@@ -1,0 +1,100 @@
+//! Markdown: a GitHub-flavoured table for table-shaped values (every ASCII punctuation character
+//! in a cell backslash-escaped, so `|`, `*`, `<script>` and `# x` render as themselves; line
+//! breaks as `<br>`), a key/value table for other objects and lists, and text as it is.
+
+use std::io::Write;
+
+use serde_json::Value;
+
+use super::table::{self, Cell};
+use super::{Payload, Rendered, TableInfo};
+
+pub fn write(payload: &Payload, out: &mut dyn Write) -> std::io::Result<Rendered> {
+    let value = match payload {
+        Payload::Text(t) => {
+            out.write_all(t.as_bytes())?;
+            return Ok(Rendered::default());
+        }
+        Payload::Json(Value::String(s)) => {
+            out.write_all(s.as_bytes())?;
+            return Ok(Rendered::default());
+        }
+        Payload::Json(v) => v,
+    };
+    if let Some(view) = table::find(value) {
+        let cols = table::columns(view.rows);
+        let header: Vec<String> = cols.iter().map(|c| escape(c)).collect();
+        write_header(out, &header)?;
+        for row in view.rows {
+            write_row(out, &table::row_cells(row, &cols))?;
+        }
+        let types = table::column_types(view.rows, &cols);
+        return Ok(Rendered {
+            table: Some(TableInfo {
+                path: view.path.map(str::to_owned),
+                rows: view.rows.len(),
+                columns: cols.into_iter().zip(types).collect(),
+            }),
+            ..Rendered::default()
+        });
+    }
+    let (header, rows) = table::fallback(value);
+    let header: Vec<String> = header.iter().map(|c| escape(c)).collect();
+    write_header(out, &header)?;
+    for row in &rows {
+        write_row(out, row)?;
+    }
+    Ok(Rendered {
+        fallback: true,
+        ..Rendered::default()
+    })
+}
+
+fn write_header(out: &mut dyn Write, header: &[String]) -> std::io::Result<()> {
+    if header.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "| {} |", header.join(" | "))?;
+    writeln!(out, "|{}|", vec![" --- "; header.len()].join("|"))
+}
+
+fn write_row(out: &mut dyn Write, cells: &[Cell<'_>]) -> std::io::Result<()> {
+    if cells.is_empty() {
+        return Ok(());
+    }
+    let cells: Vec<String> = cells.iter().map(|c| escape(&c.as_text())).collect();
+    writeln!(out, "| {} |", cells.join(" | "))
+}
+
+/// Escapes one cell: ASCII punctuation gets a backslash, line breaks become `<br>`, and
+/// surrounding spaces are kept as entities so renderers do not trim them.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\r' | '\n' => out.push_str("<br>"),
+            c if c.is_ascii_punctuation() => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    // Leading/trailing spaces are trimmed by table renderers: keep them as entities.
+    let lead = out.len() - out.trim_start_matches(' ').len();
+    let trail = out.len() - out.trim_end_matches(' ').len();
+    if lead == 0 && trail == 0 {
+        return out;
+    }
+    if out.chars().all(|c| c == ' ') {
+        return "&#32;".repeat(out.len());
+    }
+    format!(
+        "{}{}{}",
+        "&#32;".repeat(lead),
+        &out[lead..out.len() - trail],
+        "&#32;".repeat(trail)
+    )
+}

@@ -1,0 +1,241 @@
+//! Seeing a JSON value as a table: which list holds the rows, the union of (flattened) columns in
+//! first-seen order, and each row's cells. Rows are flattened one at a time, so a table costs
+//! little beyond the value itself.
+//!
+//! Conventions (documented in README): a list of objects is a table; an object with exactly one
+//! field that is a non-empty list of objects is that table (its key is the reported `path`).
+//! Nested objects become dotted columns (`meta.owner.id`); lists inside a cell are JSON-encoded;
+//! `null` is an empty cell. Anything else is not a table and gets a key/value fallback.
+
+use indexmap::IndexSet;
+use serde_json::{Map, Value};
+
+/// Where the rows are.
+pub struct TableView<'a> {
+    /// The key of the list inside the top-level object, when the rows are not the value itself.
+    pub path: Option<&'a str>,
+    pub rows: &'a [Value],
+}
+
+/// Finds the rows of a table-shaped value.
+pub fn find(value: &Value) -> Option<TableView<'_>> {
+    match value {
+        Value::Array(items) if items.iter().all(Value::is_object) => Some(TableView {
+            path: None,
+            rows: items,
+        }),
+        Value::Object(map) => {
+            let mut lists = map.iter().filter(|(_, v)| {
+                matches!(v, Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_object))
+            });
+            let (key, rows) = lists.next()?;
+            if lists.next().is_some() {
+                return None;
+            }
+            Some(TableView {
+                path: Some(key),
+                rows: rows.as_array().map(Vec::as_slice).unwrap_or_default(),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// A cell's content.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell<'a> {
+    Empty,
+    Text(&'a str),
+    /// Text made here: numbers and booleans as JSON text, lists (and empty objects)
+    /// JSON-encoded, generated keys.
+    Owned(String),
+}
+
+impl Cell<'_> {
+    pub fn as_text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Cell::Empty => "".into(),
+            Cell::Text(s) => (*s).into(),
+            Cell::Owned(s) => s.as_str().into(),
+        }
+    }
+}
+
+fn leaf(value: &Value) -> Cell<'_> {
+    match value {
+        Value::Null => Cell::Empty,
+        Value::String(s) => Cell::Text(s),
+        other => Cell::Owned(other.to_string()),
+    }
+}
+
+/// Calls `f(column, cell)` for every leaf of `obj`, nested objects flattened with dots.
+pub fn flatten<'a>(
+    obj: &'a Map<String, Value>,
+    prefix: &str,
+    f: &mut impl FnMut(String, Cell<'a>),
+) {
+    for (key, value) in obj {
+        let name = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        match value {
+            Value::Object(inner) if !inner.is_empty() => flatten(inner, &name, f),
+            other => f(name, leaf(other)),
+        }
+    }
+}
+
+/// The union of flattened column names over all rows, in first-seen order.
+pub fn columns(rows: &[Value]) -> IndexSet<String> {
+    let mut cols = IndexSet::new();
+    for row in rows {
+        if let Value::Object(obj) = row {
+            flatten(obj, "", &mut |name, _| {
+                cols.insert(name);
+            });
+        }
+    }
+    cols
+}
+
+/// One row's cells in column order.
+pub fn row_cells<'a>(row: &'a Value, columns: &IndexSet<String>) -> Vec<Cell<'a>> {
+    let mut cells = vec![Cell::Empty; columns.len()];
+    if let Value::Object(obj) = row {
+        flatten(obj, "", &mut |name, cell| {
+            if let Some(i) = columns.get_index_of(&name) {
+                cells[i] = cell;
+            }
+        });
+    }
+    cells
+}
+
+/// The fallback for values that are not tables, as (columns, rows):
+/// a list of scalars (or mixed values) → one `value` column; an object → `key`/`value` rows with
+/// dotted keys; a scalar → one `value` cell.
+pub fn fallback(value: &Value) -> (Vec<&'static str>, Vec<Vec<Cell<'_>>>) {
+    match value {
+        Value::Array(items) => (vec!["value"], items.iter().map(|v| vec![leaf(v)]).collect()),
+        Value::Object(obj) => {
+            let mut rows = Vec::new();
+            flatten(obj, "", &mut |name, cell| {
+                rows.push(vec![Cell::Owned(name), cell])
+            });
+            (vec!["key", "value"], rows)
+        }
+        scalar => (vec!["value"], vec![vec![leaf(scalar)]]),
+    }
+}
+
+/// The type of a column from its cells: integer, number, boolean, string, null, or mixed.
+pub fn column_types(rows: &[Value], columns: &IndexSet<String>) -> Vec<&'static str> {
+    let mut types: Vec<Option<&'static str>> = vec![None; columns.len()];
+    for row in rows {
+        if let Value::Object(obj) = row {
+            let mut visit = |name: String, value: &Value| {
+                if let Some(i) = columns.get_index_of(&name) {
+                    let t = json_type(value);
+                    if t == "null" {
+                        return;
+                    }
+                    types[i] = Some(match types[i] {
+                        None => t,
+                        Some(prev) if prev == t => t,
+                        Some("integer") if t == "number" => "number",
+                        Some("number") if t == "integer" => "number",
+                        Some(_) => "mixed",
+                    });
+                }
+            };
+            flatten_values(obj, "", &mut visit);
+        }
+    }
+    types.into_iter().map(|t| t.unwrap_or("null")).collect()
+}
+
+fn flatten_values<'a>(
+    obj: &'a Map<String, Value>,
+    prefix: &str,
+    f: &mut impl FnMut(String, &'a Value),
+) {
+    for (key, value) in obj {
+        let name = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        match value {
+            Value::Object(inner) if !inner.is_empty() => flatten_values(inner, &name, f),
+            other => f(name, other),
+        }
+    }
+}
+
+/// A JSON value's type name as summaries show it.
+pub fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn finds_tables_in_lists_and_single_list_fields() {
+        let v = json!([{"a": 1}, {"b": 2}]);
+        assert!(find(&v).unwrap().path.is_none());
+        let v = json!({"total": 2, "results": [{"a": 1}]});
+        assert_eq!(find(&v).unwrap().path, Some("results"));
+        assert!(
+            find(&json!({"a": [{"x": 1}], "b": [{"y": 2}]})).is_none(),
+            "two candidate lists"
+        );
+        assert!(find(&json!([1, {"a": 1}])).is_none());
+        assert!(find(&json!("text")).is_none());
+        assert_eq!(
+            find(&json!([])).unwrap().rows.len(),
+            0,
+            "an empty list is an empty table"
+        );
+    }
+
+    #[test]
+    fn columns_are_the_union_in_first_seen_order_with_dotted_nesting() {
+        let rows = json!([
+            {"id": 1, "meta": {"owner": {"id": 7}, "tags": ["x"]}},
+            {"id": 2, "extra": null, "meta": {"owner": {"id": 8, "name": "n"}}}
+        ]);
+        let rows = rows.as_array().unwrap();
+        let cols = columns(rows);
+        assert_eq!(
+            cols.iter().map(String::as_str).collect::<Vec<_>>(),
+            [
+                "id",
+                "meta.owner.id",
+                "meta.tags",
+                "extra",
+                "meta.owner.name"
+            ]
+        );
+        let cells = row_cells(&rows[0], &cols);
+        assert_eq!(cells[2], Cell::Owned("[\"x\"]".into()));
+        assert_eq!(cells[3], Cell::Empty);
+        assert_eq!(
+            column_types(rows, &cols),
+            ["integer", "integer", "array", "null", "string"]
+        );
+    }
+}
