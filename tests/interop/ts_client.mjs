@@ -47,7 +47,11 @@ r = await client.callTool(
   { onprogress: () => { progress += 1; } },
 );
 assert.ok(!r.isError, JSON.stringify(r));
-assert.equal(progress, 4, `progress notifications: ${progress}`);
+// Offload writes all 4 before the response (checked on the wire by the Rust test
+// progress_notifications_precede_the_response_on_the_wire). The TS SDK 1.x runs progress
+// handlers in a microtask but drops the handler synchronously on the response, so when the last
+// notification and the response arrive in one read it loses that notification: allow one.
+assert.ok(progress >= 3, `progress notifications: ${progress}`);
 ok("upstream progress forwarded to the TS client");
 
 try {

@@ -11,6 +11,8 @@ pub struct StderrRing {
     lines: Mutex<VecDeque<String>>,
     max_bytes: usize,
     max_line: usize,
+    /// Incremented each time a drained stream reaches its end (the process closed stderr).
+    ended: tokio::sync::watch::Sender<u64>,
 }
 
 impl StderrRing {
@@ -19,7 +21,20 @@ impl StderrRing {
             lines: Mutex::new(VecDeque::new()),
             max_bytes,
             max_line: 2048,
+            ended: tokio::sync::watch::Sender::new(0),
         }
+    }
+
+    /// How many drained streams have ended so far.
+    pub fn ends(&self) -> u64 {
+        *self.ended.borrow()
+    }
+
+    /// Waits (at most `limit`) until more than `seen` streams have ended, so that what a dying
+    /// process printed last is in the ring before an error message quotes it.
+    pub async fn wait_end(&self, seen: u64, limit: std::time::Duration) {
+        let mut rx = self.ended.subscribe();
+        let _ = tokio::time::timeout(limit, rx.wait_for(|n| *n > seen)).await;
     }
 
     pub fn push(&self, line: &str) {
@@ -63,6 +78,7 @@ impl StderrRing {
                 }
             }
         }
+        self.ended.send_modify(|n| *n += 1);
     }
 }
 

@@ -35,6 +35,8 @@ struct Connection {
     client: connect::Client,
     tools: Arc<ToolCache>,
     process_group: Option<u32>,
+    /// The stderr ring's end count when this connection started (stdio only).
+    stderr_ends_at_start: u64,
 }
 
 impl Connection {
@@ -181,6 +183,7 @@ impl Upstream {
         }
 
         self.with_health(|h| h.state = Some(ServerState::Starting));
+        let stderr_ends_at_start = self.stderr.ends();
         let started = tokio::time::timeout(self.timeout(), self.open()).await;
         let result = match started {
             Ok(Ok(opened)) => Ok(opened),
@@ -199,6 +202,7 @@ impl Upstream {
                     client: opened.client,
                     tools,
                     process_group: opened.process_group,
+                    stderr_ends_at_start,
                 });
                 self.with_health(|h| h.state = Some(ServerState::Ready));
                 *slot = Some(conn.clone());
@@ -302,6 +306,13 @@ impl Upstream {
                 rpc_code: -32603,
                 message: "the server asked for interactive input or a task, which Offload does not relay yet".into(),
             }),
+            Err(ServiceError::TransportClosed) if conn.process_group.is_some() => {
+                // The process died: let its last words reach the stderr ring first.
+                self.stderr
+                    .wait_end(conn.stderr_ends_at_start, Duration::from_millis(500))
+                    .await;
+                Err(self.service_error(ServiceError::TransportClosed))
+            }
             Err(e) => Err(self.service_error(e)),
         }
     }
