@@ -37,6 +37,14 @@ pub enum ErrorCode {
     ReadOnlyRoot,
     /// The path could not be used for another reason (permissions, not a directory, ...).
     PathUnusable,
+    /// The upstream tool answered with `isError` (nothing was stored).
+    UpstreamToolError,
+    /// A file of that name exists; Offload never overwrites.
+    FileExists,
+    /// Writing the file failed (disk full, permissions, ...); nothing was left behind.
+    WriteFailed,
+    /// The requested file format is not one Offload knows.
+    UnsupportedFormat,
     /// A `${keyring:}` or `${env:}` reference could not be resolved.
     SecretUnavailable,
     /// The configuration is invalid for this operation.
@@ -62,6 +70,10 @@ impl ErrorCode {
             Self::PathNotFound => "path_not_found",
             Self::ReadOnlyRoot => "read_only_root",
             Self::PathUnusable => "path_unusable",
+            Self::UpstreamToolError => "upstream_tool_error",
+            Self::FileExists => "file_exists",
+            Self::WriteFailed => "write_failed",
+            Self::UnsupportedFormat => "unsupported_format",
             Self::SecretUnavailable => "secret_unavailable",
             Self::ConfigInvalid => "config_invalid",
             Self::Internal => "internal",
@@ -125,6 +137,10 @@ mod tests {
             ErrorCode::PathNotFound,
             ErrorCode::ReadOnlyRoot,
             ErrorCode::PathUnusable,
+            ErrorCode::UpstreamToolError,
+            ErrorCode::FileExists,
+            ErrorCode::WriteFailed,
+            ErrorCode::UnsupportedFormat,
             ErrorCode::SecretUnavailable,
             ErrorCode::ConfigInvalid,
             ErrorCode::Internal,

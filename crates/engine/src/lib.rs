@@ -10,6 +10,7 @@ pub mod error;
 pub mod formats;
 pub mod roots;
 pub mod server;
+pub mod store;
 pub mod upstream;
 
 pub use engine::{Engine, EngineOptions};

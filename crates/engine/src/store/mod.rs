@@ -1,0 +1,257 @@
+//! Stored responses: turning a tool result into a file the user owns (whole or absent, never
+//! overwriting), the binary files beside it, its summary, and its record in the index.
+//!
+//! Everything here is blocking file I/O: async callers run it on a blocking thread.
+
+mod names;
+mod payload;
+mod records;
+mod summary;
+mod write;
+
+pub use records::{Record, SideFile, elide};
+pub use summary::{Column, Summary, human_bytes};
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rmcp::model::CallToolResult;
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use crate::formats::{self, Format};
+use crate::roots::{Access, PathError, Roots};
+use crate::{ErrorCode, ToolError};
+
+/// What to store and where.
+pub struct StoreRequest<'a> {
+    pub server: &'a str,
+    pub tool: &'a str,
+    pub arguments: &'a Value,
+    pub description: Option<String>,
+    pub storage_path: Option<&'a str>,
+    pub filename: Option<&'a str>,
+    pub format: Option<&'a str>,
+    pub result: &'a CallToolResult,
+    pub duration: Duration,
+}
+
+/// A stored response.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub record: Record,
+    pub summary: Summary,
+    /// The short paragraph for the model (at most 600 bytes).
+    pub text: String,
+}
+
+pub struct Store {
+    index: Mutex<records::Index>,
+    added: broadcast::Sender<Record>,
+}
+
+impl Store {
+    /// Opens the index in `data_dir` (rebuilding it from the roots when it is missing).
+    pub fn open(data_dir: &Path, roots: &Roots) -> (Self, Vec<String>) {
+        let dirs: Vec<PathBuf> = roots.list().iter().filter(|r| r.writable).map(|r| r.path.clone()).collect();
+        let path = data_dir.join("records.jsonl");
+        let mut warnings = Vec::new();
+        let index = records::Index::open(path.clone(), &dirs).unwrap_or_else(|e| {
+            warnings.push(format!("the records index {} could not be read ({e}); starting a new one", path.display()));
+            records::Index::open(path, &[]).unwrap_or_else(|_| unreachable_index())
+        });
+        if index.skipped_lines > 0 {
+            warnings.push(format!("{} damaged lines in the records index were skipped", index.skipped_lines));
+        }
+        (
+            Self {
+                index: Mutex::new(index),
+                added: broadcast::channel(64).0,
+            },
+            warnings,
+        )
+    }
+
+    /// Every record, newest first (including those other Offload processes added).
+    pub fn records(&self) -> Vec<Record> {
+        let mut index = self.index.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(e) = index.refresh() {
+            tracing::warn!("cannot read the records index: {e}");
+        }
+        index.records().iter().rev().cloned().collect()
+    }
+
+    /// Notified with each record this process adds.
+    pub fn subscribe(&self) -> broadcast::Receiver<Record> {
+        self.added.subscribe()
+    }
+
+    /// Writes `req.result` as a file and records it.
+    pub fn store(&self, roots: &Roots, req: StoreRequest<'_>) -> Result<Stored, ToolError> {
+        let format = choose_format(req.format, req.filename)?;
+        let dir = storage_dir(roots, req.storage_path)?;
+        let name = match req.filename {
+            Some(n) => {
+                names::validate(n)?;
+                if names::extension(n).is_some() { n.to_owned() } else { format!("{n}.{}", format.extension()) }
+            }
+            None => names::default_name(req.server, req.tool, chrono::Utc::now(), format.extension()),
+        };
+        let stem = name.rsplit_once('.').map_or(name.as_str(), |(s, _)| s).to_owned();
+        let (payload, binaries) = payload::extract(req.result, |n, ext| format!("{stem}.{n}.{ext}"))
+            .map_err(|e| ToolError::new(ErrorCode::UpstreamError, format!("the tool's answer cannot be stored: {e}")))?;
+
+        // Binaries first, then the main file; on failure remove what was written.
+        let mut written: Vec<PathBuf> = Vec::new();
+        let mut side_files = Vec::new();
+        let cleanup = |paths: &[PathBuf]| {
+            for p in paths {
+                let _ = std::fs::remove_file(p);
+            }
+        };
+        for b in &binaries {
+            match write::write_new(&dir, &b.name, |w| w.write_all(&b.bytes)) {
+                Ok((path, bytes, ())) => {
+                    side_files.push(SideFile {
+                        uri: file_uri(&path),
+                        path: path.display().to_string(),
+                        mime_type: b.mime_type.clone(),
+                        bytes,
+                    });
+                    written.push(path);
+                }
+                Err(e) => {
+                    cleanup(&written);
+                    return Err(e);
+                }
+            }
+        }
+        let (path, bytes, rendered) = match write::write_new(&dir, &name, |w| formats::render(&payload, format, w)) {
+            Ok(done) => done,
+            Err(e) => {
+                cleanup(&written);
+                return Err(e);
+            }
+        };
+        written.push(path.clone());
+        // The final path, canonicalised, must still be inside a writable root.
+        let final_path = match std::fs::canonicalize(&path)
+            .ok()
+            .and_then(|p| roots.resolve(&p.display().to_string(), Access::Write).ok())
+        {
+            Some(r) => r.path,
+            None => {
+                cleanup(&written);
+                return Err(PathError::Outside { input: path.display().to_string() }.into());
+            }
+        };
+
+        let summary = Summary::of(&payload);
+        let mut notes = Vec::new();
+        if !side_files.is_empty() {
+            notes.push(format!("{} binary files beside it", side_files.len()));
+        }
+        if rendered.replaced_chars > 0 {
+            notes.push(format!("{} characters XML cannot hold replaced by U+FFFD", rendered.replaced_chars));
+        }
+        if rendered.fallback {
+            notes.push("not table-shaped: written as the documented fallback layout".into());
+        }
+        let text = summary.text(&final_path.display().to_string(), bytes, format.name(), &notes.join("; "));
+        let record = Record {
+            id: name.clone(),
+            time: chrono::Utc::now(),
+            server: req.server.to_owned(),
+            tool: req.tool.to_owned(),
+            arguments: elide(req.arguments),
+            description: req.description,
+            duration_ms: req.duration.as_millis() as u64,
+            bytes,
+            format: format.name().to_owned(),
+            mime_type: format.mime_type().to_owned(),
+            path: final_path.display().to_string(),
+            uri: file_uri(&final_path),
+            files: side_files,
+            summary: Some(summary.clone()),
+            recovered: false,
+        };
+        {
+            let mut index = self.index.lock().unwrap_or_else(|p| p.into_inner());
+            if let Err(e) = index.append(record.clone()) {
+                // The file is stored and whole; only the listing misses it until a rebuild.
+                tracing::warn!("stored {} but could not record it: {e}", final_path.display());
+            }
+        }
+        let _ = self.added.send(record.clone());
+        Ok(Stored { record, summary, text })
+    }
+}
+
+fn unreachable_index() -> records::Index {
+    // Opening an index with no file and no directories cannot fail; this keeps `open` total.
+    records::Index::open(std::env::temp_dir().join(format!("offload-records-{}.jsonl", std::process::id())), &[])
+        .expect("an empty index in the temp dir")
+}
+
+/// `file://` URI of an absolute path, percent-encoded by the `url` crate.
+pub fn file_uri(path: &Path) -> String {
+    url::Url::from_file_path(path).map(|u| u.to_string()).unwrap_or_else(|_| format!("file://{}", path.display()))
+}
+
+/// The format: `file_format` if given, else the filename's extension, else JSON.
+fn choose_format(requested: Option<&str>, filename: Option<&str>) -> Result<Format, ToolError> {
+    let from_name = filename.and_then(names::extension).and_then(|e| Format::parse(&e));
+    match requested {
+        Some(f) => {
+            let format = Format::parse(f).ok_or_else(|| {
+                let known: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+                ToolError::new(ErrorCode::UnsupportedFormat, format!("file_format '{f}' is not supported; use one of {}", known.join(", ")))
+                    .with("file_format", f)
+            })?;
+            if let (Some(named), Some(name)) = (from_name, filename)
+                && named != format
+            {
+                return Err(ToolError::new(
+                    ErrorCode::InvalidArguments,
+                    format!("filename '{name}' says {} but file_format is {}; make them agree or leave one out", named.name(), format.name()),
+                ));
+            }
+            Ok(format)
+        }
+        None => Ok(from_name.unwrap_or(Format::Json)),
+    }
+}
+
+/// The directory to store in: `storage_path` (created inside a writable root when missing) or
+/// the default directory.
+fn storage_dir(roots: &Roots, storage_path: Option<&str>) -> Result<PathBuf, ToolError> {
+    let Some(input) = storage_path else {
+        return roots.default_dir().map(Path::to_path_buf).ok_or_else(|| {
+            ToolError::new(ErrorCode::ReadOnlyRoot, "every allowed directory is read-only; the user must add a writable one")
+        });
+    };
+    let resolved = match roots.resolve(input, Access::Write) {
+        Ok(r) => r,
+        Err(PathError::NotFound { path, .. }) => {
+            // Create it, but only below an existing directory that is itself allowed.
+            let mut existing = path.as_path();
+            while !existing.exists() {
+                existing = existing.parent().unwrap_or(Path::new("/"));
+            }
+            roots.resolve(&existing.display().to_string(), Access::Write)?;
+            std::fs::create_dir_all(&path).map_err(|e| {
+                ToolError::new(ErrorCode::WriteFailed, format!("cannot create {}: {e}", path.display()))
+            })?;
+            roots.resolve(input, Access::Write)?
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if !resolved.path.is_dir() {
+        return Err(ToolError::new(ErrorCode::PathUnusable, format!("storage_path '{input}' is not a directory")).with("path", input));
+    }
+    Ok(resolved.path)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,146 @@
+//! What is stored from a tool result: `structuredContent` if present; else a single text block
+//! (parsed as JSON when it is JSON); else the list of content blocks. Image, audio and blob
+//! blocks are decoded into binary files of their own; the payload refers to them by name.
+
+use base64::Engine as _;
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use serde_json::{Value, json};
+
+use crate::formats::Payload;
+
+/// A decoded binary block, to be written beside the main file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Binary {
+    pub bytes: Vec<u8>,
+    pub mime_type: String,
+    pub extension: &'static str,
+    /// The name it will have (set by the store before the payload is rendered).
+    pub name: String,
+}
+
+/// Splits a result into the payload to render and the binaries to write beside it. `name_for`
+/// gives the file name of the n-th binary (1-based) with its extension.
+pub fn extract(result: &CallToolResult, name_for: impl Fn(usize, &str) -> String) -> Result<(Payload, Vec<Binary>), String> {
+    let mut binaries = Vec::new();
+    let mut blocks = Vec::with_capacity(result.content.len());
+    for block in &result.content {
+        blocks.push(block_json(block, &mut binaries, &name_for)?);
+    }
+    let payload = if let Some(structured) = &result.structured_content {
+        Payload::Json(structured.clone())
+    } else if let [ContentBlock::Text(t)] = result.content.as_slice() {
+        match serde_json::from_str::<Value>(&t.text) {
+            Ok(v) => Payload::Json(v),
+            Err(_) => Payload::Text(t.text.clone()),
+        }
+    } else {
+        Payload::Json(Value::Array(blocks))
+    };
+    Ok((payload, binaries))
+}
+
+fn block_json(
+    block: &ContentBlock,
+    binaries: &mut Vec<Binary>,
+    name_for: &impl Fn(usize, &str) -> String,
+) -> Result<Value, String> {
+    let mut binary = |kind: &str, data: &str, mime: &str, uri: Option<&str>| -> Result<Value, String> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data.trim())
+            .map_err(|e| format!("the {kind} block is not valid base64: {e}"))?;
+        let extension = extension_for(mime);
+        let name = name_for(binaries.len() + 1, extension);
+        binaries.push(Binary {
+            bytes,
+            mime_type: mime.to_owned(),
+            extension,
+            name: name.clone(),
+        });
+        let mut v = json!({"type": kind, "file": name, "mimeType": mime});
+        if let Some(uri) = uri {
+            v["uri"] = json!(uri);
+        }
+        Ok(v)
+    };
+    match block {
+        ContentBlock::Text(t) => Ok(json!({"type": "text", "text": t.text})),
+        ContentBlock::Image(i) => binary("image", &i.data, &i.mime_type, None),
+        ContentBlock::Audio(a) => binary("audio", &a.data, &a.mime_type, None),
+        ContentBlock::Resource(r) => match &r.resource {
+            ResourceContents::TextResourceContents { uri, mime_type, text, .. } => {
+                Ok(json!({"type": "resource", "uri": uri, "mimeType": mime_type, "text": text}))
+            }
+            ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => binary(
+                "resource",
+                blob,
+                mime_type.as_deref().unwrap_or("application/octet-stream"),
+                Some(uri),
+            ),
+            other => Ok(serde_json::to_value(other).unwrap_or(Value::Null)),
+        },
+        ContentBlock::ResourceLink(l) => Ok(serde_json::to_value(l).map(|mut v| {
+            v["type"] = json!("resource_link");
+            v
+        }).unwrap_or(Value::Null)),
+        other => Ok(serde_json::to_value(other).unwrap_or(Value::Null)),
+    }
+}
+
+/// A file extension for a MIME type.
+pub fn extension_for(mime: &str) -> &'static str {
+    match mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase().as_str() {
+        "image/png" => "png",
+        "image/jpeg" | "image/jpg" => "jpg",
+        "image/gif" => "gif",
+        "image/webp" => "webp",
+        "image/svg+xml" => "svg",
+        "image/bmp" => "bmp",
+        "image/tiff" => "tiff",
+        "audio/wav" | "audio/x-wav" | "audio/wave" => "wav",
+        "audio/mpeg" | "audio/mp3" => "mp3",
+        "audio/ogg" => "ogg",
+        "audio/flac" => "flac",
+        "application/pdf" => "pdf",
+        "application/zip" => "zip",
+        "application/gzip" => "gz",
+        "application/json" => "json",
+        "text/plain" => "txt",
+        "text/csv" => "csv",
+        _ => "bin",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(n: usize, ext: &str) -> String {
+        format!("r.{n}.{ext}")
+    }
+
+    #[test]
+    fn structured_content_wins_then_json_text_then_text() {
+        let mut r = CallToolResult::success(vec![ContentBlock::text("{\"a\": 1}")]);
+        assert_eq!(extract(&r, name).unwrap().0, Payload::Json(json!({"a": 1})));
+        r.structured_content = Some(json!([1, 2]));
+        assert_eq!(extract(&r, name).unwrap().0, Payload::Json(json!([1, 2])));
+        let r = CallToolResult::success(vec![ContentBlock::text("not json")]);
+        assert_eq!(extract(&r, name).unwrap().0, Payload::Text("not json".into()));
+    }
+
+    #[test]
+    fn binaries_become_files_referenced_by_name() {
+        let png = base64::engine::general_purpose::STANDARD.encode(b"\x89PNG fake");
+        let r = CallToolResult::success(vec![ContentBlock::text("caption"), ContentBlock::image(png, "image/png")]);
+        let (payload, bins) = extract(&r, name).unwrap();
+        assert_eq!(bins.len(), 1);
+        assert_eq!(bins[0].bytes, b"\x89PNG fake");
+        assert_eq!(bins[0].name, "r.1.png");
+        assert_eq!(
+            payload,
+            Payload::Json(json!([{"type": "text", "text": "caption"}, {"type": "image", "file": "r.1.png", "mimeType": "image/png"}]))
+        );
+        let bad = CallToolResult::success(vec![ContentBlock::image("%%%", "image/png")]);
+        assert!(extract(&bad, name).unwrap_err().contains("base64"));
+    }
+}
