@@ -13,12 +13,14 @@ use crate::config::{
 };
 use crate::roots::Roots;
 use crate::server::OffloadServer;
+use crate::store::Store;
 use crate::upstream::Pool;
 
 pub struct Engine {
     pub roots: Roots,
     pub pool: Pool,
     pub limits: Limits,
+    pub store: Store,
 }
 
 /// Where the engine's configuration comes from.
@@ -54,11 +56,14 @@ impl Engine {
         dirs: &AppDirs,
         secrets: Arc<dyn SecretSource>,
     ) -> (Self, Vec<String>) {
-        let (roots, warnings) = Roots::from_entries(&config.roots, &dirs.default_root());
+        let (roots, mut warnings) = Roots::from_entries(&config.roots, &dirs.default_root());
+        let (store, more) = Store::open(&dirs.data_dir, &roots);
+        warnings.extend(more);
         let engine = Self {
             roots,
             pool: Pool::new(&config.mcp_servers, secrets),
             limits: config.limits.clone(),
+            store,
         };
         (engine, warnings)
     }

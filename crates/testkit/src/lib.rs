@@ -122,6 +122,8 @@ impl TestContext {
 #[derive(Clone, Default)]
 pub struct Recorder {
     pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    /// How many `notifications/resources/list_changed` arrived.
+    pub resource_list_changed: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl ClientHandler for Recorder {
@@ -138,6 +140,11 @@ impl ClientHandler for Recorder {
         _context: NotificationContext<RoleClient>,
     ) {
         self.progress.lock().unwrap().push(params);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.resource_list_changed
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 }
 

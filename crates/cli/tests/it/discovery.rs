@@ -15,7 +15,8 @@ async fn offers_the_contract_tools_with_titles_schemas_and_annotations() {
             "list_allowed_directories",
             "list_available_tools",
             "list_tool_details",
-            "call_tool"
+            "call_tool",
+            "call_tool_and_store"
         ]
     );
     for t in &tools {

@@ -7,6 +7,7 @@ mod config;
 mod discovery;
 mod faults;
 mod interop;
+mod store;
 
 use offload_testkit::TestContext;
 use serde_json::json;

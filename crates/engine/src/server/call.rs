@@ -4,17 +4,26 @@ use rmcp::RoleServer;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 
-use super::{answer, discovery, params};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::{answer, discovery, params, store};
 use crate::upstream::{CallOptions, ProgressRoute, UpstreamError};
 use crate::{Engine, ToolError};
 
 pub async fn call_tool(
-    engine: &Engine,
+    engine: &Arc<Engine>,
     p: params::CallTool,
     ctx: &RequestContext<RoleServer>,
 ) -> CallToolResult {
+    let started = Instant::now();
+    let args = Value::Object(p.tool_args.clone().unwrap_or_default());
     match forward(engine, &p.server, &p.tool_name, p.tool_args, ctx).await {
-        Ok(result) => result,
+        Ok(result) => {
+            store::offload_if_large(engine, &p.server, &p.tool_name, args, result, started).await
+        }
         Err(e) => answer::error(&e),
     }
 }

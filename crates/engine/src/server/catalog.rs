@@ -8,12 +8,13 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde_json::{Value, json};
 
-use super::{discovery, params};
+use super::{discovery, params, store};
 
 pub const LIST_ALLOWED_DIRECTORIES: &str = "list_allowed_directories";
 pub const LIST_AVAILABLE_TOOLS: &str = "list_available_tools";
 pub const LIST_TOOL_DETAILS: &str = "list_tool_details";
 pub const CALL_TOOL: &str = "call_tool";
+pub const CALL_TOOL_AND_STORE: &str = "call_tool_and_store";
 
 /// Every tool of the server, in the order clients show them.
 pub fn tools() -> Vec<Tool> {
@@ -68,13 +69,36 @@ pub fn tools() -> Vec<Tool> {
             "Call an upstream tool",
             "Call a tool of an upstream MCP server and return its result as it is. Use it for \
              small answers; when the answer may be large (search results, tables, logs), prefer \
-             call_tool_and_store so it goes to a file instead of your context. Upstream errors \
-             come back as errors with the server's message. Any {\"$file\": \"<path>\"} inside \
-             tool_args is replaced by that file's text. Example: {\"server\": \"weather\", \
-             \"tool_name\": \"forecast\", \"tool_args\": {\"city\": \"Oslo\"}}",
+             call_tool_and_store so it goes to a file instead of your context. An answer larger \
+             than the inline budget (100 KB by default) is stored automatically and you get a \
+             link and a summary instead. Upstream errors come back as errors with the server's \
+             message. Example: {\"server\": \"weather\", \"tool_name\": \"forecast\", \
+             \"tool_args\": {\"city\": \"Oslo\"}}",
             schema_for_type::<params::CallTool>(),
             None,
             // It calls whatever the upstream tool does, which may change or delete things.
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(true)
+                .idempotent(false)
+                .open_world(true),
+        ),
+        tool(
+            CALL_TOOL_AND_STORE,
+            "Call an upstream tool and store its answer in a file",
+            "Call a tool of an upstream MCP server and write its answer to a file in an allowed \
+             directory instead of returning it: you get a link, the size and a short summary \
+             (rows and typed columns for tables), never the payload. Use it for anything that may \
+             be large: search results, query results, exports, logs. Choose file_format for the \
+             user (csv or md for tables, json to keep everything). Inspect the file afterwards \
+             with get_file_schema, summarize_file or read_file. Upstream errors are returned as \
+             errors and nothing is stored. Example: {\"server\": \"github\", \"tool_name\": \
+             \"search_issues\", \"tool_args\": {\"q\": \"is:open label:bug\"}, \"file_format\": \
+             \"csv\", \"description\": \"open bugs\"}",
+            schema_for_type::<params::CallToolAndStore>(),
+            Some(with_error::<store::StoredAnswer>()),
+            // Calls the upstream tool (which may change things) and creates a file; it never
+            // replaces an existing file.
             ToolAnnotations::new()
                 .read_only(false)
                 .destructive(true)

@@ -6,15 +6,18 @@ mod call;
 mod catalog;
 mod discovery;
 mod params;
+mod resources;
+mod store;
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, Implementation, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::de::DeserializeOwned;
 
@@ -56,9 +59,15 @@ impl ServerHandler for OffloadServer {
     fn get_info(&self) -> ServerConfig {
         let mut implementation = Implementation::new("offload", env!("CARGO_PKG_VERSION"));
         implementation.title = Some("Offload".into());
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(implementation)
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .build(),
+        )
+        .with_server_info(implementation)
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -71,6 +80,50 @@ impl ServerHandler for OffloadServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let server = self.clone();
+        tokio::task::spawn_blocking(move || server.list_resources_page(request))
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let engine = self.engine.clone();
+        tokio::task::spawn_blocking(move || resources::read(&engine, &request.uri))
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?
+            .map(Into::into)
+    }
+
+    /// Tells this client when a response is stored (by any session of this engine).
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        tracing::debug!("client initialized: subscribing to stored responses");
+        let mut added = self.engine.store.subscribe();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            loop {
+                match added.recv().await {
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        tracing::debug!("stored response: notifying the client");
+                        if let Err(e) = peer.notify_resource_list_changed().await {
+                            tracing::debug!("resources/list_changed not sent: {e}");
+                            break;
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        });
     }
 
     async fn call_tool(
@@ -94,6 +147,9 @@ impl ServerHandler for OffloadServer {
             catalog::CALL_TOOL => {
                 call::call_tool(engine, parse(&request.name, args)?, &context).await
             }
+            catalog::CALL_TOOL_AND_STORE => {
+                store::call_tool_and_store(engine, parse(&request.name, args)?, &context).await
+            }
             other => {
                 return Err(McpError::invalid_params(
                     format!(
@@ -109,6 +165,18 @@ impl ServerHandler for OffloadServer {
             }
         };
         Ok(result.into())
+    }
+}
+
+impl OffloadServer {
+    fn list_resources_page(
+        &self,
+        request: Option<PaginatedRequestParams>,
+    ) -> Result<ListResourcesResult, McpError> {
+        resources::list(
+            &self.engine,
+            request.as_ref().and_then(|r| r.cursor.as_deref()),
+        )
     }
 }
 

@@ -78,3 +78,31 @@ pub fn kind(v: &Value) -> &'static str {
         Value::Object(_) => "an object",
     }
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallToolAndStore {
+    /// The upstream server's name, as listed by list_available_tools.
+    pub server: String,
+    /// The tool's name on that server.
+    pub tool_name: String,
+    /// The tool's arguments (an object matching its input schema).
+    #[serde(default, deserialize_with = "object_or_json_text")]
+    #[schemars(with = "Option<Map<String, Value>>")]
+    pub tool_args: Option<Map<String, Value>>,
+    /// What this response is, in a few words (shown to the user with the stored file).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Directory to store in: inside a writable allowed directory (created if missing).
+    /// Default: the default directory.
+    #[serde(default)]
+    pub storage_path: Option<String>,
+    /// A file name (not a path). Default: <server>-<tool>-<UTC time>-<random>.<ext>.
+    /// An existing file is never overwritten.
+    #[serde(default)]
+    pub filename: Option<String>,
+    /// json (default), jsonl, csv, tsv, yaml, xml, md, html or txt. Tables (lists of objects)
+    /// become real tables in csv, tsv, md and html.
+    #[serde(default)]
+    pub file_format: Option<String>,
+}

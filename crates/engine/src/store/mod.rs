@@ -54,15 +54,26 @@ pub struct Store {
 impl Store {
     /// Opens the index in `data_dir` (rebuilding it from the roots when it is missing).
     pub fn open(data_dir: &Path, roots: &Roots) -> (Self, Vec<String>) {
-        let dirs: Vec<PathBuf> = roots.list().iter().filter(|r| r.writable).map(|r| r.path.clone()).collect();
+        let dirs: Vec<PathBuf> = roots
+            .list()
+            .iter()
+            .filter(|r| r.writable)
+            .map(|r| r.path.clone())
+            .collect();
         let path = data_dir.join("records.jsonl");
         let mut warnings = Vec::new();
         let index = records::Index::open(path.clone(), &dirs).unwrap_or_else(|e| {
-            warnings.push(format!("the records index {} could not be read ({e}); starting a new one", path.display()));
+            warnings.push(format!(
+                "the records index {} could not be read ({e}); starting a new one",
+                path.display()
+            ));
             records::Index::open(path, &[]).unwrap_or_else(|_| unreachable_index())
         });
         if index.skipped_lines > 0 {
-            warnings.push(format!("{} damaged lines in the records index were skipped", index.skipped_lines));
+            warnings.push(format!(
+                "{} damaged lines in the records index were skipped",
+                index.skipped_lines
+            ));
         }
         (
             Self {
@@ -94,13 +105,27 @@ impl Store {
         let name = match req.filename {
             Some(n) => {
                 names::validate(n)?;
-                if names::extension(n).is_some() { n.to_owned() } else { format!("{n}.{}", format.extension()) }
+                if names::extension(n).is_some() {
+                    n.to_owned()
+                } else {
+                    format!("{n}.{}", format.extension())
+                }
             }
-            None => names::default_name(req.server, req.tool, chrono::Utc::now(), format.extension()),
+            None => {
+                names::default_name(req.server, req.tool, chrono::Utc::now(), format.extension())
+            }
         };
-        let stem = name.rsplit_once('.').map_or(name.as_str(), |(s, _)| s).to_owned();
-        let (payload, binaries) = payload::extract(req.result, |n, ext| format!("{stem}.{n}.{ext}"))
-            .map_err(|e| ToolError::new(ErrorCode::UpstreamError, format!("the tool's answer cannot be stored: {e}")))?;
+        let stem = name
+            .rsplit_once('.')
+            .map_or(name.as_str(), |(s, _)| s)
+            .to_owned();
+        let (payload, binaries) =
+            payload::extract(req.result, |n, ext| format!("{stem}.{n}.{ext}")).map_err(|e| {
+                ToolError::new(
+                    ErrorCode::UpstreamError,
+                    format!("the tool's answer cannot be stored: {e}"),
+                )
+            })?;
 
         // Binaries first, then the main file; on failure remove what was written.
         let mut written: Vec<PathBuf> = Vec::new();
@@ -127,13 +152,14 @@ impl Store {
                 }
             }
         }
-        let (path, bytes, rendered) = match write::write_new(&dir, &name, |w| formats::render(&payload, format, w)) {
-            Ok(done) => done,
-            Err(e) => {
-                cleanup(&written);
-                return Err(e);
-            }
-        };
+        let (path, bytes, rendered) =
+            match write::write_new(&dir, &name, |w| formats::render(&payload, format, w)) {
+                Ok(done) => done,
+                Err(e) => {
+                    cleanup(&written);
+                    return Err(e);
+                }
+            };
         written.push(path.clone());
         // The final path, canonicalised, must still be inside a writable root.
         let final_path = match std::fs::canonicalize(&path)
@@ -143,7 +169,10 @@ impl Store {
             Some(r) => r.path,
             None => {
                 cleanup(&written);
-                return Err(PathError::Outside { input: path.display().to_string() }.into());
+                return Err(PathError::Outside {
+                    input: path.display().to_string(),
+                }
+                .into());
             }
         };
 
@@ -153,12 +182,20 @@ impl Store {
             notes.push(format!("{} binary files beside it", side_files.len()));
         }
         if rendered.replaced_chars > 0 {
-            notes.push(format!("{} characters XML cannot hold replaced by U+FFFD", rendered.replaced_chars));
+            notes.push(format!(
+                "{} characters XML cannot hold replaced by U+FFFD",
+                rendered.replaced_chars
+            ));
         }
         if rendered.fallback {
             notes.push("not table-shaped: written as the documented fallback layout".into());
         }
-        let text = summary.text(&final_path.display().to_string(), bytes, format.name(), &notes.join("; "));
+        let text = summary.text(
+            &final_path.display().to_string(),
+            bytes,
+            format.name(),
+            &notes.join("; "),
+        );
         let record = Record {
             id: name.clone(),
             time: chrono::Utc::now(),
@@ -180,41 +217,65 @@ impl Store {
             let mut index = self.index.lock().unwrap_or_else(|p| p.into_inner());
             if let Err(e) = index.append(record.clone()) {
                 // The file is stored and whole; only the listing misses it until a rebuild.
-                tracing::warn!("stored {} but could not record it: {e}", final_path.display());
+                tracing::warn!(
+                    "stored {} but could not record it: {e}",
+                    final_path.display()
+                );
             }
         }
         let _ = self.added.send(record.clone());
-        Ok(Stored { record, summary, text })
+        Ok(Stored {
+            record,
+            summary,
+            text,
+        })
     }
 }
 
 fn unreachable_index() -> records::Index {
     // Opening an index with no file and no directories cannot fail; this keeps `open` total.
-    records::Index::open(std::env::temp_dir().join(format!("offload-records-{}.jsonl", std::process::id())), &[])
-        .expect("an empty index in the temp dir")
+    records::Index::open(
+        std::env::temp_dir().join(format!("offload-records-{}.jsonl", std::process::id())),
+        &[],
+    )
+    .expect("an empty index in the temp dir")
 }
 
 /// `file://` URI of an absolute path, percent-encoded by the `url` crate.
 pub fn file_uri(path: &Path) -> String {
-    url::Url::from_file_path(path).map(|u| u.to_string()).unwrap_or_else(|_| format!("file://{}", path.display()))
+    url::Url::from_file_path(path)
+        .map(|u| u.to_string())
+        .unwrap_or_else(|_| format!("file://{}", path.display()))
 }
 
 /// The format: `file_format` if given, else the filename's extension, else JSON.
 fn choose_format(requested: Option<&str>, filename: Option<&str>) -> Result<Format, ToolError> {
-    let from_name = filename.and_then(names::extension).and_then(|e| Format::parse(&e));
+    let from_name = filename
+        .and_then(names::extension)
+        .and_then(|e| Format::parse(&e));
     match requested {
         Some(f) => {
             let format = Format::parse(f).ok_or_else(|| {
                 let known: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-                ToolError::new(ErrorCode::UnsupportedFormat, format!("file_format '{f}' is not supported; use one of {}", known.join(", ")))
-                    .with("file_format", f)
+                ToolError::new(
+                    ErrorCode::UnsupportedFormat,
+                    format!(
+                        "file_format '{f}' is not supported; use one of {}",
+                        known.join(", ")
+                    ),
+                )
+                .with("file_format", f)
             })?;
             if let (Some(named), Some(name)) = (from_name, filename)
                 && named != format
             {
                 return Err(ToolError::new(
                     ErrorCode::InvalidArguments,
-                    format!("filename '{name}' says {} but file_format is {}; make them agree or leave one out", named.name(), format.name()),
+                    format!(
+                        "filename '{name}' says {} but file_format is {}; make them agree or leave one out",
+                        named.name(),
+                        format.name()
+                    ),
                 ));
             }
             Ok(format)
@@ -228,7 +289,10 @@ fn choose_format(requested: Option<&str>, filename: Option<&str>) -> Result<Form
 fn storage_dir(roots: &Roots, storage_path: Option<&str>) -> Result<PathBuf, ToolError> {
     let Some(input) = storage_path else {
         return roots.default_dir().map(Path::to_path_buf).ok_or_else(|| {
-            ToolError::new(ErrorCode::ReadOnlyRoot, "every allowed directory is read-only; the user must add a writable one")
+            ToolError::new(
+                ErrorCode::ReadOnlyRoot,
+                "every allowed directory is read-only; the user must add a writable one",
+            )
         });
     };
     let resolved = match roots.resolve(input, Access::Write) {
@@ -241,14 +305,21 @@ fn storage_dir(roots: &Roots, storage_path: Option<&str>) -> Result<PathBuf, Too
             }
             roots.resolve(&existing.display().to_string(), Access::Write)?;
             std::fs::create_dir_all(&path).map_err(|e| {
-                ToolError::new(ErrorCode::WriteFailed, format!("cannot create {}: {e}", path.display()))
+                ToolError::new(
+                    ErrorCode::WriteFailed,
+                    format!("cannot create {}: {e}", path.display()),
+                )
             })?;
             roots.resolve(input, Access::Write)?
         }
         Err(e) => return Err(e.into()),
     };
     if !resolved.path.is_dir() {
-        return Err(ToolError::new(ErrorCode::PathUnusable, format!("storage_path '{input}' is not a directory")).with("path", input));
+        return Err(ToolError::new(
+            ErrorCode::PathUnusable,
+            format!("storage_path '{input}' is not a directory"),
+        )
+        .with("path", input));
     }
     Ok(resolved.path)
 }

@@ -9,7 +9,11 @@ use crate::{ErrorCode, ToolError};
 pub fn sanitize(part: &str, max: usize) -> String {
     let mut out = String::with_capacity(part.len().min(max));
     for c in part.chars() {
-        let c = if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' };
+        let c = if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+            c
+        } else {
+            '-'
+        };
         if c == '-' && out.ends_with('-') {
             continue;
         }
@@ -19,7 +23,11 @@ pub fn sanitize(part: &str, max: usize) -> String {
         out.push(c);
     }
     let trimmed = out.trim_matches(|c| c == '-' || c == '.');
-    if trimmed.is_empty() { "x".to_owned() } else { trimmed.to_owned() }
+    if trimmed.is_empty() {
+        "x".to_owned()
+    } else {
+        trimmed.to_owned()
+    }
 }
 
 /// `<server>-<tool>-<YYYYMMDDTHHMMSSZ>-<6 random>.<ext>`.
@@ -49,7 +57,9 @@ pub fn validate(name: &str) -> Result<(), ToolError> {
         return Err(bad("it is empty"));
     }
     if name.contains(['/', '\\']) {
-        return Err(bad("it contains a path separator (use storage_path for the directory)"));
+        return Err(bad(
+            "it contains a path separator (use storage_path for the directory)",
+        ));
     }
     if name == "." || name == ".." || name.contains('\0') {
         return Err(bad("it is not a file name"));
@@ -61,7 +71,9 @@ pub fn validate(name: &str) -> Result<(), ToolError> {
         return Err(bad("it is longer than 200 bytes"));
     }
     let stem = name.split('.').next().unwrap_or("").to_ascii_uppercase();
-    const RESERVED: &[&str] = &["CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "LPT1", "LPT2", "LPT3"];
+    const RESERVED: &[&str] = &[
+        "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "LPT1", "LPT2", "LPT3",
+    ];
     if RESERVED.contains(&stem.as_str()) {
         return Err(bad("it is a reserved device name on Windows"));
     }
@@ -85,7 +97,9 @@ pub fn parse_default(name: &str) -> Option<(String, String, DateTime<Utc>)> {
     if random.len() != 6 || time.len() != 16 {
         return None;
     }
-    let at = chrono::NaiveDateTime::parse_from_str(time, "%Y%m%dT%H%M%SZ").ok()?.and_utc();
+    let at = chrono::NaiveDateTime::parse_from_str(time, "%Y%m%dT%H%M%SZ")
+        .ok()?
+        .and_utc();
     let (server, tool) = head.split_once('-')?;
     Some((server.to_owned(), tool.to_owned(), at))
 }
@@ -96,9 +110,14 @@ mod tests {
 
     #[test]
     fn default_names_are_safe_and_parse_back() {
-        let at = DateTime::parse_from_rfc3339("2026-11-21T10:20:30Z").unwrap().to_utc();
+        let at = DateTime::parse_from_rfc3339("2026-11-21T10:20:30Z")
+            .unwrap()
+            .to_utc();
         let name = default_name("my server/../x", "get:items", at, "csv");
-        assert!(name.starts_with("my-server-..-x-get-items-20261121T102030Z-"), "{name}");
+        assert!(
+            name.starts_with("my-server-..-x-get-items-20261121T102030Z-"),
+            "{name}"
+        );
         assert!(name.ends_with(".csv"));
         assert!(!name.contains('/'));
         let name = default_name("srv", "list", at, "json");
@@ -108,7 +127,9 @@ mod tests {
 
     #[test]
     fn model_given_names_must_be_plain_names() {
-        for bad in ["", "../x", "/abs", "a/b", "a\\b", "..", ".", "x\0y", "CON.txt", "a\nb"] {
+        for bad in [
+            "", "../x", "/abs", "a/b", "a\\b", "..", ".", "x\0y", "CON.txt", "a\nb",
+        ] {
             assert!(validate(bad).is_err(), "{bad:?}");
         }
         for good in ["results.csv", "report 2026.md", "données.json", ".hidden"] {

@@ -20,7 +20,10 @@ pub struct Binary {
 
 /// Splits a result into the payload to render and the binaries to write beside it. `name_for`
 /// gives the file name of the n-th binary (1-based) with its extension.
-pub fn extract(result: &CallToolResult, name_for: impl Fn(usize, &str) -> String) -> Result<(Payload, Vec<Binary>), String> {
+pub fn extract(
+    result: &CallToolResult,
+    name_for: impl Fn(usize, &str) -> String,
+) -> Result<(Payload, Vec<Binary>), String> {
     let mut binaries = Vec::new();
     let mut blocks = Vec::with_capacity(result.content.len());
     for block in &result.content {
@@ -44,33 +47,42 @@ fn block_json(
     binaries: &mut Vec<Binary>,
     name_for: &impl Fn(usize, &str) -> String,
 ) -> Result<Value, String> {
-    let mut binary = |kind: &str, data: &str, mime: &str, uri: Option<&str>| -> Result<Value, String> {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(data.trim())
-            .map_err(|e| format!("the {kind} block is not valid base64: {e}"))?;
-        let extension = extension_for(mime);
-        let name = name_for(binaries.len() + 1, extension);
-        binaries.push(Binary {
-            bytes,
-            mime_type: mime.to_owned(),
-            extension,
-            name: name.clone(),
-        });
-        let mut v = json!({"type": kind, "file": name, "mimeType": mime});
-        if let Some(uri) = uri {
-            v["uri"] = json!(uri);
-        }
-        Ok(v)
-    };
+    let mut binary =
+        |kind: &str, data: &str, mime: &str, uri: Option<&str>| -> Result<Value, String> {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(data.trim())
+                .map_err(|e| format!("the {kind} block is not valid base64: {e}"))?;
+            let extension = extension_for(mime);
+            let name = name_for(binaries.len() + 1, extension);
+            binaries.push(Binary {
+                bytes,
+                mime_type: mime.to_owned(),
+                extension,
+                name: name.clone(),
+            });
+            let mut v = json!({"type": kind, "file": name, "mimeType": mime});
+            if let Some(uri) = uri {
+                v["uri"] = json!(uri);
+            }
+            Ok(v)
+        };
     match block {
         ContentBlock::Text(t) => Ok(json!({"type": "text", "text": t.text})),
         ContentBlock::Image(i) => binary("image", &i.data, &i.mime_type, None),
         ContentBlock::Audio(a) => binary("audio", &a.data, &a.mime_type, None),
         ContentBlock::Resource(r) => match &r.resource {
-            ResourceContents::TextResourceContents { uri, mime_type, text, .. } => {
-                Ok(json!({"type": "resource", "uri": uri, "mimeType": mime_type, "text": text}))
-            }
-            ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => binary(
+            ResourceContents::TextResourceContents {
+                uri,
+                mime_type,
+                text,
+                ..
+            } => Ok(json!({"type": "resource", "uri": uri, "mimeType": mime_type, "text": text})),
+            ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => binary(
                 "resource",
                 blob,
                 mime_type.as_deref().unwrap_or("application/octet-stream"),
@@ -78,17 +90,26 @@ fn block_json(
             ),
             other => Ok(serde_json::to_value(other).unwrap_or(Value::Null)),
         },
-        ContentBlock::ResourceLink(l) => Ok(serde_json::to_value(l).map(|mut v| {
-            v["type"] = json!("resource_link");
-            v
-        }).unwrap_or(Value::Null)),
+        ContentBlock::ResourceLink(l) => Ok(serde_json::to_value(l)
+            .map(|mut v| {
+                v["type"] = json!("resource_link");
+                v
+            })
+            .unwrap_or(Value::Null)),
         other => Ok(serde_json::to_value(other).unwrap_or(Value::Null)),
     }
 }
 
 /// A file extension for a MIME type.
 pub fn extension_for(mime: &str) -> &'static str {
-    match mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase().as_str() {
+    match mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+        .as_str()
+    {
         "image/png" => "png",
         "image/jpeg" | "image/jpg" => "jpg",
         "image/gif" => "gif",
@@ -125,20 +146,28 @@ mod tests {
         r.structured_content = Some(json!([1, 2]));
         assert_eq!(extract(&r, name).unwrap().0, Payload::Json(json!([1, 2])));
         let r = CallToolResult::success(vec![ContentBlock::text("not json")]);
-        assert_eq!(extract(&r, name).unwrap().0, Payload::Text("not json".into()));
+        assert_eq!(
+            extract(&r, name).unwrap().0,
+            Payload::Text("not json".into())
+        );
     }
 
     #[test]
     fn binaries_become_files_referenced_by_name() {
         let png = base64::engine::general_purpose::STANDARD.encode(b"\x89PNG fake");
-        let r = CallToolResult::success(vec![ContentBlock::text("caption"), ContentBlock::image(png, "image/png")]);
+        let r = CallToolResult::success(vec![
+            ContentBlock::text("caption"),
+            ContentBlock::image(png, "image/png"),
+        ]);
         let (payload, bins) = extract(&r, name).unwrap();
         assert_eq!(bins.len(), 1);
         assert_eq!(bins[0].bytes, b"\x89PNG fake");
         assert_eq!(bins[0].name, "r.1.png");
         assert_eq!(
             payload,
-            Payload::Json(json!([{"type": "text", "text": "caption"}, {"type": "image", "file": "r.1.png", "mimeType": "image/png"}]))
+            Payload::Json(
+                json!([{"type": "text", "text": "caption"}, {"type": "image", "file": "r.1.png", "mimeType": "image/png"}])
+            )
         );
         let bad = CallToolResult::success(vec![ContentBlock::image("%%%", "image/png")]);
         assert!(extract(&bad, name).unwrap_err().contains("base64"));

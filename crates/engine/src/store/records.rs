@@ -126,7 +126,10 @@ impl Index {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let mut file = OpenOptions::new().create(true).append(true).open(&self.path)?;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)?;
         // A previous writer may have died mid-line: start ours on a fresh line.
         let len = file.metadata()?.len();
         if len > self.read_up_to {
@@ -145,7 +148,11 @@ impl Index {
 
     /// Writes the whole index anew (atomically).
     fn rewrite(&mut self) -> std::io::Result<()> {
-        let dir = self.path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let dir = self
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
         std::fs::create_dir_all(&dir)?;
         let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
         for r in &self.records {
@@ -171,10 +178,14 @@ pub fn rebuild(dirs: &[PathBuf]) -> Vec<Record> {
 }
 
 fn scan(dir: &Path, depth_left: usize, out: &mut Vec<Record>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         // file_type() does not follow symlinks: links are never recovered.
-        let Ok(kind) = entry.file_type() else { continue };
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
         let path = entry.path();
         if kind.is_dir() && depth_left > 0 {
             scan(&path, depth_left - 1, out);
@@ -216,22 +227,44 @@ fn recover(path: &Path, bytes: u64) -> Option<Record> {
 pub fn elide(value: &Value) -> Value {
     fn secret_key(k: &str) -> bool {
         let k = k.to_ascii_lowercase();
-        ["token", "secret", "password", "passwd", "apikey", "api_key", "api-key", "authorization", "auth", "credential", "private", "cookie", "session"]
-            .iter()
-            .any(|s| k.contains(s))
+        [
+            "token",
+            "secret",
+            "password",
+            "passwd",
+            "apikey",
+            "api_key",
+            "api-key",
+            "authorization",
+            "auth",
+            "credential",
+            "private",
+            "cookie",
+            "session",
+        ]
+        .iter()
+        .any(|s| k.contains(s))
     }
     fn go(v: &Value, depth: usize) -> Value {
         if depth > 6 {
             return Value::String("[elided: nested too deep]".into());
         }
         match v {
-            Value::String(s) if s.len() > 256 => Value::String(format!("[elided: {} bytes]", s.len())),
-            Value::Array(items) if items.len() > 20 => Value::String(format!("[elided: {} items]", items.len())),
+            Value::String(s) if s.len() > 256 => {
+                Value::String(format!("[elided: {} bytes]", s.len()))
+            }
+            Value::Array(items) if items.len() > 20 => {
+                Value::String(format!("[elided: {} items]", items.len()))
+            }
             Value::Array(items) => Value::Array(items.iter().map(|i| go(i, depth + 1)).collect()),
             Value::Object(m) => Value::Object(
                 m.iter()
                     .map(|(k, v)| {
-                        let v = if secret_key(k) && !v.is_null() { Value::String("[redacted]".into()) } else { go(v, depth + 1) };
+                        let v = if secret_key(k) && !v.is_null() {
+                            Value::String("[redacted]".into())
+                        } else {
+                            go(v, depth + 1)
+                        };
                         (k.clone(), v)
                     })
                     .collect(),
@@ -274,9 +307,19 @@ mod tests {
         let mut idx = Index::open(path.clone(), &[]).unwrap();
         idx.append(record("a")).unwrap();
         // A torn write from a crashed process, then another good record.
-        OpenOptions::new().append(true).open(&path).unwrap().write_all(b"{\"id\": \"torn").unwrap();
+        OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"id\": \"torn")
+            .unwrap();
         idx.append(record("b")).unwrap();
-        OpenOptions::new().append(true).open(&path).unwrap().write_all(b"garbage\n").unwrap();
+        OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"garbage\n")
+            .unwrap();
         let again = Index::open(path, &[]).unwrap();
         let ids: Vec<&str> = again.records().iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["a", "b"]);
@@ -286,13 +329,29 @@ mod tests {
     #[test]
     fn a_lost_index_is_rebuilt_from_the_files() {
         let root = tempfile::tempdir().unwrap();
-        std::fs::write(root.path().join("srv-list-20261121T101010Z-abcdef.csv"), "a\n1\n").unwrap();
+        std::fs::write(
+            root.path().join("srv-list-20261121T101010Z-abcdef.csv"),
+            "a\n1\n",
+        )
+        .unwrap();
         std::fs::create_dir(root.path().join("sub")).unwrap();
-        std::fs::write(root.path().join("sub/srv-get-20261121T111111Z-ghijkm.json"), "{}").unwrap();
+        std::fs::write(
+            root.path().join("sub/srv-get-20261121T111111Z-ghijkm.json"),
+            "{}",
+        )
+        .unwrap();
         std::fs::write(root.path().join("notes.txt"), "not ours").unwrap();
         let data = tempfile::tempdir().unwrap();
-        let idx = Index::open(data.path().join("records.jsonl"), &[root.path().to_path_buf()]).unwrap();
-        let got: Vec<(&str, &str, &str)> = idx.records().iter().map(|r| (r.server.as_str(), r.tool.as_str(), r.format.as_str())).collect();
+        let idx = Index::open(
+            data.path().join("records.jsonl"),
+            &[root.path().to_path_buf()],
+        )
+        .unwrap();
+        let got: Vec<(&str, &str, &str)> = idx
+            .records()
+            .iter()
+            .map(|r| (r.server.as_str(), r.tool.as_str(), r.format.as_str()))
+            .collect();
         assert_eq!(got, [("srv", "list", "csv"), ("srv", "get", "json")]);
         assert!(idx.records().iter().all(|r| r.recovered));
         assert!(data.path().join("records.jsonl").exists(), "written out");

@@ -62,11 +62,24 @@ impl Summary {
     }
 
     pub fn of(payload: &Payload) -> Self {
-        if let Some(TableInfo { path, rows, columns }) = formats::table_info(payload) {
+        if let Some(TableInfo {
+            path,
+            rows,
+            columns,
+        }) = formats::table_info(payload)
+        {
             let mut s = Self::empty("table");
             s.rows = Some(rows);
             s.table_path = path;
-            s.columns = Some(columns.into_iter().map(|(name, t)| Column { name, kind: t.to_owned() }).collect());
+            s.columns = Some(
+                columns
+                    .into_iter()
+                    .map(|(name, t)| Column {
+                        name,
+                        kind: t.to_owned(),
+                    })
+                    .collect(),
+            );
             return s;
         }
         match payload {
@@ -98,7 +111,12 @@ impl Summary {
     /// One short paragraph for the model: where, how big, what shape. At most `MAX_TEXT` bytes.
     pub fn text(&self, path: &str, bytes: u64, format: &str, extra: &str) -> String {
         let path = crate::server::clip(path, 240);
-        let mut head = format!("Stored {} as {} at {}", human_bytes(bytes), format.to_uppercase(), path);
+        let mut head = format!(
+            "Stored {} as {} at {}",
+            human_bytes(bytes),
+            format.to_uppercase(),
+            path
+        );
         if !extra.is_empty() {
             head.push_str(&format!(" ({extra})"));
         }
@@ -106,13 +124,26 @@ impl Summary {
         let shape = match self.kind.as_str() {
             "table" => {
                 let cols = self.columns.as_deref().unwrap_or_default();
-                let from = self.table_path.as_deref().map(|p| format!(" from \"{p}\"")).unwrap_or_default();
-                let mut line = format!(" Table{from}: {} rows x {} columns: ", self.rows.unwrap_or(0), cols.len());
+                let from = self
+                    .table_path
+                    .as_deref()
+                    .map(|p| format!(" from \"{p}\""))
+                    .unwrap_or_default();
+                let mut line = format!(
+                    " Table{from}: {} rows x {} columns: ",
+                    self.rows.unwrap_or(0),
+                    cols.len()
+                );
                 let budget = MAX_TEXT.saturating_sub(head.len() + line.len() + 16);
                 let mut listed = 0;
                 let mut list = String::new();
                 for c in cols {
-                    let item = format!("{}{} {}", if listed > 0 { ", " } else { "" }, c.name, c.kind);
+                    let item = format!(
+                        "{}{} {}",
+                        if listed > 0 { ", " } else { "" },
+                        c.name,
+                        c.kind
+                    );
                     if list.len() + item.len() > budget {
                         break;
                     }
@@ -127,11 +158,22 @@ impl Summary {
             }
             "object" => {
                 let keys = self.keys.clone().unwrap_or_default().join(", ");
-                format!(" Object with {} keys: {}", self.key_count.unwrap_or(0), keys)
+                format!(
+                    " Object with {} keys: {}",
+                    self.key_count.unwrap_or(0),
+                    keys
+                )
             }
             "array" => format!(" List of {} items (not a table).", self.items.unwrap_or(0)),
-            "text" => format!(" Text: {} lines, {} characters.", self.lines.unwrap_or(0), self.chars.unwrap_or(0)),
-            _ => format!(" A single {} value.", self.value_type.as_deref().unwrap_or("JSON")),
+            "text" => format!(
+                " Text: {} lines, {} characters.",
+                self.lines.unwrap_or(0),
+                self.chars.unwrap_or(0)
+            ),
+            _ => format!(
+                " A single {} value.",
+                self.value_type.as_deref().unwrap_or("JSON")
+            ),
         };
         let mut text = head + &shape;
         if text.len() > MAX_TEXT {
@@ -149,7 +191,11 @@ pub fn human_bytes(n: u64) -> String {
         v /= 1000.0;
         unit += 1;
     }
-    if unit == 0 { format!("{n} B") } else { format!("{v:.1} {}", UNITS[unit]) }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
 }
 
 #[cfg(test)]
@@ -159,22 +205,37 @@ mod tests {
 
     #[test]
     fn tables_list_typed_columns_within_600_bytes() {
-        let row: serde_json::Map<String, Value> = (0..200).map(|i| (format!("column_number_{i}"), json!(i))).collect();
+        let row: serde_json::Map<String, Value> = (0..200)
+            .map(|i| (format!("column_number_{i}"), json!(i)))
+            .collect();
         let p = Payload::Json(json!({"results": [Value::Object(row)]}));
         let s = Summary::of(&p);
         assert_eq!(s.kind, "table");
         assert_eq!(s.table_path.as_deref(), Some("results"));
         let t = s.text(&"/very/long/path/".repeat(40), 123_456_789, "csv", "");
         assert!(t.len() <= MAX_TEXT, "{}", t.len());
-        assert!(t.contains("1 rows x 200 columns") && t.contains("column_number_0 integer") && t.contains("more)"), "{t}");
+        assert!(
+            t.contains("1 rows x 200 columns")
+                && t.contains("column_number_0 integer")
+                && t.contains("more)"),
+            "{t}"
+        );
     }
 
     #[test]
     fn other_shapes() {
         assert_eq!(Summary::of(&Payload::Text("a\nb".into())).lines, Some(2));
-        assert_eq!(Summary::of(&Payload::Json(json!({"a": 1, "b": [1]}))).key_count, Some(2));
+        assert_eq!(
+            Summary::of(&Payload::Json(json!({"a": 1, "b": [1]}))).key_count,
+            Some(2)
+        );
         assert_eq!(Summary::of(&Payload::Json(json!([1, 2, 3]))).items, Some(3));
-        assert_eq!(Summary::of(&Payload::Json(json!(true))).value_type.as_deref(), Some("boolean"));
+        assert_eq!(
+            Summary::of(&Payload::Json(json!(true)))
+                .value_type
+                .as_deref(),
+            Some("boolean")
+        );
         assert_eq!(human_bytes(1_500_000), "1.5 MB");
     }
 }

@@ -19,12 +19,21 @@ fn fx() -> Fx {
     let (roots, _) = Roots::from_entries(
         &[
             RootEntry::Path(base.join("root").display().to_string()),
-            RootEntry::Full { path: base.join("ro").display().to_string(), writable: false, extra: Default::default() },
+            RootEntry::Full {
+                path: base.join("ro").display().to_string(),
+                writable: false,
+                extra: Default::default(),
+            },
         ],
         &base.join("fallback"),
     );
     let (store, _) = Store::open(&base.join("data"), &roots);
-    Fx { _tmp: tmp, base, roots, store }
+    Fx {
+        _tmp: tmp,
+        base,
+        roots,
+        store,
+    }
 }
 
 fn result(v: Value) -> CallToolResult {
@@ -57,10 +66,25 @@ fn stores_in_the_default_directory_with_a_default_name_and_records_it() {
     let stored = f.store.store(&f.roots, rq).unwrap();
     let path = PathBuf::from(&stored.record.path);
     assert!(path.starts_with(f.base.join("root")));
-    assert!(path.file_name().unwrap().to_str().unwrap().starts_with("srv-list-"));
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "id,name\r\n1,a\r\n2,b\r\n");
+    assert!(
+        path.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("srv-list-")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "id,name\r\n1,a\r\n2,b\r\n"
+    );
     assert_eq!(stored.summary.rows, Some(2));
-    assert!(stored.text.contains("2 rows x 2 columns: id integer, name string"), "{}", stored.text);
+    assert!(
+        stored
+            .text
+            .contains("2 rows x 2 columns: id integer, name string"),
+        "{}",
+        stored.text
+    );
     assert!(stored.text.len() <= 600);
     assert!(stored.record.uri.starts_with("file:///"));
     assert_eq!(stored.record.arguments["token"], "[redacted]");
@@ -84,9 +108,17 @@ fn filenames_and_storage_paths_cannot_leave_the_roots() {
         (None, Some("/abs.json"), ErrorCode::InvalidArguments),
         (None, Some("a/b.json"), ErrorCode::InvalidArguments),
         (Some("../outside"), None, ErrorCode::PathOutsideRoots),
-        (Some(outside.to_str().unwrap()), None, ErrorCode::PathOutsideRoots),
+        (
+            Some(outside.to_str().unwrap()),
+            None,
+            ErrorCode::PathOutsideRoots,
+        ),
         (Some("link-out"), None, ErrorCode::PathOutsideRoots),
-        (Some(f.base.join("ro").to_str().unwrap()), None, ErrorCode::ReadOnlyRoot),
+        (
+            Some(f.base.join("ro").to_str().unwrap()),
+            None,
+            ErrorCode::ReadOnlyRoot,
+        ),
     ] {
         let mut rq = req(&r, &args);
         rq.storage_path = storage;
@@ -94,7 +126,11 @@ fn filenames_and_storage_paths_cannot_leave_the_roots() {
         let e = f.store.store(&f.roots, rq).unwrap_err();
         assert_eq!(e.code, code, "{storage:?} {name:?}: {e}");
     }
-    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "nothing written outside");
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "nothing written outside"
+    );
 }
 
 #[test]
@@ -108,18 +144,34 @@ fn existing_files_are_never_overwritten_and_formats_follow_the_name() {
     assert_eq!(s.record.format, "yaml");
     let mut rq = req(&r, &args);
     rq.filename = Some("out.yaml");
-    assert_eq!(f.store.store(&f.roots, rq).unwrap_err().code, ErrorCode::FileExists);
+    assert_eq!(
+        f.store.store(&f.roots, rq).unwrap_err().code,
+        ErrorCode::FileExists
+    );
     let mut rq = req(&r, &args);
     rq.filename = Some("other.csv");
     rq.format = Some("json");
-    assert_eq!(f.store.store(&f.roots, rq).unwrap_err().code, ErrorCode::InvalidArguments);
+    assert_eq!(
+        f.store.store(&f.roots, rq).unwrap_err().code,
+        ErrorCode::InvalidArguments
+    );
     let mut rq = req(&r, &args);
     rq.format = Some("parquet");
-    assert_eq!(f.store.store(&f.roots, rq).unwrap_err().code, ErrorCode::UnsupportedFormat);
+    assert_eq!(
+        f.store.store(&f.roots, rq).unwrap_err().code,
+        ErrorCode::UnsupportedFormat
+    );
     let mut rq = req(&r, &args);
     rq.filename = Some("noext");
     rq.format = Some("md");
-    assert!(f.store.store(&f.roots, rq).unwrap().record.path.ends_with("noext.md"));
+    assert!(
+        f.store
+            .store(&f.roots, rq)
+            .unwrap()
+            .record
+            .path
+            .ends_with("noext.md")
+    );
 }
 
 #[test]
@@ -130,7 +182,11 @@ fn missing_storage_directories_are_created_inside_the_root() {
     let mut rq = req(&r, &args);
     rq.storage_path = Some("reports/2026");
     let s = f.store.store(&f.roots, rq).unwrap();
-    assert!(s.record.path.starts_with(&f.base.join("root/reports/2026").display().to_string()));
+    assert!(
+        s.record
+            .path
+            .starts_with(&f.base.join("root/reports/2026").display().to_string())
+    );
 }
 
 #[test]
@@ -138,7 +194,10 @@ fn binary_blocks_are_written_beside_the_main_file() {
     use base64::Engine as _;
     let f = fx();
     let png = base64::engine::general_purpose::STANDARD.encode(b"\x89PNG\r\n\x1a\nrest");
-    let r = CallToolResult::success(vec![ContentBlock::text("a picture"), ContentBlock::image(png, "image/png")]);
+    let r = CallToolResult::success(vec![
+        ContentBlock::text("a picture"),
+        ContentBlock::image(png, "image/png"),
+    ]);
     let args = json!({});
     let mut rq = req(&r, &args);
     rq.filename = Some("pic.json");
@@ -147,6 +206,7 @@ fn binary_blocks_are_written_beside_the_main_file() {
     let side = &s.record.files[0];
     assert!(side.path.ends_with("pic.1.png"));
     assert_eq!(std::fs::read(&side.path).unwrap(), b"\x89PNG\r\n\x1a\nrest");
-    let main: Value = serde_json::from_str(&std::fs::read_to_string(&s.record.path).unwrap()).unwrap();
+    let main: Value =
+        serde_json::from_str(&std::fs::read_to_string(&s.record.path).unwrap()).unwrap();
     assert_eq!(main[1]["file"], "pic.1.png");
 }

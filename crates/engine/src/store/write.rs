@@ -14,8 +14,11 @@ pub fn write_new<R>(
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<R>,
 ) -> Result<(PathBuf, u64, R), ToolError> {
     let io_err = |e: std::io::Error| {
-        ToolError::new(ErrorCode::WriteFailed, format!("cannot write in {}: {e}", dir.display()))
-            .with("directory", dir.display().to_string())
+        ToolError::new(
+            ErrorCode::WriteFailed,
+            format!("cannot write in {}: {e}", dir.display()),
+        )
+        .with("directory", dir.display().to_string())
     };
     let target = dir.join(name);
     if target.symlink_metadata().is_ok() {
@@ -44,7 +47,10 @@ pub fn write_new<R>(
 fn exists(path: &Path) -> ToolError {
     ToolError::new(
         ErrorCode::FileExists,
-        format!("{} already exists and is never overwritten; choose another filename", path.display()),
+        format!(
+            "{} already exists and is never overwritten; choose another filename",
+            path.display()
+        ),
     )
     .with("path", path.display().to_string())
 }
@@ -57,7 +63,10 @@ mod tests {
     fn writes_whole_files_and_never_overwrites() {
         let dir = tempfile::tempdir().unwrap();
         let (path, bytes, ()) = write_new(dir.path(), "a.txt", |w| w.write_all(b"hello")).unwrap();
-        assert_eq!((std::fs::read_to_string(&path).unwrap().as_str(), bytes), ("hello", 5));
+        assert_eq!(
+            (std::fs::read_to_string(&path).unwrap().as_str(), bytes),
+            ("hello", 5)
+        );
         let e = write_new(dir.path(), "a.txt", |w| w.write_all(b"other")).unwrap_err();
         assert_eq!(e.code, ErrorCode::FileExists);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "hello");
@@ -72,6 +81,10 @@ mod tests {
         })
         .unwrap_err();
         assert_eq!(e.code, ErrorCode::WriteFailed);
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no partial or temp file");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "no partial or temp file"
+        );
     }
 }

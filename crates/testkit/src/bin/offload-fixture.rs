@@ -100,6 +100,16 @@ impl Fixture {
                 "Answer with structuredContent {\"items\": [...]}, n items.",
                 obj(json!({"n": {"type": "integer"}}), &["n"]),
             ),
+            tool(
+                "json",
+                "Answer with `value` as structuredContent (and as JSON text).",
+                obj(json!({"value": {}}), &["value"]),
+            ),
+            tool(
+                "rows",
+                "Answer with a JSON text: a list of `n` objects of about 100 bytes.",
+                obj(json!({"n": {"type": "integer"}}), &["n"]),
+            ),
         ];
         if self.state.extra.load(Ordering::SeqCst) {
             tools.push(tool(
@@ -238,6 +248,29 @@ impl ServerHandler for Fixture {
                 let mut r = text(format!("{n} items"));
                 r.structured_content = Some(json!({"items": items}));
                 r
+            }
+            "json" => {
+                let value = arg(args, "value").cloned().unwrap_or(Value::Null);
+                let mut r = text(value.to_string());
+                r.structured_content = Some(value);
+                r
+            }
+            "rows" => {
+                let n = arg(args, "n").and_then(Value::as_u64).unwrap_or(10);
+                let mut out = String::with_capacity(n as usize * 110 + 2);
+                out.push('[');
+                for i in 0..n {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&format!(
+                        r#"{{"id":{i},"name":"user {i}, \"q\"\n<b>| yes","email":"user{i}@example.com","active":{},"score":{}.5}}"#,
+                        i % 3 == 0,
+                        i % 1000
+                    ));
+                }
+                out.push(']');
+                text(out)
             }
             "extra" if self.state.extra.load(Ordering::SeqCst) => text("extra called"),
             name if name.starts_with("filler_") => text(name.to_owned()),

@@ -1,0 +1,125 @@
+//! Stored responses as MCP resources: `resources/list` (newest first, paginated) and
+//! `resources/read` (text or blob by MIME type, through the path guard).
+
+use base64::Engine as _;
+use rmcp::ErrorData as McpError;
+use rmcp::model::{ListResourcesResult, ReadResourceResult, Resource, ResourceContents};
+
+use crate::Engine;
+use crate::store::Record;
+
+const PAGE: usize = 100;
+
+pub fn list(engine: &Engine, cursor: Option<&str>) -> Result<ListResourcesResult, McpError> {
+    let records = engine.store.records();
+    let start: usize = match cursor {
+        None => 0,
+        Some(c) => c
+            .parse()
+            .map_err(|_| McpError::invalid_params(format!("invalid cursor '{c}'"), None))?,
+    };
+    let end = (start + PAGE).min(records.len());
+    let page: Vec<Resource> = records
+        .get(start..end)
+        .unwrap_or_default()
+        .iter()
+        .flat_map(resources_of)
+        .collect();
+    let mut result = ListResourcesResult::with_all_items(page);
+    if end < records.len() {
+        result.next_cursor = Some(end.to_string());
+    }
+    Ok(result)
+}
+
+fn resources_of(r: &Record) -> Vec<Resource> {
+    let name = |path: &str| {
+        std::path::Path::new(path)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let description = r.description.clone().unwrap_or_else(|| {
+        format!(
+            "{}/{} response of {}",
+            r.server,
+            r.tool,
+            r.time.format("%Y-%m-%d %H:%M UTC")
+        )
+    });
+    let mut out = vec![
+        Resource::new(r.uri.clone(), name(&r.path))
+            .with_title(format!("{}/{}", r.server, r.tool))
+            .with_description(description)
+            .with_mime_type(r.mime_type.clone())
+            .with_size(r.bytes),
+    ];
+    for f in &r.files {
+        out.push(
+            Resource::new(f.uri.clone(), name(&f.path))
+                .with_description(format!("binary part of {}", name(&r.path)))
+                .with_mime_type(f.mime_type.clone())
+                .with_size(f.bytes),
+        );
+    }
+    out
+}
+
+pub fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpError> {
+    let records = engine.store.records();
+    let (path, mime) = records
+        .iter()
+        .find_map(|r| {
+            if r.uri == uri {
+                return Some((r.path.clone(), r.mime_type.clone()));
+            }
+            r.files
+                .iter()
+                .find(|f| f.uri == uri)
+                .map(|f| (f.path.clone(), f.mime_type.clone()))
+        })
+        .ok_or_else(|| {
+            McpError::resource_not_found(format!("no stored response has the URI {uri}"), None)
+        })?;
+    let (file, _) = engine
+        .roots
+        .open_read(&path)
+        .map_err(|e| McpError::resource_not_found(format!("{uri} cannot be read: {e}"), None))?;
+    let limit = engine.limits.max_upstream_message_bytes;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if size > limit {
+        return Err(McpError::invalid_params(
+            format!(
+                "{path} is {size} bytes, more than a resource read may return ({limit}); read it in pages with read_file"
+            ),
+            None,
+        ));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit + 1), &mut bytes)
+        .map_err(|e| McpError::internal_error(format!("cannot read {path}: {e}"), None))?;
+    let textual = mime.starts_with("text/")
+        || mime.contains("json")
+        || mime.contains("yaml")
+        || mime.contains("xml");
+    let contents = match (textual, String::from_utf8(bytes)) {
+        (true, Ok(text)) => ResourceContents::TextResourceContents {
+            uri: uri.to_owned(),
+            mime_type: Some(mime),
+            text,
+            meta: None,
+        },
+        (_, Ok(text)) => blob(uri, mime, text.into_bytes()),
+        (_, Err(e)) => blob(uri, mime, e.into_bytes()),
+    };
+    Ok(ReadResourceResult::new(vec![contents]))
+}
+
+fn blob(uri: &str, mime: String, bytes: Vec<u8>) -> ResourceContents {
+    ResourceContents::BlobResourceContents {
+        uri: uri.to_owned(),
+        mime_type: Some(mime),
+        blob: base64::engine::general_purpose::STANDARD.encode(bytes),
+        meta: None,
+    }
+}

@@ -1,0 +1,230 @@
+//! `call_tool_and_store`, and the automatic offload of `call_tool` answers larger than the
+//! inline budget: both call the upstream, then hand the result to the store on a blocking
+//! thread and answer with a resource link and a short summary.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::RoleServer;
+use rmcp::model::{CallToolResult, ContentBlock, Resource};
+use rmcp::service::RequestContext;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{answer, call, params};
+use crate::store::{StoreRequest, Stored, Summary, human_bytes};
+use crate::{Engine, ErrorCode, ToolError};
+
+/// The structured answer of a store.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StoredAnswer {
+    /// Percent-encoded `file://` URI of the stored file.
+    pub uri: String,
+    pub path: String,
+    pub bytes: u64,
+    pub format: String,
+    pub mime_type: String,
+    pub summary: Summary,
+    /// Binary files written beside it (images, audio, blobs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// Why it was stored, when Offload decided it (automatic offload).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+pub async fn call_tool_and_store(
+    engine: &Arc<Engine>,
+    p: params::CallToolAndStore,
+    ctx: &RequestContext<RoleServer>,
+) -> CallToolResult {
+    let args = Value::Object(p.tool_args.clone().unwrap_or_default());
+    let started = Instant::now();
+    let result = match call::forward(engine, &p.server, &p.tool_name, p.tool_args, ctx).await {
+        Ok(r) => r,
+        Err(e) => return answer::error(&e),
+    };
+    if result.is_error == Some(true) {
+        return answer::error(&upstream_tool_error(&p.server, &p.tool_name, &result));
+    }
+    let options = StoreOptions {
+        description: p.description,
+        storage_path: p.storage_path,
+        filename: p.filename,
+        format: p.file_format,
+    };
+    match store(
+        engine,
+        &p.server,
+        &p.tool_name,
+        args,
+        result,
+        started,
+        options,
+    )
+    .await
+    {
+        Ok(stored) => stored_answer(&stored, None),
+        Err(e) => answer::error(&e),
+    }
+}
+
+/// An upstream `isError` is not data: nothing is stored and the upstream's message is passed on.
+pub fn upstream_tool_error(server: &str, tool: &str, result: &CallToolResult) -> ToolError {
+    let text: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect();
+    let message = if text.is_empty() {
+        "no message".to_owned()
+    } else {
+        super::clip(&text.join(" "), 2000).into_owned()
+    };
+    ToolError::new(
+        ErrorCode::UpstreamToolError,
+        format!("{server}/{tool} answered with an error, so nothing was stored: {message}"),
+    )
+    .with("server", server)
+    .with("tool", tool)
+    .with("upstream_message", message)
+}
+
+#[derive(Default)]
+pub struct StoreOptions {
+    pub description: Option<String>,
+    pub storage_path: Option<String>,
+    pub filename: Option<String>,
+    pub format: Option<String>,
+}
+
+/// Stores `result` on a blocking thread.
+pub async fn store(
+    engine: &Arc<Engine>,
+    server: &str,
+    tool: &str,
+    arguments: Value,
+    result: CallToolResult,
+    started: Instant,
+    options: StoreOptions,
+) -> Result<Stored, ToolError> {
+    let engine = engine.clone();
+    let (server, tool) = (server.to_owned(), tool.to_owned());
+    let duration = started.elapsed();
+    tokio::task::spawn_blocking(move || {
+        engine.store.store(
+            &engine.roots,
+            StoreRequest {
+                server: &server,
+                tool: &tool,
+                arguments: &arguments,
+                description: options.description,
+                storage_path: options.storage_path.as_deref(),
+                filename: options.filename.as_deref(),
+                format: options.format.as_deref(),
+                result: &result,
+                duration,
+            },
+        )
+    })
+    .await
+    .unwrap_or_else(|e| {
+        Err(ToolError::new(
+            ErrorCode::Internal,
+            format!("the store task failed: {e}"),
+        ))
+    })
+}
+
+/// A resource link, the summary text, and the structured answer.
+pub fn stored_answer(stored: &Stored, note: Option<String>) -> CallToolResult {
+    let r = &stored.record;
+    let name = std::path::Path::new(&r.path)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| r.id.clone());
+    let description = r
+        .description
+        .clone()
+        .unwrap_or_else(|| format!("{}/{} response", r.server, r.tool));
+    let link = Resource::new(r.uri.clone(), name)
+        .with_mime_type(r.mime_type.clone())
+        .with_size(r.bytes)
+        .with_description(description);
+    let text = match &note {
+        Some(n) => format!("{n} {}", stored.text),
+        None => stored.text.clone(),
+    };
+    let out = StoredAnswer {
+        uri: r.uri.clone(),
+        path: r.path.clone(),
+        bytes: r.bytes,
+        format: r.format.clone(),
+        mime_type: r.mime_type.clone(),
+        summary: stored.summary.clone(),
+        files: r.files.iter().map(|f| f.path.clone()).collect(),
+        note,
+    };
+    let mut result = answer::structured(&out, String::new());
+    result.content = vec![ContentBlock::resource_link(link), ContentBlock::text(text)];
+    result
+}
+
+/// The size of an answer as it would travel: text, binary data and structured content.
+pub fn answer_size(result: &CallToolResult) -> u64 {
+    let content: usize = result
+        .content
+        .iter()
+        .map(|c| match c {
+            ContentBlock::Text(t) => t.text.len(),
+            ContentBlock::Image(i) => i.data.len(),
+            ContentBlock::Audio(a) => a.data.len(),
+            other => serde_json::to_vec(other).map(|v| v.len()).unwrap_or(0),
+        })
+        .sum();
+    let structured = result
+        .structured_content
+        .as_ref()
+        .map_or(0, |v| serde_json::to_vec(v).map(|v| v.len()).unwrap_or(0));
+    (content + structured) as u64
+}
+
+/// Stores an answer that is over the inline budget and answers with the link instead.
+pub async fn offload_if_large(
+    engine: &Arc<Engine>,
+    server: &str,
+    tool: &str,
+    arguments: Value,
+    result: CallToolResult,
+    started: Instant,
+) -> CallToolResult {
+    let size = answer_size(&result);
+    let budget = engine.limits.inline_bytes;
+    if result.is_error == Some(true) || size <= budget {
+        return result;
+    }
+    let options = StoreOptions {
+        description: Some(format!(
+            "{server}/{tool} answer stored automatically ({} over the inline budget)",
+            human_bytes(size)
+        )),
+        ..StoreOptions::default()
+    };
+    let note = format!(
+        "The answer ({}) was larger than the inline budget ({}), so Offload stored it as a file instead of returning it; read it with read_file or get_file_schema.",
+        human_bytes(size),
+        human_bytes(budget)
+    );
+    match store(engine, server, tool, arguments, result, started, options).await {
+        Ok(stored) => stored_answer(&stored, Some(note)),
+        Err(e) => answer::error(&ToolError::new(
+            e.code,
+            format!(
+                "the answer ({}) is larger than the inline budget and could not be stored: {}",
+                human_bytes(size),
+                e.message
+            ),
+        )),
+    }
+}
