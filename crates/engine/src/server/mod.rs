@@ -107,20 +107,15 @@ impl ServerHandler for OffloadServer {
 
     /// Tells this client when a response is stored (by any session of this engine).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        tracing::debug!("client initialized: subscribing to stored responses");
         let mut added = self.engine.store.subscribe();
         let peer = context.peer;
         tokio::spawn(async move {
-            loop {
-                match added.recv().await {
-                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                        tracing::debug!("stored response: notifying the client");
-                        if let Err(e) = peer.notify_resource_list_changed().await {
-                            tracing::debug!("resources/list_changed not sent: {e}");
-                            break;
-                        }
-                    }
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            use tokio::sync::broadcast::error::RecvError;
+            // A lagging receiver still means "something was added": notify once and go on.
+            while let Ok(_) | Err(RecvError::Lagged(_)) = added.recv().await {
+                if let Err(e) = peer.notify_resource_list_changed().await {
+                    tracing::debug!("resources/list_changed not sent (client gone?): {e}");
+                    break;
                 }
             }
         });
