@@ -7,6 +7,7 @@
 
 mod latency;
 mod stats;
+mod store;
 
 use clap::{Parser, Subcommand};
 
@@ -26,11 +27,15 @@ enum Bench {
         #[arg(long, default_value_t = 2000)]
         calls: usize,
     },
+    /// A ~10 MB JSON table stored as CSV, JSON and YAML through `offload mcp` (time, peak RSS)
+    /// beside the direct call; and the bytes the model receives for 1 KB to 100 MB payloads.
+    Store,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().bench {
         Bench::Latency { calls } => latency::run(calls).await,
+        Bench::Store => store::run().await,
     }
 }

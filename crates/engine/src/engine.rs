@@ -61,7 +61,11 @@ impl Engine {
         warnings.extend(more);
         let engine = Self {
             roots,
-            pool: Pool::new(&config.mcp_servers, secrets),
+            pool: Pool::new(
+                &config.mcp_servers,
+                secrets,
+                config.limits.max_upstream_answer_bytes,
+            ),
             limits: config.limits.clone(),
             store,
         };

@@ -160,3 +160,28 @@ async fn a_config_that_does_not_parse_stops_offload_with_line_and_column_and_is_
     );
     assert!(out.stdout.is_empty(), "nothing on stdout");
 }
+
+#[tokio::test]
+async fn an_answer_over_the_upstream_limit_is_a_clear_error_not_a_hang() {
+    let ctx = TestContext::new();
+    ctx.write_config(json!({
+        "roots": [ctx.root],
+        "mcpServers": {"fx": TestContext::fixture(&[])},
+        "limits": {"maxUpstreamAnswerBytes": 100_000}
+    }));
+    let client = ctx.client().await;
+    let start = Instant::now();
+    let r = fx(&client, "large", json!({"bytes": 200_000})).await;
+    assert_eq!(error_code(&r), "upstream_error");
+    assert!(text(&r).contains("maxUpstreamAnswerBytes"), "{}", text(&r));
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "no hang until the timeout"
+    );
+    assert_eq!(
+        text(&fx(&client, "large", json!({"bytes": 50_000})).await).len(),
+        50_000,
+        "restarted and fine"
+    );
+    client.cancel().await.unwrap();
+}

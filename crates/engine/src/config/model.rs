@@ -159,6 +159,8 @@ pub struct Limits {
     pub max_input_bytes: u64,
     pub max_upstream_message_bytes: u64,
     pub inline_bytes: u64,
+    /// The largest single answer accepted from an upstream (default 256 MiB).
+    pub max_upstream_answer_bytes: u64,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -169,6 +171,7 @@ impl Default for Limits {
             max_input_bytes: 10 * 1024 * 1024,
             max_upstream_message_bytes: 8 * 1024 * 1024,
             inline_bytes: 100 * 1024,
+            max_upstream_answer_bytes: 256 * 1024 * 1024,
             extra: Map::new(),
         }
     }

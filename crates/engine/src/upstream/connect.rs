@@ -4,12 +4,15 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use process_wrap::tokio::CommandWrap;
+use std::sync::atomic::AtomicU64;
+
+use process_wrap::tokio::{ChildWrapper, CommandWrap};
 use rmcp::RoleClient;
 use rmcp::service::{RunningService, ServiceExt};
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::async_rw::AsyncRwTransport;
 
 use super::handler::UpstreamHandler;
+use super::limited::LimitedLines;
 use super::progress::{Forwarding, ProgressRoutes};
 use super::search_path::SearchPath;
 use super::stderr::StderrRing;
@@ -51,12 +54,18 @@ pub struct ConnectContext<'a> {
     pub stderr: Arc<StderrRing>,
     pub routes: Arc<ProgressRoutes>,
     pub handler: UpstreamHandler,
+    /// The largest message accepted from the upstream.
+    pub answer_limit: u64,
 }
 
-/// A live connection: the rmcp client and, for stdio, the child's process group.
+/// A live connection: the rmcp client and, for stdio, the child and its process group.
 pub struct Opened {
     pub client: Client,
     pub process_group: Option<u32>,
+    /// Kept so the child is killed when the connection is dropped.
+    pub child: Option<Box<dyn ChildWrapper>>,
+    /// Non-zero when an upstream message went over the answer limit.
+    pub exceeded: Arc<AtomicU64>,
 }
 
 pub async fn open(transport: &Transport, ctx: ConnectContext<'_>) -> Result<Opened, StartError> {
@@ -113,31 +122,50 @@ async fn open_stdio(
     if let Some(dir) = &cwd {
         cmd.current_dir(dir);
     }
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
     let mut wrapped = CommandWrap::from(cmd);
+    wrapped.wrap(process_wrap::tokio::KillOnDrop);
     #[cfg(unix)]
     wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
     #[cfg(windows)]
     wrapped.wrap(process_wrap::tokio::JobObject);
 
-    let (child, stderr) = TokioChildProcess::builder(wrapped)
-        .stderr(std::process::Stdio::piped())
+    let mut child = wrapped
         .spawn()
         .map_err(|e| StartError::unavailable(format!("cannot start {}: {e}", program.display())))?;
     let process_group = child.id();
-    if let Some(stderr) = stderr {
+    let (Some(stdin), Some(stdout)) = (child.stdin().take(), child.stdout().take()) else {
+        return Err(StartError::unavailable(
+            "the child's stdio could not be captured",
+        ));
+    };
+    if let Some(stderr) = child.stderr().take() {
         let ring = ctx.stderr.clone();
         let name = ctx.name.to_owned();
         tokio::spawn(async move { ring.drain(&name, stderr).await });
     }
-    let stderr_ring = ctx.stderr.clone();
+    // rmcp does the framing; our reader ends the connection on an oversized message, which
+    // rmcp would otherwise drop silently (its limit is set above ours so ours decides).
+    let stdout = LimitedLines::new(stdout, ctx.answer_limit);
+    let exceeded = stdout.exceeded.clone();
+    let framed = AsyncRwTransport::<RoleClient, _, _>::new(stdout, stdin).with_max_line_length(
+        usize::try_from(ctx.answer_limit)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1024),
+    );
     let transport = Forwarding {
-        inner: child,
+        inner: framed,
         routes: ctx.routes.clone(),
     };
+    let stderr_ring = ctx.stderr.clone();
     match ctx.handler.serve(transport).await {
         Ok(client) => Ok(Opened {
             client,
             process_group,
+            child: Some(child),
+            exceeded,
         }),
         Err(e) => {
             // Give the stderr reader a moment: the child usually says why it died.
@@ -187,6 +215,8 @@ async fn open_http(
     Ok(Opened {
         client,
         process_group: None,
+        child: None,
+        exceeded: Arc::default(),
     })
 }
 

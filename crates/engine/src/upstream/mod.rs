@@ -7,6 +7,7 @@
 mod connect;
 mod error;
 mod handler;
+mod limited;
 mod progress;
 mod search_path;
 mod stderr;
@@ -28,6 +29,8 @@ use search_path::SearchPath;
 pub struct PoolContext {
     secrets: Arc<dyn SecretSource>,
     search_path: SearchPath,
+    /// The largest single message accepted from an upstream.
+    answer_limit: u64,
 }
 
 /// A server's state as clients and the app see it.
@@ -63,10 +66,15 @@ pub struct Pool {
 }
 
 impl Pool {
-    pub fn new(servers: &[(String, ServerEntry)], secrets: Arc<dyn SecretSource>) -> Self {
+    pub fn new(
+        servers: &[(String, ServerEntry)],
+        secrets: Arc<dyn SecretSource>,
+        answer_limit: u64,
+    ) -> Self {
         let ctx = Arc::new(PoolContext {
             secrets,
             search_path: SearchPath::from_env(),
+            answer_limit,
         });
         Self {
             servers: servers

@@ -35,6 +35,8 @@ struct Connection {
     client: connect::Client,
     tools: Arc<ToolCache>,
     process_group: Option<u32>,
+    _child: Option<Box<dyn process_wrap::tokio::ChildWrapper>>,
+    exceeded: Arc<std::sync::atomic::AtomicU64>,
     /// The stderr ring's end count when this connection started (stdio only).
     stderr_ends_at_start: u64,
 }
@@ -42,6 +44,13 @@ struct Connection {
 impl Connection {
     fn is_closed(&self) -> bool {
         self.client.peer().is_transport_closed()
+    }
+}
+
+impl Drop for Connection {
+    /// A connection that goes away takes its whole process group with it.
+    fn drop(&mut self) {
+        kill_group(self.process_group);
     }
 }
 
@@ -202,6 +211,8 @@ impl Upstream {
                     client: opened.client,
                     tools,
                     process_group: opened.process_group,
+                    _child: opened.child,
+                    exceeded: opened.exceeded,
                     stderr_ends_at_start,
                 });
                 self.with_health(|h| h.state = Some(ServerState::Ready));
@@ -227,6 +238,7 @@ impl Upstream {
             tools: tools.clone(),
         };
         let ctx = ConnectContext {
+            answer_limit: self.ctx.answer_limit,
             name: &self.name,
             secrets: self.ctx.secrets.as_ref(),
             search_path: &self.ctx.search_path,
@@ -306,6 +318,19 @@ impl Upstream {
                 rpc_code: -32603,
                 message: "the server asked for interactive input or a task, which Offload does not relay yet".into(),
             }),
+            Err(ServiceError::TransportClosed)
+                if conn.exceeded.load(std::sync::atomic::Ordering::SeqCst) > 0 =>
+            {
+                let limit = conn.exceeded.load(std::sync::atomic::Ordering::SeqCst);
+                Err(UpstreamError::Rpc {
+                    name: self.name.clone(),
+                    rpc_code: -32603,
+                    message: format!(
+                        "its answer was larger than {}, the most Offload accepts from an upstream (\"limits.maxUpstreamAnswerBytes\"); ask for less (filters, paging), or have the user raise the limit",
+                        crate::store::human_bytes(limit)
+                    ),
+                })
+            }
             Err(ServiceError::TransportClosed) if conn.process_group.is_some() => {
                 // The process died: let its last words reach the stderr ring first.
                 self.stderr
@@ -352,6 +377,7 @@ impl Upstream {
             if let Ok(mut conn) = Arc::try_unwrap(conn) {
                 let _ = conn.client.close_with_timeout(Duration::from_secs(2)).await;
             }
+            // Also when other holders keep the connection alive a little longer.
             kill_group(group);
         }
         self.with_health(|h| h.state = None);

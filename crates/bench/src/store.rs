@@ -1,0 +1,127 @@
+//! Storing a large JSON table through `offload mcp` (wall time and Offload's peak RSS) beside
+//! the same upstream call made directly; and how many bytes the model receives for payloads of
+//! 1 KB, 1 MB and 100 MB.
+
+use std::time::{Duration, Instant};
+
+use offload_testkit::{Client, Recorder, TestContext, call, target_bin, text};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::TokioChildProcess;
+use serde_json::json;
+
+/// Rows of about 110 bytes: 90,000 make a payload of about 10 MB.
+const ROWS: u64 = 90_000;
+
+pub async fn run() -> anyhow::Result<()> {
+    let ctx = TestContext::new();
+    ctx.write_servers(json!({"fx": TestContext::fixture(&[])}));
+
+    // Baseline: the same tool called directly over the fixture's own stdio.
+    let direct =
+        offload_testkit::connect(tokio::process::Command::new(target_bin("offload-fixture"))).await;
+    let mut params = CallToolRequestParams::new("rows");
+    params.arguments = json!({"n": ROWS}).as_object().cloned();
+    direct.call_tool(params.clone()).await?; // warm
+    let t = Instant::now();
+    let r = direct.call_tool(params).await?;
+    let direct_time = t.elapsed();
+    let payload = text(&r).len() as f64 / 1e6;
+    direct.cancel().await?;
+
+    println!(
+        "store a {payload:.1} MB JSON array of {ROWS} objects through offload mcp (fresh process per format)"
+    );
+    println!(
+        "{:<6} {:>11} {:>13} {:>9} {:>12} {:>14}",
+        "format", "offload", "direct call", "ratio", "peak RSS", "RSS / payload"
+    );
+    for format in ["csv", "json", "yaml"] {
+        let (client, pid) = spawn(&ctx).await;
+        // Warm the upstream connection so the figure is the store, not the spawn.
+        call(
+            &client,
+            "call_tool",
+            json!({"server": "fx", "tool_name": "echo", "tool_args": {"text": "x"}}),
+        )
+        .await;
+        let t = Instant::now();
+        let r = call(
+            &client,
+            "call_tool_and_store",
+            json!({"server": "fx", "tool_name": "rows", "tool_args": {"n": ROWS}, "file_format": format}),
+        )
+        .await;
+        let took = t.elapsed();
+        anyhow::ensure!(r.is_error != Some(true), "store failed: {}", text(&r));
+        let rss = peak_rss_mb(pid);
+        println!(
+            "{format:<6} {:>11} {:>13} {:>8.2}x {:>9.1} MiB {:>13.1}x",
+            secs(took),
+            secs(direct_time),
+            took.as_secs_f64() / direct_time.as_secs_f64(),
+            rss,
+            rss * 1.048_576 / payload
+        );
+        client.cancel().await?;
+    }
+
+    println!();
+    println!(
+        "bytes the model receives (text blocks; and the whole result as JSON, resource link and structuredContent included)"
+    );
+    let (client, _) = spawn(&ctx).await;
+    for (label, bytes) in [
+        ("1 KB", 1_000u64),
+        ("1 MB", 1_000_000),
+        ("100 MB", 100_000_000),
+    ] {
+        let r = call(
+            &client,
+            "call_tool_and_store",
+            json!({"server": "fx", "tool_name": "large", "tool_args": {"bytes": bytes}, "file_format": "txt"}),
+        )
+        .await;
+        anyhow::ensure!(r.is_error != Some(true), "store failed: {}", text(&r));
+        let whole = serde_json::to_vec(&r)?.len();
+        println!(
+            "{label:>7} payload: text {:>4} bytes, whole result {:>5} bytes",
+            text(&r).len(),
+            whole
+        );
+    }
+    client.cancel().await?;
+    Ok(())
+}
+
+async fn spawn(ctx: &TestContext) -> (Client, u32) {
+    let mut cmd = ctx.offload_command(&[]);
+    cmd.env("OFFLOAD_LOG", "info")
+        .env_remove("OFFLOAD_LOG_FILE");
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn offload");
+    let pid = transport.id().expect("pid");
+    (
+        Recorder::default()
+            .serve(transport)
+            .await
+            .expect("handshake"),
+        pid,
+    )
+}
+
+/// Peak resident set size of a process so far (Linux: VmHWM).
+fn peak_rss_mb(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.3} s", d.as_secs_f64())
+}
