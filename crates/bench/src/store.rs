@@ -26,11 +26,17 @@ pub async fn run() -> anyhow::Result<()> {
     let t = Instant::now();
     let r = direct.call_tool(params).await?;
     let direct_time = t.elapsed();
+    // What a bare rmcp client costs to receive the same answer (this process's peak grows
+    // by about that much; nothing else here holds large data).
+    let direct_peak = peak_rss_mb(std::process::id());
     let payload = text(&r).len() as f64 / 1e6;
     direct.cancel().await?;
 
     println!(
         "store a {payload:.1} MB JSON array of {ROWS} objects through offload mcp (fresh process per format)"
+    );
+    println!(
+        "baseline: a bare rmcp client receiving the same answer directly peaks at {direct_peak:.1} MiB"
     );
     println!(
         "{:<6} {:>11} {:>13} {:>9} {:>12} {:>14}",
@@ -45,6 +51,7 @@ pub async fn run() -> anyhow::Result<()> {
             json!({"server": "fx", "tool_name": "echo", "tool_args": {"text": "x"}}),
         )
         .await;
+        let before = peak_rss_mb(pid);
         let t = Instant::now();
         let r = call(
             &client,
@@ -56,12 +63,13 @@ pub async fn run() -> anyhow::Result<()> {
         anyhow::ensure!(r.is_error != Some(true), "store failed: {}", text(&r));
         let rss = peak_rss_mb(pid);
         println!(
-            "{format:<6} {:>11} {:>13} {:>8.2}x {:>9.1} MiB {:>13.1}x",
+            "{format:<6} {:>11} {:>13} {:>8.2}x {:>9.1} MiB {:>13.1}x {:>12.1} MiB",
             secs(took),
             secs(direct_time),
             took.as_secs_f64() / direct_time.as_secs_f64(),
             rss,
-            rss * 1.048_576 / payload
+            rss * 1.048_576 / payload,
+            before
         );
         client.cancel().await?;
     }

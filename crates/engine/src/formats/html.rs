@@ -8,7 +8,7 @@ use html_escape::encode_text;
 use serde_json::Value;
 
 use super::table::{self, Cell};
-use super::{Payload, Rendered, TableInfo};
+use super::{Payload, Rendered, stream, table_source};
 
 const HEAD: &str = "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n<title>Offload response</title>\n\
 <style>table{border-collapse:collapse}th,td{border:1px solid #999;padding:2px 6px;\
@@ -18,29 +18,28 @@ const TAIL: &str = "</body>\n</html>\n";
 pub fn write(payload: &Payload, out: &mut dyn Write) -> std::io::Result<Rendered> {
     out.write_all(HEAD.as_bytes())?;
     let rendered = match payload {
-        Payload::Text(t) => pre(out, t)?,
-        Payload::Json(Value::String(s)) => pre(out, s)?,
-        Payload::Json(v) => match table::find(v) {
-            Some(view) => {
-                let cols = table::columns(view.rows);
-                let header: Vec<&str> = cols.iter().map(String::as_str).collect();
+        Payload::Text(t) | Payload::Json(Value::String(t)) => pre(out, t)?,
+        Payload::JsonText {
+            shape: stream::Shape::Text { .. },
+            text,
+        } => {
+            let s: String = serde_json::from_str(text).map_err(std::io::Error::other)?;
+            pre(out, &s)?
+        }
+        _ => match table_source(payload) {
+            Some(source) => {
+                let header: Vec<&str> = source.columns.iter().map(String::as_str).collect();
                 open_table(out, &header)?;
-                for row in view.rows {
-                    write_row(out, &table::row_cells(row, &cols))?;
-                }
+                source.for_each_row(&mut |cells| write_texts(&mut *out, cells))?;
                 out.write_all(b"</tbody>\n</table>\n")?;
-                let types = table::column_types(view.rows, &cols);
                 Rendered {
-                    table: Some(TableInfo {
-                        path: view.path.map(str::to_owned),
-                        rows: view.rows.len(),
-                        columns: cols.into_iter().zip(types).collect(),
-                    }),
+                    table: Some(source.info),
                     ..Rendered::default()
                 }
             }
             None => {
-                let (header, rows) = table::fallback(v);
+                let value = payload.to_value()?;
+                let (header, rows) = table::fallback(&value);
                 open_table(out, &header)?;
                 for row in &rows {
                     write_row(out, row)?;
@@ -68,6 +67,14 @@ fn open_table(out: &mut dyn Write, header: &[&str]) -> std::io::Result<()> {
         write!(out, "<th>{}</th>", encode_text(h))?;
     }
     out.write_all(b"</tr>\n</thead>\n<tbody>\n")
+}
+
+fn write_texts(out: &mut dyn Write, cells: &[&str]) -> std::io::Result<()> {
+    out.write_all(b"<tr>")?;
+    for c in cells {
+        write!(out, "<td>{}</td>", encode_text(c))?;
+    }
+    out.write_all(b"</tr>\n")
 }
 
 fn write_row(out: &mut dyn Write, cells: &[Cell<'_>]) -> std::io::Result<()> {

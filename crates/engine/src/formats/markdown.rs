@@ -7,38 +7,35 @@ use std::io::Write;
 use serde_json::Value;
 
 use super::table::{self, Cell};
-use super::{Payload, Rendered, TableInfo};
+use super::{Payload, Rendered, stream, table_source};
 
 pub fn write(payload: &Payload, out: &mut dyn Write) -> std::io::Result<Rendered> {
-    let value = match payload {
-        Payload::Text(t) => {
+    match payload {
+        Payload::Text(t) | Payload::Json(Value::String(t)) => {
             out.write_all(t.as_bytes())?;
             return Ok(Rendered::default());
         }
-        Payload::Json(Value::String(s)) => {
+        Payload::JsonText {
+            shape: stream::Shape::Text { .. },
+            text,
+        } => {
+            let s: String = serde_json::from_str(text).map_err(std::io::Error::other)?;
             out.write_all(s.as_bytes())?;
             return Ok(Rendered::default());
         }
-        Payload::Json(v) => v,
-    };
-    if let Some(view) = table::find(value) {
-        let cols = table::columns(view.rows);
-        let header: Vec<String> = cols.iter().map(|c| escape(c)).collect();
+        _ => {}
+    }
+    if let Some(source) = table_source(payload) {
+        let header: Vec<String> = source.columns.iter().map(|c| escape(c)).collect();
         write_header(out, &header)?;
-        for row in view.rows {
-            write_row(out, &table::row_cells(row, &cols))?;
-        }
-        let types = table::column_types(view.rows, &cols);
+        source.for_each_row(&mut |cells| write_texts(&mut *out, cells))?;
         return Ok(Rendered {
-            table: Some(TableInfo {
-                path: view.path.map(str::to_owned),
-                rows: view.rows.len(),
-                columns: cols.into_iter().zip(types).collect(),
-            }),
+            table: Some(source.info),
             ..Rendered::default()
         });
     }
-    let (header, rows) = table::fallback(value);
+    let value = payload.to_value()?;
+    let (header, rows) = table::fallback(&value);
     let header: Vec<String> = header.iter().map(|c| escape(c)).collect();
     write_header(out, &header)?;
     for row in &rows {
@@ -56,6 +53,14 @@ fn write_header(out: &mut dyn Write, header: &[String]) -> std::io::Result<()> {
     }
     writeln!(out, "| {} |", header.join(" | "))?;
     writeln!(out, "|{}|", vec![" --- "; header.len()].join("|"))
+}
+
+fn write_texts(out: &mut dyn Write, cells: &[&str]) -> std::io::Result<()> {
+    if cells.is_empty() {
+        return Ok(());
+    }
+    let cells: Vec<String> = cells.iter().map(|c| escape(c)).collect();
+    writeln!(out, "| {} |", cells.join(" | "))
 }
 
 fn write_row(out: &mut dyn Write, cells: &[Cell<'_>]) -> std::io::Result<()> {

@@ -7,8 +7,10 @@
 //! format (tables for table-shaped values, documented fallbacks otherwise).
 
 mod delimited;
+mod flat;
 mod html;
 mod markdown;
+pub mod stream;
 pub mod table;
 mod xml;
 mod yaml;
@@ -17,11 +19,117 @@ use std::io::Write;
 
 use serde_json::Value;
 
-/// What is being stored: a JSON value, or a text that is not JSON.
+/// What is being stored: a JSON value, a JSON text (kept as text and streamed, with its shape
+/// found in one pass), or a text that is not JSON.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Payload {
     Json(Value),
+    JsonText { text: String, shape: stream::Shape },
     Text(String),
+}
+
+impl Payload {
+    /// A text block: JSON text when it parses as JSON, plain text otherwise.
+    pub fn from_text(text: String) -> Self {
+        match stream::scan(&text) {
+            Ok(shape) => Payload::JsonText { text, shape },
+            Err(_) => Payload::Text(text),
+        }
+    }
+
+    /// The payload as a value (parses a JSON text: only for renderers that need the whole
+    /// document at once).
+    pub fn to_value(&self) -> std::io::Result<std::borrow::Cow<'_, Value>> {
+        use std::borrow::Cow;
+        match self {
+            Payload::Json(v) => Ok(Cow::Borrowed(v)),
+            Payload::JsonText { text, .. } => Ok(Cow::Owned(
+                serde_json::from_str(text).map_err(std::io::Error::other)?,
+            )),
+            Payload::Text(t) => Ok(Cow::Owned(Value::String(t.clone()))),
+        }
+    }
+}
+
+/// A table-shaped payload: its columns and its rows, visited in order.
+pub struct TableSource<'a> {
+    pub info: TableInfo,
+    pub columns: indexmap::IndexSet<String>,
+    rows: Rows<'a>,
+}
+
+enum Rows<'a> {
+    Values(&'a [Value]),
+    Text {
+        text: &'a str,
+        path: Option<&'a str>,
+    },
+}
+
+impl TableSource<'_> {
+    /// Calls `f` with each row's cells in column order (streamed from a JSON text: one row in
+    /// memory at a time).
+    pub fn for_each_row(
+        &self,
+        f: &mut dyn FnMut(&[&str]) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        match &self.rows {
+            Rows::Values(rows) => rows.iter().try_for_each(|row| {
+                let cells = table::row_cells(row, &self.columns);
+                let texts: Vec<std::borrow::Cow<'_, str>> =
+                    cells.iter().map(|c| c.as_text()).collect();
+                let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
+                f(&refs)
+            }),
+            Rows::Text { text, path } => stream::for_each_flat_row(text, *path, &mut |leaves| {
+                let mut placed = Vec::with_capacity(self.columns.len());
+                flat::place(leaves, &self.columns, &mut placed);
+                f(&placed)
+            })
+            .map(|_| ()),
+        }
+    }
+}
+
+/// The table view of a payload, if it is table-shaped.
+pub fn table_source(payload: &Payload) -> Option<TableSource<'_>> {
+    match payload {
+        Payload::Json(v) => {
+            let view = table::find(v)?;
+            let columns = table::columns(view.rows);
+            let types = table::column_types(view.rows, &columns);
+            Some(TableSource {
+                info: TableInfo {
+                    path: view.path.map(str::to_owned),
+                    rows: view.rows.len(),
+                    columns: columns.iter().cloned().zip(types).collect(),
+                },
+                columns,
+                rows: Rows::Values(view.rows),
+            })
+        }
+        Payload::JsonText {
+            text,
+            shape:
+                stream::Shape::Table {
+                    path,
+                    rows,
+                    columns,
+                },
+        } => Some(TableSource {
+            info: TableInfo {
+                path: path.clone(),
+                rows: *rows,
+                columns: columns.clone(),
+            },
+            columns: columns.iter().map(|(c, _)| c.clone()).collect(),
+            rows: Rows::Text {
+                text,
+                path: path.as_deref(),
+            },
+        }),
+        _ => None,
+    }
 }
 
 /// The output formats of `call_tool_and_store`.
@@ -146,6 +254,41 @@ pub fn render(payload: &Payload, format: Format, out: &mut dyn Write) -> std::io
             out.write_all(b"\n")?;
             Ok(Rendered::default())
         }
+        (Format::Json, Payload::JsonText { text, .. }) => {
+            // Re-indented as it streams: nothing is held but the current nesting.
+            let mut de = serde_json::Deserializer::from_str(text);
+            let mut ser = serde_json::Serializer::pretty(&mut *out);
+            serde_transcode::transcode(&mut de, &mut ser).map_err(std::io::Error::other)?;
+            out.write_all(b"\n")?;
+            Ok(Rendered::default())
+        }
+        (Format::Jsonl, Payload::JsonText { text, shape }) => {
+            if matches!(
+                shape,
+                stream::Shape::Table { path: None, .. } | stream::Shape::Array { .. }
+            ) {
+                stream::for_each_row(text, None, &mut |item| {
+                    serde_json::to_writer(&mut *out, &item)?;
+                    out.write_all(b"\n")
+                })?;
+            } else {
+                let mut de = serde_json::Deserializer::from_str(text);
+                let mut ser = serde_json::Serializer::new(&mut *out);
+                serde_transcode::transcode(&mut de, &mut ser).map_err(std::io::Error::other)?;
+                out.write_all(b"\n")?;
+            }
+            Ok(Rendered::default())
+        }
+        (Format::Txt, Payload::JsonText { text, shape }) => {
+            // The text the tool returned; a JSON string is written as its content.
+            if matches!(shape, stream::Shape::Text { .. }) {
+                let s: String = serde_json::from_str(text).map_err(std::io::Error::other)?;
+                out.write_all(s.as_bytes())?;
+            } else {
+                out.write_all(text.as_bytes())?;
+            }
+            Ok(Rendered::default())
+        }
         (Format::Jsonl, Payload::Text(t)) => {
             serde_json::to_writer(&mut *out, t)?;
             out.write_all(b"\n")?;
@@ -175,17 +318,7 @@ pub fn render(payload: &Payload, format: Format, out: &mut dyn Write) -> std::io
 
 /// The table view of a payload, with column types, or `None` for non-tables.
 pub fn table_info(payload: &Payload) -> Option<TableInfo> {
-    let Payload::Json(v) = payload else {
-        return None;
-    };
-    let view = table::find(v)?;
-    let cols = table::columns(view.rows);
-    let types = table::column_types(view.rows, &cols);
-    Some(TableInfo {
-        path: view.path.map(str::to_owned),
-        rows: view.rows.len(),
-        columns: cols.into_iter().zip(types).collect(),
-    })
+    table_source(payload).map(|t| t.info)
 }
 
 #[cfg(test)]

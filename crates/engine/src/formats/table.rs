@@ -157,7 +157,7 @@ pub fn column_types(rows: &[Value], columns: &IndexSet<String>) -> Vec<&'static 
     types.into_iter().map(|t| t.unwrap_or("null")).collect()
 }
 
-fn flatten_values<'a>(
+pub fn flatten_values<'a>(
     obj: &'a Map<String, Value>,
     prefix: &str,
     f: &mut impl FnMut(String, &'a Value),

@@ -283,3 +283,27 @@ fn format_names_and_aliases() {
         assert_eq!(Format::parse(f.name()), Some(f));
     }
 }
+
+#[test]
+fn streamed_json_text_renders_exactly_like_the_value() {
+    let cases = [
+        awkward(),
+        json!({"total": 2, "results": awkward(), "next": null}),
+        json!([1, "two", {"three": 3}]),
+        json!({"a": {"b": [1, 2]}, "s": "x"}),
+        json!("just a string\nwith lines"),
+        json!(42),
+        json!([]),
+    ];
+    for v in cases {
+        let streamed = Payload::from_text(v.to_string());
+        assert!(matches!(streamed, Payload::JsonText { .. }));
+        // txt writes the text the tool returned as it is; every other format must match.
+        for f in Format::ALL.into_iter().filter(|f| *f != Format::Txt) {
+            let (a, ra) = render_to_string(&Payload::Json(v.clone()), f);
+            let (b, rb) = render_to_string(&streamed, f);
+            assert_eq!(a, b, "{f:?} of {v}");
+            assert_eq!(ra, rb, "{f:?} of {v}");
+        }
+    }
+}

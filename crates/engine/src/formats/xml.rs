@@ -21,16 +21,8 @@ pub fn write(payload: &Payload, out: &mut dyn Write) -> std::io::Result<Rendered
     let mut w = Writer::new_with_indent(out, b' ', 2);
     w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
     let mut replaced = 0;
-    match payload {
-        Payload::Json(v) => element(&mut w, "response", None, v, &mut replaced)?,
-        Payload::Text(t) => element(
-            &mut w,
-            "response",
-            None,
-            &Value::String(t.clone()),
-            &mut replaced,
-        )?,
-    }
+    let value = payload.to_value()?;
+    element(&mut w, "response", None, &value, &mut replaced)?;
     w.get_mut().write_all(b"\n")?;
     Ok(Rendered {
         replaced_chars: replaced,

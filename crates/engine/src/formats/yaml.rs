@@ -23,18 +23,12 @@ pub fn write(payload: &Payload, out: &mut dyn Write) -> std::io::Result<Rendered
             .finish()
     );
     let quoted = RefCell::new(Vec::new());
-    let text = match payload {
-        Payload::Json(v) => serde_yaml::to_string(&Safe {
-            value: v,
-            nonce: &nonce,
-            quoted: &quoted,
-        }),
-        Payload::Text(t) => serde_yaml::to_string(&Safe {
-            value: &Value::String(t.clone()),
-            nonce: &nonce,
-            quoted: &quoted,
-        }),
-    }
+    let value = payload.to_value()?;
+    let text = serde_yaml::to_string(&Safe {
+        value: &value,
+        nonce: &nonce,
+        quoted: &quoted,
+    })
     .map_err(std::io::Error::other)?;
     let quoted = quoted.into_inner();
     if quoted.is_empty() {

@@ -123,7 +123,7 @@ pub async fn store(
                 storage_path: options.storage_path.as_deref(),
                 filename: options.filename.as_deref(),
                 format: options.format.as_deref(),
-                result: &result,
+                result,
                 duration,
             },
         )

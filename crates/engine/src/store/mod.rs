@@ -33,7 +33,7 @@ pub struct StoreRequest<'a> {
     pub storage_path: Option<&'a str>,
     pub filename: Option<&'a str>,
     pub format: Option<&'a str>,
-    pub result: &'a CallToolResult,
+    pub result: CallToolResult,
     pub duration: Duration,
 }
 

@@ -21,25 +21,33 @@ pub struct Binary {
 /// Splits a result into the payload to render and the binaries to write beside it. `name_for`
 /// gives the file name of the n-th binary (1-based) with its extension.
 pub fn extract(
-    result: &CallToolResult,
+    result: CallToolResult,
     name_for: impl Fn(usize, &str) -> String,
 ) -> Result<(Payload, Vec<Binary>), String> {
     let mut binaries = Vec::new();
-    let mut blocks = Vec::with_capacity(result.content.len());
-    for block in &result.content {
-        blocks.push(block_json(block, &mut binaries, &name_for)?);
-    }
-    let payload = if let Some(structured) = &result.structured_content {
-        Payload::Json(structured.clone())
-    } else if let [ContentBlock::Text(t)] = result.content.as_slice() {
-        match serde_json::from_str::<Value>(&t.text) {
-            Ok(v) => Payload::Json(v),
-            Err(_) => Payload::Text(t.text.clone()),
+    let CallToolResult {
+        mut content,
+        structured_content,
+        ..
+    } = result;
+    if let Some(structured) = structured_content {
+        for block in &content {
+            block_json(block, &mut binaries, &name_for)?;
         }
-    } else {
-        Payload::Json(Value::Array(blocks))
-    };
-    Ok((payload, binaries))
+        return Ok((Payload::Json(structured), binaries));
+    }
+    if content.len() == 1
+        && matches!(content[0], ContentBlock::Text(_))
+        && let Some(ContentBlock::Text(t)) = content.pop()
+    {
+        // The common case: one (possibly huge) text. It is moved, never copied.
+        return Ok((Payload::from_text(t.text), binaries));
+    }
+    let blocks = content
+        .iter()
+        .map(|b| block_json(b, &mut binaries, &name_for))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((Payload::Json(Value::Array(blocks)), binaries))
 }
 
 fn block_json(
@@ -142,12 +150,18 @@ mod tests {
     #[test]
     fn structured_content_wins_then_json_text_then_text() {
         let mut r = CallToolResult::success(vec![ContentBlock::text("{\"a\": 1}")]);
-        assert_eq!(extract(&r, name).unwrap().0, Payload::Json(json!({"a": 1})));
+        assert!(matches!(
+            extract(r.clone(), name).unwrap().0,
+            Payload::JsonText { .. }
+        ));
         r.structured_content = Some(json!([1, 2]));
-        assert_eq!(extract(&r, name).unwrap().0, Payload::Json(json!([1, 2])));
+        assert_eq!(
+            extract(r.clone(), name).unwrap().0,
+            Payload::Json(json!([1, 2]))
+        );
         let r = CallToolResult::success(vec![ContentBlock::text("not json")]);
         assert_eq!(
-            extract(&r, name).unwrap().0,
+            extract(r.clone(), name).unwrap().0,
             Payload::Text("not json".into())
         );
     }
@@ -159,7 +173,7 @@ mod tests {
             ContentBlock::text("caption"),
             ContentBlock::image(png, "image/png"),
         ]);
-        let (payload, bins) = extract(&r, name).unwrap();
+        let (payload, bins) = extract(r, name).unwrap();
         assert_eq!(bins.len(), 1);
         assert_eq!(bins[0].bytes, b"\x89PNG fake");
         assert_eq!(bins[0].name, "r.1.png");
@@ -170,6 +184,6 @@ mod tests {
             )
         );
         let bad = CallToolResult::success(vec![ContentBlock::image("%%%", "image/png")]);
-        assert!(extract(&bad, name).unwrap_err().contains("base64"));
+        assert!(extract(bad, name).unwrap_err().contains("base64"));
     }
 }

@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::formats::stream::Shape;
 use crate::formats::{self, Payload, TableInfo};
 
 pub const MAX_TEXT: usize = 600;
@@ -82,7 +83,11 @@ impl Summary {
             );
             return s;
         }
+        if let Payload::JsonText { shape, .. } = payload {
+            return Self::of_shape(shape);
+        }
         match payload {
+            Payload::JsonText { .. } => unreachable!("handled above"),
             Payload::Text(t) | Payload::Json(Value::String(t)) => {
                 let mut s = Self::empty("text");
                 s.lines = Some(t.lines().count());
@@ -103,6 +108,52 @@ impl Summary {
             Payload::Json(v) => {
                 let mut s = Self::empty("scalar");
                 s.value_type = Some(formats::table::json_type(v).to_owned());
+                s
+            }
+        }
+    }
+
+    fn of_shape(shape: &Shape) -> Self {
+        match shape {
+            Shape::Table {
+                path,
+                rows,
+                columns,
+            } => {
+                let mut s = Self::empty("table");
+                s.rows = Some(*rows);
+                s.table_path = path.clone();
+                s.columns = Some(
+                    columns
+                        .iter()
+                        .map(|(name, t)| Column {
+                            name: name.clone(),
+                            kind: (*t).to_owned(),
+                        })
+                        .collect(),
+                );
+                s
+            }
+            Shape::Object { keys, count } => {
+                let mut s = Self::empty("object");
+                s.key_count = Some(*count);
+                s.keys = Some(keys.clone());
+                s
+            }
+            Shape::Array { items } => {
+                let mut s = Self::empty("array");
+                s.items = Some(*items);
+                s
+            }
+            Shape::Text { lines, chars } => {
+                let mut s = Self::empty("text");
+                s.lines = Some(*lines);
+                s.chars = Some(*chars);
+                s
+            }
+            Shape::Scalar { kind } => {
+                let mut s = Self::empty("scalar");
+                s.value_type = Some((*kind).to_owned());
                 s
             }
         }

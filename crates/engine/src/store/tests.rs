@@ -42,7 +42,7 @@ fn result(v: Value) -> CallToolResult {
     r
 }
 
-fn req<'a>(r: &'a CallToolResult, args: &'a Value) -> StoreRequest<'a> {
+fn req<'a>(r: &CallToolResult, args: &'a Value) -> StoreRequest<'a> {
     StoreRequest {
         server: "srv",
         tool: "list",
@@ -51,7 +51,7 @@ fn req<'a>(r: &'a CallToolResult, args: &'a Value) -> StoreRequest<'a> {
         storage_path: None,
         filename: None,
         format: None,
-        result: r,
+        result: r.clone(),
         duration: Duration::from_millis(5),
     }
 }
