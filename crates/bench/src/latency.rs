@@ -59,8 +59,14 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     let rounds = 200;
     let mut list_ours = Vec::with_capacity(rounds);
     let mut list_base = Vec::with_capacity(rounds);
+    let mut tool_count = 0;
     for _ in 0..20 {
-        call(&proxied, "list_available_tools", json!({})).await;
+        let r = call(&proxied, "list_available_tools", json!({})).await;
+        tool_count = r
+            .structured_content
+            .as_ref()
+            .and_then(|s| s["tools"].as_array().map(Vec::len))
+            .unwrap_or(0);
     }
     for _ in 0..rounds {
         let t = Instant::now();
@@ -78,7 +84,7 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     let lb = summarize(&mut list_base);
     println!();
     println!(
-        "list_available_tools, 2 warm servers (51 tools), {rounds} calls; baseline: tools/list sent directly to both"
+        "list_available_tools, 2 warm servers ({tool_count} tools), {rounds} calls; baseline: tools/list sent directly to both"
     );
     println!(
         "{:<10} {:>12} {:>12} {:>15} {:>9}",
