@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Builds in release mode and runs Offload's benchmarks; each prints our figure beside a
-# baseline measured in the same run.
+# baseline measured in the same run. With no argument: all of them. Otherwise the arguments go
+# to offload-bench, e.g. `scripts/bench.sh latency --calls 5000` or `scripts/bench.sh store`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --workspace --bins >&2
-target="${CARGO_TARGET_DIR:-target}"
-"$target/release/offload-bench" latency "$@"
+bench="${CARGO_TARGET_DIR:-target}/release/offload-bench"
+if [ "$#" -eq 0 ]; then
+  "$bench" latency
+  echo
+  "$bench" store
+else
+  "$bench" "$@"
+fi
