@@ -5,20 +5,7 @@ use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
 use rmcp::service::PeerRequestOptions;
 use serde_json::json;
 
-use crate::with_fixture;
-
-async fn fx(
-    client: &offload_testkit::Client,
-    tool: &str,
-    args: serde_json::Value,
-) -> rmcp::model::CallToolResult {
-    call(
-        client,
-        "call_tool",
-        json!({"server": "fx", "tool_name": tool, "tool_args": args}),
-    )
-    .await
-}
+use crate::{fx, with_fixture};
 
 #[tokio::test]
 async fn forwards_calls_on_one_kept_open_connection() {

@@ -3,20 +3,7 @@ use std::time::{Duration, Instant};
 use offload_testkit::{TestContext, call, error_code, process_alive, text};
 use serde_json::json;
 
-use crate::with_fixture;
-
-async fn fx(
-    client: &offload_testkit::Client,
-    tool: &str,
-    args: serde_json::Value,
-) -> rmcp::model::CallToolResult {
-    call(
-        client,
-        "call_tool",
-        json!({"server": "fx", "tool_name": tool, "tool_args": args}),
-    )
-    .await
-}
+use crate::{fx, with_fixture};
 
 #[tokio::test]
 async fn a_crash_mid_call_is_an_error_and_the_next_call_restarts_the_server() {

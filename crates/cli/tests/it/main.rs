@@ -12,6 +12,20 @@ mod store;
 use offload_testkit::TestContext;
 use serde_json::json;
 
+/// Calls `tool` of the fixture server `fx` through `call_tool`.
+pub async fn fx(
+    client: &offload_testkit::Client,
+    tool: &str,
+    args: serde_json::Value,
+) -> rmcp::model::CallToolResult {
+    offload_testkit::call(
+        client,
+        "call_tool",
+        json!({"server": "fx", "tool_name": tool, "tool_args": args}),
+    )
+    .await
+}
+
 /// A context with one fixture server called `fx`.
 pub fn with_fixture() -> TestContext {
     let ctx = TestContext::new();

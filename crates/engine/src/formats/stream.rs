@@ -10,7 +10,7 @@ use serde::de::{
 };
 use serde_json::Value;
 
-use super::flat;
+use super::{flat, table};
 
 /// The shape of a JSON text.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,19 +44,11 @@ struct Columns(IndexMap<String, Option<&'static str>>);
 impl Columns {
     fn add_leaves(&mut self, leaves: &[flat::Leaf]) {
         for leaf in leaves {
-            let t = leaf.kind;
             let slot = match self.0.get_mut(leaf.name.as_str()) {
                 Some(slot) => slot,
                 None => self.0.entry(leaf.name.clone()).or_insert(None),
             };
-            if t != "null" {
-                *slot = Some(match *slot {
-                    None => t,
-                    Some(prev) if prev == t => t,
-                    Some("integer" | "number") if matches!(t, "integer" | "number") => "number",
-                    Some(_) => "mixed",
-                });
-            }
+            *slot = table::merge_type(*slot, leaf.kind);
         }
     }
 

@@ -75,17 +75,7 @@ pub fn flatten<'a>(
     prefix: &str,
     f: &mut impl FnMut(String, Cell<'a>),
 ) {
-    for (key, value) in obj {
-        let name = if prefix.is_empty() {
-            key.clone()
-        } else {
-            format!("{prefix}.{key}")
-        };
-        match value {
-            Value::Object(inner) if !inner.is_empty() => flatten(inner, &name, f),
-            other => f(name, leaf(other)),
-        }
-    }
+    flatten_values(obj, prefix, &mut |name, value| f(name, leaf(value)));
 }
 
 /// The union of flattened column names over all rows, in first-seen order.
@@ -136,27 +126,31 @@ pub fn column_types(rows: &[Value], columns: &IndexSet<String>) -> Vec<&'static 
     let mut types: Vec<Option<&'static str>> = vec![None; columns.len()];
     for row in rows {
         if let Value::Object(obj) = row {
-            let mut visit = |name: String, value: &Value| {
+            flatten_values(obj, "", &mut |name, value| {
                 if let Some(i) = columns.get_index_of(&name) {
-                    let t = json_type(value);
-                    if t == "null" {
-                        return;
-                    }
-                    types[i] = Some(match types[i] {
-                        None => t,
-                        Some(prev) if prev == t => t,
-                        Some("integer") if t == "number" => "number",
-                        Some("number") if t == "integer" => "number",
-                        Some(_) => "mixed",
-                    });
+                    types[i] = merge_type(types[i], json_type(value));
                 }
-            };
-            flatten_values(obj, "", &mut visit);
+            });
         }
     }
     types.into_iter().map(|t| t.unwrap_or("null")).collect()
 }
 
+/// A column's type after seeing one more value of type `t`: nulls do not count, integers and
+/// numbers make numbers, anything else that differs makes `mixed`.
+pub fn merge_type(prev: Option<&'static str>, t: &'static str) -> Option<&'static str> {
+    if t == "null" {
+        return prev;
+    }
+    Some(match prev {
+        None => t,
+        Some(p) if p == t => t,
+        Some("integer" | "number") if matches!(t, "integer" | "number") => "number",
+        Some(_) => "mixed",
+    })
+}
+
+/// Calls `f(column, value)` for every leaf of `obj`, nested objects flattened with dots.
 pub fn flatten_values<'a>(
     obj: &'a Map<String, Value>,
     prefix: &str,
