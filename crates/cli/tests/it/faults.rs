@@ -172,3 +172,16 @@ async fn an_answer_over_the_upstream_limit_is_a_clear_error_not_a_hang() {
     );
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_disabled_server_is_not_started_and_says_so() {
+    let ctx = TestContext::new();
+    let mut entry = TestContext::fixture(&[]);
+    entry["disabled"] = json!(true);
+    ctx.write_servers(json!({"fx": entry}));
+    let client = ctx.client().await;
+    let r = fx(&client, "echo", json!({"text": "x"})).await;
+    assert_eq!(error_code(&r), "server_disabled");
+    assert!(text(&r).contains("enable it"), "{}", text(&r));
+    client.cancel().await.unwrap();
+}

@@ -244,3 +244,45 @@ async fn older_protocol_revisions_are_negotiated() {
         assert!(status.success(), "exits cleanly when stdin closes");
     }
 }
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn an_image_answer_from_server_everything_is_stored_as_a_real_png() {
+    let ctx = peers_context();
+    let client = ctx.client().await;
+    let r = call(
+        &client,
+        "call_tool_and_store",
+        json!({"server": "everything", "tool_name": "get-tiny-image"}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let s = offload_testkit::structured(&r);
+    let png = std::path::PathBuf::from(
+        s["files"][0]
+            .as_str()
+            .expect("a binary file beside the record"),
+    );
+    assert_eq!(png.extension().unwrap(), "png");
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "a real PNG");
+    let main: Value =
+        serde_json::from_str(&std::fs::read_to_string(s["path"].as_str().unwrap()).unwrap())
+            .unwrap();
+    let name = png.file_name().unwrap().to_str().unwrap();
+    assert!(
+        main.as_array().unwrap().iter().any(|b| b["file"] == name),
+        "the main file refers to it: {main}"
+    );
+    let resources = client
+        .list_resources(Some(rmcp::model::PaginatedRequestParams::default()))
+        .await
+        .unwrap();
+    assert!(
+        resources
+            .resources
+            .iter()
+            .any(|x| x.mime_type.as_deref() == Some("image/png"))
+    );
+    client.cancel().await.unwrap();
+}
