@@ -37,6 +37,12 @@ pub enum ErrorCode {
     ReadOnlyRoot,
     /// The path could not be used for another reason (permissions, not a directory, ...).
     PathUnusable,
+    /// A file could not be parsed as its format (the details name the line).
+    ParseError,
+    /// A file is larger than the input limit.
+    FileTooLarge,
+    /// The arguments built from a file are larger than the upstream message budget.
+    ArgumentsTooLarge,
     /// The upstream tool answered with `isError` (nothing was stored).
     UpstreamToolError,
     /// A file of that name exists; Offload never overwrites.
@@ -70,6 +76,9 @@ impl ErrorCode {
             Self::PathNotFound => "path_not_found",
             Self::ReadOnlyRoot => "read_only_root",
             Self::PathUnusable => "path_unusable",
+            Self::ParseError => "parse_error",
+            Self::FileTooLarge => "file_too_large",
+            Self::ArgumentsTooLarge => "arguments_too_large",
             Self::UpstreamToolError => "upstream_tool_error",
             Self::FileExists => "file_exists",
             Self::WriteFailed => "write_failed",
@@ -137,6 +146,9 @@ mod tests {
             ErrorCode::PathNotFound,
             ErrorCode::ReadOnlyRoot,
             ErrorCode::PathUnusable,
+            ErrorCode::ParseError,
+            ErrorCode::FileTooLarge,
+            ErrorCode::ArgumentsTooLarge,
             ErrorCode::UpstreamToolError,
             ErrorCode::FileExists,
             ErrorCode::WriteFailed,

@@ -8,6 +8,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod formats;
+pub mod inputs;
 pub mod roots;
 pub mod server;
 pub mod store;

@@ -1,0 +1,303 @@
+//! Parsers in: a file turned into JSON for a tool's arguments, with the same parsers for
+//! `call_tool_with_file_content` and `{"$file": ..., "as": "data"}`.
+//!
+//! Formats: json, jsonl/ndjson (a list), csv and tsv (a list of objects keyed by the header),
+//! yaml/yml (several documents make a list), xml (see `xml`), txt (JSON when it parses as JSON,
+//! else the text). Every error says what is wrong and, where there is one, on which line; nothing
+//! here can overflow the stack (serde_json and serde_yaml limit nesting) or expand an entity.
+
+mod csv;
+mod xml;
+
+use std::io::{BufRead, BufReader, Read};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::{ErrorCode, ToolError};
+
+pub use self::csv::infer;
+
+/// An input format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputFormat {
+    Json,
+    Jsonl,
+    Csv,
+    Tsv,
+    Yaml,
+    Xml,
+    Txt,
+}
+
+impl InputFormat {
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(
+            match name
+                .trim()
+                .trim_start_matches('.')
+                .to_ascii_lowercase()
+                .as_str()
+            {
+                "json" => Self::Json,
+                "jsonl" | "ndjson" => Self::Jsonl,
+                "csv" => Self::Csv,
+                "tsv" | "tab" => Self::Tsv,
+                "yaml" | "yml" => Self::Yaml,
+                "xml" => Self::Xml,
+                "txt" | "text" | "md" | "log" => Self::Txt,
+                _ => return None,
+            },
+        )
+    }
+
+    /// The format of `path` by its extension; text for unknown extensions.
+    pub fn of_path(path: &std::path::Path) -> Self {
+        path.extension()
+            .and_then(|e| e.to_str())
+            .and_then(Self::parse)
+            .unwrap_or(Self::Txt)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Json => "json",
+            Self::Jsonl => "jsonl",
+            Self::Csv => "csv",
+            Self::Tsv => "tsv",
+            Self::Yaml => "yaml",
+            Self::Xml => "xml",
+            Self::Txt => "txt",
+        }
+    }
+
+    /// True when `for_each_item` streams this format (memory does not grow with the file).
+    pub fn streams(self) -> bool {
+        matches!(self, Self::Jsonl | Self::Csv | Self::Tsv | Self::Json)
+    }
+}
+
+/// A parse failure, with the line when known.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct InputError {
+    pub message: String,
+    pub line: Option<u64>,
+}
+
+impl InputError {
+    pub fn parse(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            line: None,
+        }
+    }
+
+    pub fn at_line(mut self, line: u64) -> Self {
+        self.line = Some(line);
+        self
+    }
+
+    pub fn into_tool_error(self, path: &str, format: InputFormat) -> ToolError {
+        let mut e = ToolError::new(
+            ErrorCode::ParseError,
+            format!(
+                "{path} is not valid {}: {}",
+                format.name().to_uppercase(),
+                self.message
+            ),
+        )
+        .with("path", path)
+        .with("format", format.name());
+        if let Some(line) = self.line {
+            e = e.with("line", line);
+        }
+        e
+    }
+}
+
+/// Refuses content that is clearly binary (a NUL byte early on).
+fn check_text(head: &[u8]) -> Result<(), InputError> {
+    if memchr::memchr(0, &head[..head.len().min(8192)]).is_some() {
+        return Err(InputError::parse(
+            "the file is binary, not text; pass it with {\"$file\": ..., \"as\": \"base64\"} if the tool takes bytes",
+        ));
+    }
+    Ok(())
+}
+
+/// Reads text: UTF-8 (a BOM is removed), or an error naming the byte.
+fn read_text(reader: &mut dyn Read) -> Result<String, InputError> {
+    let mut bytes = Vec::new();
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|e| InputError::parse(e.to_string()))?;
+    check_text(&bytes)?;
+    let bytes = bytes
+        .strip_prefix(b"\xef\xbb\xbf")
+        .map(<[u8]>::to_vec)
+        .unwrap_or(bytes);
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|b| **b == b'\n').count() as u64 + 1;
+        InputError::parse(format!("line {line}: not valid UTF-8 (at byte {at})")).at_line(line)
+    })
+}
+
+/// The whole file as one JSON value.
+pub fn parse(
+    reader: &mut dyn Read,
+    format: InputFormat,
+    infer_types: bool,
+) -> Result<(Value, Vec<String>), InputError> {
+    match format {
+        InputFormat::Json => {
+            let text = read_text(reader)?;
+            let v = serde_json::from_str(&text).map_err(json_error)?;
+            Ok((v, Vec::new()))
+        }
+        InputFormat::Jsonl | InputFormat::Csv | InputFormat::Tsv => {
+            let mut items = Vec::new();
+            let warnings = for_each_item(reader, format, infer_types, &mut |v| {
+                items.push(v);
+                Ok(())
+            })?;
+            Ok((Value::Array(items), warnings))
+        }
+        InputFormat::Yaml => {
+            let text = read_text(reader)?;
+            let mut docs = Vec::new();
+            for doc in serde_yaml::Deserializer::from_str(&text) {
+                docs.push(Value::deserialize(doc).map_err(yaml_error)?);
+            }
+            let v = match docs.len() {
+                0 => Value::Null,
+                1 => docs.pop().unwrap_or(Value::Null),
+                _ => Value::Array(docs),
+            };
+            Ok((v, Vec::new()))
+        }
+        InputFormat::Xml => Ok((xml::parse(&read_text(reader)?)?, Vec::new())),
+        InputFormat::Txt => {
+            let text = read_text(reader)?;
+            let v = serde_json::from_str(&text).unwrap_or(Value::String(text));
+            Ok((v, Vec::new()))
+        }
+    }
+}
+
+/// Calls `item` with each element of the file's list, streaming formats that allow it (CSV,
+/// TSV, JSONL, a JSON array); other formats are parsed whole and must be a list.
+pub fn for_each_item(
+    reader: &mut dyn Read,
+    format: InputFormat,
+    infer_types: bool,
+    item: &mut dyn FnMut(Value) -> Result<(), InputError>,
+) -> Result<Vec<String>, InputError> {
+    let mut reader = BufReader::with_capacity(256 * 1024, reader);
+    let head = reader
+        .fill_buf()
+        .map_err(|e| InputError::parse(e.to_string()))?;
+    check_text(head)?;
+    match format {
+        InputFormat::Csv | InputFormat::Tsv => {
+            let delimiter = if format == InputFormat::Csv {
+                b','
+            } else {
+                b'\t'
+            };
+            csv::read(reader, delimiter, infer_types, &mut |row| {
+                item(Value::Object(row))
+            })
+        }
+        InputFormat::Jsonl => {
+            let mut line = String::new();
+            let mut n = 0u64;
+            loop {
+                line.clear();
+                n += 1;
+                let read = reader.read_line(&mut line).map_err(|e| {
+                    InputError::parse(format!(
+                        "line {n}: {}",
+                        if e.kind() == std::io::ErrorKind::InvalidData {
+                            "not valid UTF-8".to_owned()
+                        } else {
+                            e.to_string()
+                        }
+                    ))
+                    .at_line(n)
+                })?;
+                if read == 0 {
+                    break;
+                }
+                let trimmed = line.trim_start_matches('\u{feff}').trim();
+                if trimmed.is_empty() {
+                    continue;
+                }
+                let v = serde_json::from_str(trimmed)
+                    .map_err(|e| InputError::parse(format!("line {n}: {e}")).at_line(n))?;
+                item(v)?;
+            }
+            Ok(Vec::new())
+        }
+        InputFormat::Json => {
+            let mut de = serde_json::Deserializer::from_reader(reader);
+            serde::Deserializer::deserialize_seq(&mut de, Items(item)).map_err(json_error)?;
+            de.end().map_err(json_error)?;
+            Ok(Vec::new())
+        }
+        _ => {
+            let (v, warnings) = parse(&mut reader, format, infer_types)?;
+            match v {
+                Value::Array(items) => {
+                    for v in items {
+                        item(v)?;
+                    }
+                    Ok(warnings)
+                }
+                _ => Err(InputError::parse(
+                    "the data is not a list, so it cannot be sent in batches",
+                )),
+            }
+        }
+    }
+}
+
+struct Items<'a>(&'a mut dyn FnMut(Value) -> Result<(), InputError>);
+
+impl<'de> serde::de::Visitor<'de> for Items<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON list")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        use serde::de::Error;
+        while let Some(v) = seq.next_element::<Value>()? {
+            (self.0)(v).map_err(|e| A::Error::custom(e.message))?;
+        }
+        Ok(())
+    }
+}
+
+fn json_error(e: serde_json::Error) -> InputError {
+    let line = e.line() as u64;
+    let message = e.to_string();
+    let message = if message.contains("recursion limit") {
+        format!("line {line}: nested more than 128 levels deep")
+    } else {
+        message
+    };
+    InputError::parse(message).at_line(line)
+}
+
+fn yaml_error(e: serde_yaml::Error) -> InputError {
+    let line = e.location().map(|l| l.line() as u64);
+    let err = InputError::parse(e.to_string());
+    match line {
+        Some(l) => err.at_line(l),
+        None => err,
+    }
+}
+
+#[cfg(test)]
+mod tests;
