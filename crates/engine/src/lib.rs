@@ -9,6 +9,7 @@ pub mod engine;
 pub mod error;
 pub mod formats;
 pub mod inputs;
+pub mod refs;
 pub mod roots;
 pub mod server;
 pub mod store;

@@ -16,7 +16,8 @@ async fn offers_the_contract_tools_with_titles_schemas_and_annotations() {
             "list_available_tools",
             "list_tool_details",
             "call_tool",
-            "call_tool_and_store"
+            "call_tool_and_store",
+            "call_tool_with_file_content"
         ]
     );
     for t in &tools {
@@ -71,8 +72,8 @@ async fn lists_every_server_in_parallel_and_one_broken_server_hides_nothing() {
     let servers = s["servers"].as_array().unwrap();
     let by = |n: &str| servers.iter().find(|x| x["name"] == n).unwrap().clone();
     assert_eq!(by("fx")["status"], "ready");
-    assert_eq!(by("fx")["tool_count"], 13);
-    assert_eq!(by("paged")["tool_count"], 73, "cursors followed to the end");
+    assert_eq!(by("fx")["tool_count"], 14);
+    assert_eq!(by("paged")["tool_count"], 74, "cursors followed to the end");
     assert_eq!(by("broken")["status"], "error");
     assert!(
         by("broken")["error"]
@@ -82,7 +83,7 @@ async fn lists_every_server_in_parallel_and_one_broken_server_hides_nothing() {
     );
     assert_eq!(by("off")["status"], "disabled");
     let tools = s["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 86);
+    assert_eq!(tools.len(), 88);
     assert!(
         tools[0].get("inputSchema").is_none(),
         "short list has no schemas"

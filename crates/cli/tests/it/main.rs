@@ -6,6 +6,7 @@ mod calls;
 mod config;
 mod discovery;
 mod faults;
+mod file_content;
 mod interop;
 mod store;
 

@@ -29,8 +29,29 @@ pub async fn call_tool(
 }
 
 /// Calls the upstream tool and returns its result as it is (an upstream `isError` stays one).
+/// `$file` references in `args` are resolved first, and the arguments must fit the upstream
+/// message budget.
 pub async fn forward(
-    engine: &Engine,
+    engine: &Arc<Engine>,
+    server: &str,
+    tool: &str,
+    args: Option<serde_json::Map<String, serde_json::Value>>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, ToolError> {
+    let args = match args {
+        Some(a) if crate::refs::has_refs(&a) => Some(resolve_refs(engine, a).await?),
+        other => other,
+    };
+    if let Some(a) = &args {
+        check_message_size(engine, a, None)?;
+    }
+    forward_resolved(engine, server, tool, args, ctx).await
+}
+
+/// Like `forward`, for arguments that are complete: no `$file` resolution (file data is never
+/// scanned for references) and no size check (the caller made it).
+pub async fn forward_resolved(
+    engine: &Arc<Engine>,
     server: &str,
     tool: &str,
     args: Option<serde_json::Map<String, serde_json::Value>>,
@@ -41,12 +62,24 @@ pub async fn forward(
     // into an error that names the closest tools.
     match discovery::find_tool(engine, server, tool).await {
         Ok(_) => {}
-        Err(e @ UpstreamError::UnknownTool { .. }) => return Err(e.into()),
-        Err(e @ (UpstreamError::Disabled { .. } | UpstreamError::Unavailable { .. })) => {
+        Err(
+            e @ (UpstreamError::UnknownTool { .. }
+            | UpstreamError::Disabled { .. }
+            | UpstreamError::Unavailable { .. }),
+        ) => {
             return Err(e.into());
         }
         Err(_) => {} // listing failed for another reason: let the call itself say what happens
     }
+    call_upstream(upstream, tool, args, ctx).await
+}
+
+async fn call_upstream(
+    upstream: &crate::upstream::Upstream,
+    tool: &str,
+    args: Option<serde_json::Map<String, serde_json::Value>>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, ToolError> {
     let options = CallOptions {
         progress: ctx.meta.get_progress_token().map(|token| ProgressRoute {
             peer: ctx.peer.clone(),
@@ -55,4 +88,49 @@ pub async fn forward(
         cancel: ctx.ct.clone(),
     };
     Ok(upstream.call(tool, args, options).await?)
+}
+
+/// Resolves `$file` references on a blocking thread.
+pub async fn resolve_refs(
+    engine: &Arc<Engine>,
+    mut args: serde_json::Map<String, serde_json::Value>,
+) -> Result<serde_json::Map<String, serde_json::Value>, ToolError> {
+    let engine = engine.clone();
+    tokio::task::spawn_blocking(move || {
+        let done = crate::refs::resolve(&mut args, &engine.roots, engine.limits.max_input_bytes)?;
+        for r in &done {
+            tracing::info!(path = %r.path, kind = %r.kind, bytes = r.bytes, "resolved $file");
+        }
+        Ok(args)
+    })
+    .await
+    .map_err(|e| ToolError::new(crate::ErrorCode::Internal, e.to_string()))?
+}
+
+/// The arguments must fit the upstream message budget; `list_hint` names the list to batch.
+pub fn check_message_size(
+    engine: &Engine,
+    args: &serde_json::Map<String, serde_json::Value>,
+    list_hint: Option<&str>,
+) -> Result<(), ToolError> {
+    let size = serde_json::to_vec(args)
+        .map(|v| v.len() as u64)
+        .unwrap_or(0);
+    let budget = engine.limits.max_upstream_message_bytes;
+    if size <= budget {
+        return Ok(());
+    }
+    let hint = match list_hint {
+        Some(_) => " Send the list in parts with batch_size.",
+        None => " Send less, or pass a list with call_tool_with_file_content and batch_size.",
+    };
+    Err(ToolError::new(
+        crate::ErrorCode::ArgumentsTooLarge,
+        format!(
+            "the arguments are {}, more than the upstream message budget of {} (limits.maxUpstreamMessageBytes; many servers refuse messages over 10 MiB).{hint}",
+            crate::store::human_bytes(size),
+            crate::store::human_bytes(budget)
+        ),
+    )
+    .with("bytes", size))
 }

@@ -15,6 +15,7 @@ pub const LIST_AVAILABLE_TOOLS: &str = "list_available_tools";
 pub const LIST_TOOL_DETAILS: &str = "list_tool_details";
 pub const CALL_TOOL: &str = "call_tool";
 pub const CALL_TOOL_AND_STORE: &str = "call_tool_and_store";
+pub const CALL_TOOL_WITH_FILE_CONTENT: &str = "call_tool_with_file_content";
 
 /// Every tool of the server, in the order clients show them.
 pub fn tools() -> Vec<Tool> {
@@ -99,6 +100,27 @@ pub fn tools() -> Vec<Tool> {
             Some(with_error::<store::StoredAnswer>()),
             // Calls the upstream tool (which may change things) and creates a file; it never
             // replaces an existing file.
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(true)
+                .idempotent(false)
+                .open_world(true),
+        ),
+        tool(
+            CALL_TOOL_WITH_FILE_CONTENT,
+            "Call an upstream tool with a file's data as arguments",
+            "Read a file (CSV, TSV, JSON, JSONL, YAML, XML or text), turn it into JSON and pass it \
+             to an upstream tool, without the data passing through you. Use it to insert a CSV \
+             into a database, upload a JSON document, or send a long text. data_key says which \
+             argument takes the data (dotted paths allowed); without it a JSON object becomes the \
+             arguments. CSV cells become numbers, booleans or null only when they clearly are \
+             (00123 stays a string). For big lists set batch_size: the file is streamed and the \
+             tool called once per batch, with a summary of what succeeded. Example: \
+             {\"server\": \"db\", \"tool_name\": \"insert_rows\", \"file_path\": \"users.csv\", \
+             \"data_key\": \"rows\", \"tool_args\": {\"table\": \"users\"}, \"batch_size\": 5000}",
+            schema_for_type::<params::CallToolWithFileContent>(),
+            None,
+            // Calls the upstream tool with the file's data: it may change anything.
             ToolAnnotations::new()
                 .read_only(false)
                 .destructive(true)

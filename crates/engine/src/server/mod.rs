@@ -5,6 +5,7 @@ mod answer;
 mod call;
 mod catalog;
 mod discovery;
+mod file_content;
 mod params;
 mod resources;
 mod store;
@@ -144,6 +145,14 @@ impl ServerHandler for OffloadServer {
             }
             catalog::CALL_TOOL_AND_STORE => {
                 store::call_tool_and_store(engine, parse(&request.name, args)?, &context).await
+            }
+            catalog::CALL_TOOL_WITH_FILE_CONTENT => {
+                file_content::call_tool_with_file_content(
+                    engine,
+                    parse(&request.name, args)?,
+                    &context,
+                )
+                .await
             }
             other => {
                 return Err(McpError::invalid_params(

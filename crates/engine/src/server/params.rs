@@ -106,3 +106,54 @@ pub struct CallToolAndStore {
     #[serde(default)]
     pub file_format: Option<String>,
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallToolWithFileContent {
+    /// The upstream server's name, as listed by list_available_tools.
+    pub server: String,
+    /// The tool's name on that server.
+    pub tool_name: String,
+    /// The file to send: absolute, ~/..., or relative to the default directory; it must lie in an
+    /// allowed directory.
+    pub file_path: String,
+    /// Where the file's data goes in the arguments, as a dotted path (e.g. "rows" or
+    /// "spec.data.rows"). Without it, a file holding a JSON object becomes the arguments
+    /// (merged with tool_args); a list or a text needs a data_key.
+    #[serde(default)]
+    pub data_key: Option<String>,
+    /// Other arguments of the tool.
+    #[serde(default, deserialize_with = "object_or_json_text")]
+    #[schemars(with = "Option<Map<String, Value>>")]
+    pub tool_args: Option<Map<String, Value>>,
+    /// json (default: the upstream result as JSON text) or string (only its text).
+    #[serde(default)]
+    pub output_format: Option<String>,
+    /// Force the input format: json, jsonl, ndjson, csv, tsv, yaml, yml, xml, txt. Default: by
+    /// the file's extension.
+    #[serde(default)]
+    pub file_format: Option<String>,
+    /// CSV/TSV: turn cells that clearly are numbers, booleans or empty into those (default true).
+    /// Values like 00123, +1 or ids longer than 15 digits stay strings.
+    #[serde(default)]
+    pub infer_types: Option<bool>,
+    /// For list data: call the tool once per this many items, streaming the file (no size
+    /// limit; each call must fit the message budget). Needs data_key.
+    #[serde(default)]
+    pub batch_size: Option<u64>,
+    /// In batch mode, go on after a failed batch (default: stop at the first failure).
+    #[serde(default)]
+    pub continue_on_error: bool,
+    /// Store the upstream answer as a file (as call_tool_and_store does) with this description.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Store the upstream answer in this directory.
+    #[serde(default)]
+    pub storage_path: Option<String>,
+    /// Store the upstream answer under this file name.
+    #[serde(default)]
+    pub filename: Option<String>,
+    /// Store the upstream answer in this format (json, csv, yaml, ...).
+    #[serde(default)]
+    pub response_format: Option<String>,
+}

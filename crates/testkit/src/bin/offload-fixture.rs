@@ -27,6 +27,7 @@ struct Fixture {
 struct State {
     counter: AtomicU64,
     cancelled: AtomicU64,
+    rows_seen: AtomicU64,
     extra: AtomicBool,
     fillers: usize,
     page_size: usize,
@@ -104,6 +105,11 @@ impl Fixture {
                 "json",
                 "Answer with `value` as structuredContent (and as JSON text).",
                 obj(json!({"value": {}}), &["value"]),
+            ),
+            tool(
+                "received",
+                "Report what arrived: argument keys, size, and the `rows` list (count, first, last); a row with \"poison\": true makes it fail.",
+                obj(json!({}), &[]),
             ),
             tool(
                 "rows",
@@ -249,6 +255,29 @@ impl ServerHandler for Fixture {
                 r.structured_content = Some(json!({"items": items}));
                 r
             }
+            "received" => {
+                let args = request.arguments.clone().unwrap_or_default();
+                let rows = args.get("rows").and_then(Value::as_array);
+                let count = rows.map_or(0, Vec::len) as u64;
+                if rows.is_some_and(|r| r.iter().any(|x| x["poison"] == json!(true))) {
+                    return Ok(
+                        CallToolResult::error(vec![ContentBlock::text("poisoned row")]).into(),
+                    );
+                }
+                let total = self.state.rows_seen.fetch_add(count, Ordering::SeqCst) + count;
+                let summary = json!({
+                    "keys": args.keys().collect::<Vec<_>>(),
+                    "bytes": serde_json::to_vec(&args).map(|v| v.len()).unwrap_or(0),
+                    "rows": count,
+                    "rows_total": total,
+                    "first": rows.and_then(|r| r.first()),
+                    "last": rows.and_then(|r| r.last()),
+                    "args": if count > 0 { Value::Null } else { Value::Object(args.clone()) },
+                });
+                let mut r = text(summary.to_string());
+                r.structured_content = Some(summary);
+                r
+            }
             "json" => {
                 let value = arg(args, "value").cloned().unwrap_or(Value::Null);
                 let mut r = text(value.to_string());
@@ -303,6 +332,7 @@ async fn main() -> anyhow::Result<()> {
         state: Arc::new(State {
             counter: AtomicU64::new(0),
             cancelled: AtomicU64::new(0),
+            rows_seen: AtomicU64::new(0),
             extra: AtomicBool::new(false),
             fillers: flag_value(&args, "--tools")
                 .and_then(|v| v.parse().ok())

@@ -1,0 +1,243 @@
+use std::sync::atomic::Ordering;
+
+use offload_testkit::{call, error_code, structured, text};
+use serde_json::{Value, json};
+
+use crate::{fx, with_fixture};
+
+async fn with_file(client: &offload_testkit::Client, args: Value) -> rmcp::model::CallToolResult {
+    let mut a = json!({"server": "fx", "tool_name": "received"});
+    for (k, v) in args.as_object().unwrap() {
+        a[k] = v.clone();
+    }
+    call(client, "call_tool_with_file_content", a).await
+}
+
+#[tokio::test]
+async fn a_csv_arrives_typed_at_the_data_key_and_the_model_never_sees_it() {
+    let ctx = with_fixture();
+    std::fs::write(
+        ctx.root.join("users.csv"),
+        "\u{feff}id,name,zip,active,score,note\r\n1,\"Smith, J\",00123,true,4.5,\r\n2,Lee,90210,false,3,\"multi\nline\"\r\n",
+    )
+    .unwrap();
+    let client = ctx.client().await;
+    let r = with_file(
+        &client,
+        json!({"file_path": "users.csv", "data_key": "rows", "tool_args": {"table": "users"}}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let s = structured(&r);
+    assert_eq!(s["rows"], 2);
+    assert_eq!(s["keys"], json!(["table", "rows"]));
+    assert_eq!(
+        s["first"],
+        json!({"id": 1, "name": "Smith, J", "zip": "00123", "active": true, "score": 4.5, "note": null})
+    );
+    assert_eq!(s["last"]["note"], "multi\nline");
+    // output_format string: only the upstream text.
+    let r = with_file(
+        &client,
+        json!({"file_path": "users.csv", "data_key": "rows", "output_format": "string"}),
+    )
+    .await;
+    assert!(text(&r).starts_with("{\"keys\""), "{}", text(&r));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn objects_merge_lists_need_a_data_key_and_clashes_are_named() {
+    let ctx = with_fixture();
+    std::fs::write(ctx.root.join("args.json"), r#"{"limit": 5, "query": "x"}"#).unwrap();
+    std::fs::write(ctx.root.join("list.jsonl"), "{\"a\":1}\n{\"a\":2}\n").unwrap();
+    let client = ctx.client().await;
+    let r = with_file(
+        &client,
+        json!({"file_path": "args.json", "tool_args": {"extra": true}}),
+    )
+    .await;
+    assert_eq!(
+        structured(&r)["args"],
+        json!({"extra": true, "limit": 5, "query": "x"})
+    );
+    let r = with_file(
+        &client,
+        json!({"file_path": "args.json", "tool_args": {"limit": 1}}),
+    )
+    .await;
+    assert_eq!(error_code(&r), "invalid_arguments");
+    assert!(text(&r).contains("'limit'"));
+    let r = with_file(&client, json!({"file_path": "list.jsonl"})).await;
+    assert_eq!(error_code(&r), "invalid_arguments");
+    assert!(text(&r).contains("data_key"));
+    let r = with_file(
+        &client,
+        json!({"file_path": "list.jsonl", "data_key": "spec.rows"}),
+    )
+    .await;
+    assert_eq!(
+        structured(&r)["args"]["spec"]["rows"],
+        json!([{"a": 1}, {"a": 2}])
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn files_outside_the_roots_broken_files_and_big_files_are_refused() {
+    let ctx = crate::with_fixture();
+    let outside = ctx.tmp.path().join("secret.csv");
+    std::fs::write(&outside, "a\n1\n").unwrap();
+    std::os::unix::fs::symlink(&outside, ctx.root.join("link.csv")).unwrap();
+    std::fs::write(ctx.root.join("ragged.csv"), "a,b\n1,2\n3\n").unwrap();
+    std::fs::write(ctx.root.join("fake.csv"), b"\x89PNG\r\n\x1a\n\0\0\0").unwrap();
+    let client = ctx.client().await;
+    for (path, code) in [
+        (outside.display().to_string(), "path_outside_roots"),
+        ("link.csv".into(), "path_outside_roots"),
+        ("../secret.csv".into(), "path_outside_roots"),
+        ("missing.csv".into(), "path_not_found"),
+        ("ragged.csv".into(), "parse_error"),
+        ("fake.csv".into(), "parse_error"),
+    ] {
+        let r = with_file(&client, json!({"file_path": path, "data_key": "rows"})).await;
+        assert_eq!(error_code(&r), code, "{path}: {}", text(&r));
+    }
+    let r = with_file(
+        &client,
+        json!({"file_path": "ragged.csv", "data_key": "rows"}),
+    )
+    .await;
+    assert_eq!(structured(&r)["error"]["line"], 3);
+    client.cancel().await.unwrap();
+
+    let ctx = offload_testkit::TestContext::new();
+    ctx.write_config(json!({"roots": [ctx.root], "mcpServers": {"fx": offload_testkit::TestContext::fixture(&[])},
+                            "limits": {"maxInputBytes": 1000, "maxUpstreamMessageBytes": 5000}}));
+    let rows: String = (0..200).map(|i| format!("{i},name {i}\n")).collect();
+    std::fs::write(ctx.root.join("big.csv"), format!("id,name\n{rows}")).unwrap();
+    let client = ctx.client().await;
+    let r = with_file(&client, json!({"file_path": "big.csv", "data_key": "rows"})).await;
+    assert_eq!(error_code(&r), "file_too_large");
+    assert!(text(&r).contains("batch_size"));
+    let r = with_file(
+        &client,
+        json!({"file_path": "big.csv", "data_key": "rows", "batch_size": 10}),
+    )
+    .await;
+    assert_ne!(
+        r.is_error,
+        Some(true),
+        "batch mode is exempt from the file limit: {}",
+        text(&r)
+    );
+    let r = with_file(
+        &client,
+        json!({"file_path": "big.csv", "data_key": "rows", "batch_size": 1000}),
+    )
+    .await;
+    assert_eq!(structured(&r)["failed"][0]["batch"], 1);
+    assert!(
+        structured(&r)["failed"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("message budget")
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn batches_stream_a_large_csv_in_order_with_progress() {
+    let ctx = with_fixture();
+    let mut csv = String::from("id,email,score\n");
+    for i in 0..25_000 {
+        csv.push_str(&format!("{i},user{i}@example.com,{}.5\n", i % 100));
+    }
+    std::fs::write(ctx.root.join("many.csv"), csv).unwrap();
+    let client = ctx.client().await;
+    let r = with_file(
+        &client,
+        json!({"file_path": "many.csv", "data_key": "rows", "batch_size": 1000}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let s = structured(&r);
+    assert_eq!(
+        (
+            s["batches"].as_u64(),
+            s["items"].as_u64(),
+            s["succeeded"].as_u64()
+        ),
+        (Some(25), Some(25_000), Some(25))
+    );
+    assert_eq!(
+        s["last_result"]["structuredContent"]["rows_total"], 25_000,
+        "every row arrived once"
+    );
+    assert_eq!(
+        s["last_result"]["structuredContent"]["last"]["id"], 24_999,
+        "in order"
+    );
+    let progress = client.service().progress.lock().unwrap().len();
+    assert!(progress >= 25, "progress per batch: {progress}");
+    let _ = client
+        .service()
+        .resource_list_changed
+        .load(Ordering::SeqCst);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_failing_batch_stops_the_run_unless_told_to_go_on() {
+    let ctx = with_fixture();
+    let mut lines = Vec::new();
+    for i in 0..50 {
+        lines.push(json!({"id": i, "poison": i == 23}).to_string());
+    }
+    std::fs::write(ctx.root.join("items.jsonl"), lines.join("\n")).unwrap();
+    let client = ctx.client().await;
+    let r = with_file(
+        &client,
+        json!({"file_path": "items.jsonl", "data_key": "rows", "batch_size": 10}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    let s = structured(&r);
+    assert_eq!(
+        (s["batches"].as_u64(), s["succeeded"].as_u64()),
+        (Some(3), Some(2))
+    );
+    assert_eq!(
+        s["failed"][0],
+        json!({"batch": 3, "first_item": 20, "error": "poisoned row"})
+    );
+    let r = with_file(&client, json!({"file_path": "items.jsonl", "data_key": "rows", "batch_size": 10, "continue_on_error": true})).await;
+    let s = structured(&r);
+    assert_eq!(
+        (
+            s["batches"].as_u64(),
+            s["succeeded"].as_u64(),
+            s["failed"].as_array().map(Vec::len)
+        ),
+        (Some(5), Some(4), Some(1))
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn file_references_work_in_call_tool_and_stay_inside_the_roots() {
+    let ctx = with_fixture();
+    std::fs::write(ctx.root.join("note.txt"), "from a file").unwrap();
+    std::fs::write(ctx.root.join("cfg.yaml"), "a: [1, 2]\n").unwrap();
+    let client = ctx.client().await;
+    let r = fx(&client, "echo", json!({"text": {"$file": "note.txt"}})).await;
+    assert_eq!(text(&r), "from a file");
+    let r = fx(&client, "received", json!({"cfg": {"$file": "cfg.yaml", "as": "data"}, "raw": {"$file": "note.txt", "as": "base64"}})).await;
+    assert_eq!(
+        structured(&r)["args"],
+        json!({"cfg": {"a": [1, 2]}, "raw": "ZnJvbSBhIGZpbGU="})
+    );
+    let r = fx(&client, "echo", json!({"text": {"$file": "/etc/hostname"}})).await;
+    assert_eq!(error_code(&r), "path_outside_roots");
+    client.cancel().await.unwrap();
+}

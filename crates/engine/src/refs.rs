@@ -1,0 +1,239 @@
+//! `$file` references: inside any `tool_args`, an object whose keys are exactly `$file` (and
+//! optionally `as`) is replaced by that file's content before the call: `"as": "text"` (the
+//! default) gives the text, `"data"` the parsed data (same parsers as
+//! `call_tool_with_file_content`), `"base64"` the bytes in base64. Paths go through the path
+//! guard; the total size of all referenced files is bounded by `maxInputBytes`.
+
+use std::io::Read;
+
+use base64::Engine as _;
+use serde_json::{Map, Value};
+
+use crate::inputs::{self, InputFormat};
+use crate::roots::Roots;
+use crate::{ErrorCode, ToolError};
+
+/// One resolved reference (for the audit log; never the content).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Resolution {
+    pub path: String,
+    pub kind: String,
+    pub bytes: u64,
+}
+
+/// Replaces every reference inside `args`; returns what was resolved.
+pub fn resolve(
+    args: &mut Map<String, Value>,
+    roots: &Roots,
+    limit: u64,
+) -> Result<Vec<Resolution>, ToolError> {
+    let mut done = Vec::new();
+    let mut total = 0u64;
+    for value in args.values_mut() {
+        walk(value, roots, limit, &mut total, &mut done, 0)?;
+    }
+    Ok(done)
+}
+
+/// True when `args` holds at least one reference (cheap check before doing any I/O).
+pub fn has_refs(args: &Map<String, Value>) -> bool {
+    fn any(v: &Value) -> bool {
+        match v {
+            Value::Object(m) => as_ref(m).is_some() || m.values().any(any),
+            Value::Array(items) => items.iter().any(any),
+            _ => false,
+        }
+    }
+    args.values().any(any)
+}
+
+/// `(path, as)` when `m` is a reference: keys exactly `$file` and optionally `as`, strings.
+fn as_ref(m: &Map<String, Value>) -> Option<(&str, &str)> {
+    let path = m.get("$file")?.as_str()?;
+    match m.len() {
+        1 => Some((path, "text")),
+        2 => Some((path, m.get("as")?.as_str()?)),
+        _ => None,
+    }
+}
+
+fn walk(
+    value: &mut Value,
+    roots: &Roots,
+    limit: u64,
+    total: &mut u64,
+    done: &mut Vec<Resolution>,
+    depth: usize,
+) -> Result<(), ToolError> {
+    if depth > 64 {
+        return Ok(());
+    }
+    let reference = match value {
+        Value::Object(m) => as_ref(m).map(|(p, k)| (p.to_owned(), k.to_owned())),
+        _ => None,
+    };
+    if let Some((path, kind)) = reference {
+        let (replacement, bytes) = load(&path, &kind, roots, limit, *total)?;
+        *total += bytes;
+        done.push(Resolution { path, kind, bytes });
+        *value = replacement;
+        return Ok(());
+    }
+    match value {
+        Value::Object(m) => m
+            .values_mut()
+            .try_for_each(|v| walk(v, roots, limit, total, done, depth + 1)),
+        Value::Array(items) => items
+            .iter_mut()
+            .try_for_each(|v| walk(v, roots, limit, total, done, depth + 1)),
+        _ => Ok(()),
+    }
+}
+
+fn load(
+    path: &str,
+    kind: &str,
+    roots: &Roots,
+    limit: u64,
+    so_far: u64,
+) -> Result<(Value, u64), ToolError> {
+    if !matches!(kind, "text" | "data" | "base64") {
+        return Err(ToolError::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "{{\"$file\": \"{path}\", \"as\": \"{kind}\"}}: \"as\" must be text, data or base64"
+            ),
+        ));
+    }
+    let (mut file, resolved) = roots.open_read(path)?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if so_far + size > limit {
+        return Err(ToolError::new(
+            ErrorCode::FileTooLarge,
+            format!(
+                "the files referenced with $file add up to more than {} (limits.maxInputBytes); send big data with call_tool_with_file_content and batch_size",
+                crate::store::human_bytes(limit)
+            ),
+        )
+        .with("path", path));
+    }
+    let display = resolved.path.display().to_string();
+    let value = match kind {
+        "base64" => {
+            let mut bytes = Vec::with_capacity(size as usize);
+            file.read_to_end(&mut bytes)
+                .map_err(|e| io_error(&display, e))?;
+            Value::String(base64::engine::general_purpose::STANDARD.encode(bytes))
+        }
+        "data" => {
+            let format = InputFormat::of_path(&resolved.path);
+            inputs::parse(&mut file, format, true)
+                .map_err(|e| e.into_tool_error(&display, format))?
+                .0
+        }
+        _ => {
+            let mut bytes = Vec::with_capacity(size as usize);
+            file.read_to_end(&mut bytes)
+                .map_err(|e| io_error(&display, e))?;
+            if memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some() {
+                return Err(ToolError::new(
+                    ErrorCode::ParseError,
+                    format!("{display} is binary; reference it with \"as\": \"base64\""),
+                ));
+            }
+            let bytes = bytes
+                .strip_prefix(b"\xef\xbb\xbf")
+                .map(<[u8]>::to_vec)
+                .unwrap_or(bytes);
+            Value::String(String::from_utf8(bytes).map_err(|e| {
+                ToolError::new(
+                    ErrorCode::ParseError,
+                    format!(
+                        "{display} is not UTF-8 text (byte {}); use \"as\": \"base64\"",
+                        e.utf8_error().valid_up_to()
+                    ),
+                )
+            })?)
+        }
+    };
+    Ok((value, size))
+}
+
+fn io_error(path: &str, e: std::io::Error) -> ToolError {
+    ToolError::new(ErrorCode::PathUnusable, format!("cannot read {path}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RootEntry;
+    use serde_json::json;
+
+    fn fixture() -> (tempfile::TempDir, Roots) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("a.txt"), "hello").unwrap();
+        std::fs::write(root.join("d.csv"), "x,y\n1,a\n").unwrap();
+        std::fs::write(root.join("bin.dat"), b"\x00\x01\x02").unwrap();
+        std::fs::write(tmp.path().join("secret.txt"), "secret").unwrap();
+        let (roots, _) = Roots::from_entries(
+            &[RootEntry::Path(root.display().to_string())],
+            &tmp.path().join("fb"),
+        );
+        (tmp, roots)
+    }
+
+    #[test]
+    fn references_are_replaced_anywhere_and_only_exact_shapes_count() {
+        let (_t, roots) = fixture();
+        let mut args = json!({
+            "a": {"$file": "a.txt"},
+            "nested": [{"deep": {"$file": "d.csv", "as": "data"}}],
+            "b": {"$file": "bin.dat", "as": "base64"},
+            "not_a_ref": {"$file": "a.txt", "other": 1},
+            "plain": "$file"
+        });
+        let Value::Object(m) = &mut args else {
+            unreachable!()
+        };
+        assert!(has_refs(m));
+        let done = resolve(m, &roots, 1 << 20).unwrap();
+        assert_eq!(done.len(), 3);
+        assert_eq!(args["a"], "hello");
+        assert_eq!(args["nested"][0]["deep"], json!([{"x": 1, "y": "a"}]));
+        assert_eq!(args["b"], "AAEC");
+        assert_eq!(args["not_a_ref"], json!({"$file": "a.txt", "other": 1}));
+    }
+
+    #[test]
+    fn outside_paths_limits_and_bad_kinds_are_errors() {
+        let (t, roots) = fixture();
+        let outside = t.path().join("secret.txt").display().to_string();
+        for (args, code) in [
+            (
+                json!({"a": {"$file": outside}}),
+                ErrorCode::PathOutsideRoots,
+            ),
+            (
+                json!({"a": {"$file": "../secret.txt"}}),
+                ErrorCode::PathOutsideRoots,
+            ),
+            (
+                json!({"a": {"$file": "a.txt", "as": "yaml"}}),
+                ErrorCode::InvalidArguments,
+            ),
+            (json!({"a": {"$file": "bin.dat"}}), ErrorCode::ParseError),
+            (
+                json!({"a": {"$file": "a.txt"}, "b": {"$file": "d.csv"}}),
+                ErrorCode::FileTooLarge,
+            ),
+        ] {
+            let mut args = args;
+            let Value::Object(m) = &mut args else {
+                unreachable!()
+            };
+            assert_eq!(resolve(m, &roots, 10).unwrap_err().code, code, "{args}");
+        }
+    }
+}

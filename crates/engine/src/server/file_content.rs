@@ -1,0 +1,301 @@
+//! `call_tool_with_file_content`: a file becomes (part of) a tool's arguments without passing
+//! through the model; in batch mode a list is streamed to the tool a slice at a time.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::RoleServer;
+use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam};
+use rmcp::service::RequestContext;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::{answer, call, params, store};
+use crate::inputs::{self, InputFormat};
+use crate::store::human_bytes;
+use crate::{Engine, ErrorCode, ToolError};
+
+pub async fn call_tool_with_file_content(
+    engine: &Arc<Engine>,
+    p: params::CallToolWithFileContent,
+    ctx: &RequestContext<RoleServer>,
+) -> CallToolResult {
+    match run(engine, p, ctx).await {
+        Ok(r) => r,
+        Err(e) => answer::error(&e),
+    }
+}
+
+async fn run(
+    engine: &Arc<Engine>,
+    p: params::CallToolWithFileContent,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, ToolError> {
+    let as_string = match p.output_format.as_deref() {
+        None | Some("json") => false,
+        Some("string") => true,
+        Some(other) => {
+            return Err(ToolError::new(
+                ErrorCode::InvalidArguments,
+                format!("output_format '{other}' is not json or string"),
+            ));
+        }
+    };
+    let format = match &p.file_format {
+        Some(f) => InputFormat::parse(f).ok_or_else(|| {
+            ToolError::new(ErrorCode::UnsupportedFormat, format!("file_format '{f}' is not one of json, jsonl, ndjson, csv, tsv, yaml, yml, xml, txt"))
+        })?,
+        None => InputFormat::of_path(std::path::Path::new(&p.file_path)),
+    };
+    let infer = p.infer_types.unwrap_or(true);
+    let mut base = p.tool_args.clone().unwrap_or_default();
+    if crate::refs::has_refs(&base) {
+        base = call::resolve_refs(engine, base).await?;
+    }
+    if let Some(size) = p.batch_size {
+        return batch::run(engine, &p, format, infer, base, size, ctx).await;
+    }
+
+    let (data, warnings) = load(engine, &p.file_path, format, infer).await?;
+    let is_list = data.is_array();
+    let args = merge(base, data, p.data_key.as_deref())?;
+    call::check_message_size(engine, &args, is_list.then_some("list"))?;
+    let started = Instant::now();
+    let result =
+        call::forward_resolved(engine, &p.server, &p.tool_name, Some(args.clone()), ctx).await?;
+
+    if p.description.is_some()
+        || p.storage_path.is_some()
+        || p.filename.is_some()
+        || p.response_format.is_some()
+    {
+        if result.is_error == Some(true) {
+            return Ok(answer::error(&store::upstream_tool_error(
+                &p.server,
+                &p.tool_name,
+                &result,
+            )));
+        }
+        let options = store::StoreOptions {
+            description: p.description.clone(),
+            storage_path: p.storage_path.clone(),
+            filename: p.filename.clone(),
+            format: p.response_format.clone(),
+        };
+        let args = Value::Object(args);
+        let stored = store::store(
+            engine,
+            &p.server,
+            &p.tool_name,
+            args,
+            result,
+            started,
+            options,
+        )
+        .await?;
+        return Ok(store::stored_answer(&stored, None));
+    }
+    let mut out = shape(result, as_string);
+    if !warnings.is_empty() {
+        out.content.push(ContentBlock::text(format!(
+            "Offload: {}",
+            warnings.join("; ")
+        )));
+    }
+    Ok(out)
+}
+
+/// The upstream result as the caller asked: JSON text (default) or only its text. `isError` is
+/// kept either way.
+fn shape(result: CallToolResult, as_string: bool) -> CallToolResult {
+    let text = if as_string {
+        result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    } else {
+        serde_json::to_string(&json!({
+            "content": result.content,
+            "structuredContent": result.structured_content,
+            "isError": result.is_error.unwrap_or(false),
+        }))
+        .unwrap_or_default()
+    };
+    let mut out = if result.is_error == Some(true) {
+        CallToolResult::error(vec![ContentBlock::text(text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    };
+    out.structured_content = result.structured_content;
+    out
+}
+
+/// Reads and parses the whole file on a blocking thread, after checking its size.
+async fn load(
+    engine: &Arc<Engine>,
+    path: &str,
+    format: InputFormat,
+    infer: bool,
+) -> Result<(Value, Vec<String>), ToolError> {
+    let engine = engine.clone();
+    let path = path.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let (mut file, resolved) = engine.roots.open_read(&path)?;
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let limit = engine.limits.max_input_bytes;
+        if size > limit {
+            let hint = if matches!(
+                format,
+                InputFormat::Csv | InputFormat::Tsv | InputFormat::Jsonl | InputFormat::Json
+            ) {
+                " If it holds a list, send it in parts with batch_size (no size limit then)."
+            } else {
+                ""
+            };
+            return Err(ToolError::new(
+                ErrorCode::FileTooLarge,
+                format!(
+                    "{path} is {}, more than the input limit of {} (limits.maxInputBytes).{hint}",
+                    human_bytes(size),
+                    human_bytes(limit)
+                ),
+            )
+            .with("path", path.as_str())
+            .with("bytes", size));
+        }
+        let display = resolved.path.display().to_string();
+        inputs::parse(&mut file, format, infer).map_err(|e| e.into_tool_error(&display, format))
+    })
+    .await
+    .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?
+}
+
+/// Puts the file's data into the arguments: at `data_key` (a dotted path), or, without one,
+/// merges an object's fields. A clash with `tool_args` is an error naming the key.
+pub fn merge(
+    mut base: Map<String, Value>,
+    data: Value,
+    data_key: Option<&str>,
+) -> Result<Map<String, Value>, ToolError> {
+    let clash = |key: &str| {
+        ToolError::new(
+            ErrorCode::InvalidArguments,
+            format!("'{key}' is both in tool_args and in the file's data; remove it from one of them or use data_key"),
+        )
+        .with("key", key)
+    };
+    let Some(key) = data_key.filter(|k| !k.is_empty()) else {
+        return match data {
+            Value::Object(fields) => {
+                for (k, v) in fields {
+                    if base.contains_key(&k) {
+                        return Err(clash(&k));
+                    }
+                    base.insert(k, v);
+                }
+                Ok(base)
+            }
+            other => Err(ToolError::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "the file holds {}, not an object of arguments; name the argument it goes in with data_key (e.g. \"data_key\": \"rows\")",
+                    describe(&other)
+                ),
+            )),
+        };
+    };
+    let parts: Vec<&str> = key.split('.').collect();
+    let mut node = &mut base;
+    for (i, part) in parts.iter().enumerate() {
+        let so_far = parts[..=i].join(".");
+        if i == parts.len() - 1 {
+            if node.contains_key(*part) {
+                return Err(clash(&so_far));
+            }
+            node.insert((*part).to_owned(), data);
+            break;
+        }
+        let next = node
+            .entry((*part).to_owned())
+            .or_insert_with(|| Value::Object(Map::new()));
+        node = match next {
+            Value::Object(m) => m,
+            _ => return Err(clash(&so_far)),
+        };
+    }
+    Ok(base)
+}
+
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Array(items) => format!("a list of {} items", items.len()),
+        Value::String(s) => format!("a text of {} characters", s.chars().count()),
+        other => super::params::kind(other).to_owned(),
+    }
+}
+
+/// The summary of a batch run.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BatchSummary {
+    pub batches: u64,
+    pub items: u64,
+    pub succeeded: u64,
+    pub failed: Vec<BatchFailure>,
+    /// The last upstream result (the last failure's, when the run stopped on one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_result: Option<Value>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BatchFailure {
+    /// 1-based batch number.
+    pub batch: u64,
+    /// 0-based index of the batch's first item in the file.
+    pub first_item: u64,
+    pub error: String,
+}
+
+/// Tells the client how many items have been sent, when it asked for progress.
+async fn progress(ctx: &RequestContext<RoleServer>, done: u64, message: String) {
+    if let Some(token) = ctx.meta.get_progress_token() {
+        let mut p = ProgressNotificationParam::new(token, done as f64);
+        p.message = Some(message);
+        let _ = ctx.peer.notify_progress(p).await;
+    }
+}
+
+mod batch;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merging_by_data_key_and_by_object() {
+        let base: Map<String, Value> = json!({"table": "users", "spec": {"mode": "x"}})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let m = merge(base.clone(), json!([1, 2]), Some("spec.data.rows")).unwrap();
+        assert_eq!(
+            Value::Object(m),
+            json!({"table": "users", "spec": {"mode": "x", "data": {"rows": [1, 2]}}})
+        );
+        let m = merge(base.clone(), json!({"limit": 3}), None).unwrap();
+        assert_eq!(m["limit"], 3);
+        let e = merge(base.clone(), json!({"table": "other"}), None).unwrap_err();
+        assert!(e.message.contains("'table'"), "{e}");
+        let e = merge(base.clone(), json!([1]), None).unwrap_err();
+        assert!(
+            e.message.contains("data_key") && e.message.contains("list of 1 items"),
+            "{e}"
+        );
+        let e = merge(base.clone(), json!([1]), Some("table.rows")).unwrap_err();
+        assert!(e.message.contains("'table'"), "{e}");
+        let e = merge(base, json!([1]), Some("spec.mode")).unwrap_err();
+        assert!(e.message.contains("'spec.mode'"), "{e}");
+    }
+}

@@ -1,0 +1,164 @@
+//! Batch mode: the file's list is read by a blocking thread, `batch_size` items at a time,
+//! through a channel of two batches, so memory does not grow with the file; each batch is one
+//! upstream call, in order.
+
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use serde_json::{Map, Value};
+
+use super::super::{answer, call, params};
+use super::{BatchFailure, BatchSummary, merge, progress};
+use crate::inputs::{self, InputFormat};
+use crate::{Engine, ErrorCode, ToolError};
+
+enum Chunk {
+    Items(Vec<Value>),
+    Failed(String),
+}
+
+pub async fn run(
+    engine: &Arc<Engine>,
+    p: &params::CallToolWithFileContent,
+    format: InputFormat,
+    infer: bool,
+    base: Map<String, Value>,
+    size: u64,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, ToolError> {
+    let Some(data_key) = p.data_key.clone().filter(|k| !k.is_empty()) else {
+        return Err(ToolError::new(
+            ErrorCode::InvalidArguments,
+            "batch mode needs data_key: the argument that takes each batch's list (e.g. \"data_key\": \"rows\")",
+        ));
+    };
+    if size == 0 {
+        return Err(ToolError::new(
+            ErrorCode::InvalidArguments,
+            "batch_size must be at least 1",
+        ));
+    }
+    let (file, _) = engine.roots.open_read(&p.file_path)?;
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Chunk>(2);
+    let size = usize::try_from(size).unwrap_or(usize::MAX).min(1_000_000);
+    let reader = tokio::task::spawn_blocking(move || {
+        let mut file = file;
+        let mut batch = Vec::with_capacity(size.min(10_000));
+        let outcome = inputs::for_each_item(&mut file, format, infer, &mut |item| {
+            batch.push(item);
+            if batch.len() == size {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(size.min(10_000)));
+                tx.blocking_send(Chunk::Items(full))
+                    .map_err(|_| inputs::InputError::parse("stopped"))?;
+            }
+            Ok(())
+        });
+        match outcome {
+            Ok(_) if !batch.is_empty() => {
+                let _ = tx.blocking_send(Chunk::Items(batch));
+            }
+            Ok(_) => {}
+            Err(e) if e.message == "stopped" => {}
+            Err(e) => {
+                let _ = tx.blocking_send(Chunk::Failed(e.message));
+            }
+        }
+    });
+
+    let mut summary = BatchSummary {
+        batches: 0,
+        items: 0,
+        succeeded: 0,
+        failed: Vec::new(),
+        last_result: None,
+    };
+    while let Some(chunk) = rx.recv().await {
+        if ctx.ct.is_cancelled() {
+            break;
+        }
+        let items = match chunk {
+            Chunk::Items(items) => items,
+            Chunk::Failed(error) => {
+                summary.failed.push(BatchFailure {
+                    batch: summary.batches + 1,
+                    first_item: summary.items,
+                    error: format!("reading the file: {error}"),
+                });
+                break;
+            }
+        };
+        summary.batches += 1;
+        let first_item = summary.items;
+        let count = items.len() as u64;
+        summary.items += count;
+        let outcome = match merge(base.clone(), Value::Array(items), Some(&data_key)) {
+            Ok(args) => match call::check_message_size(engine, &args, Some(&data_key)) {
+                Ok(()) => {
+                    call::forward_resolved(engine, &p.server, &p.tool_name, Some(args), ctx).await
+                }
+                Err(e) => Err(e),
+            },
+            Err(e) => Err(e),
+        };
+        let failure = match outcome {
+            Ok(result) => {
+                let failed = result.is_error == Some(true);
+                let text = result
+                    .content
+                    .iter()
+                    .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                summary.last_result = serde_json::to_value(&result).ok();
+                failed.then(|| crate::server::clip(&text, 500).into_owned())
+            }
+            Err(e) => Some(e.message),
+        };
+        match failure {
+            None => summary.succeeded += 1,
+            Some(error) => {
+                summary.failed.push(BatchFailure {
+                    batch: summary.batches,
+                    first_item,
+                    error,
+                });
+                if !p.continue_on_error {
+                    break;
+                }
+            }
+        }
+        progress(
+            ctx,
+            summary.items,
+            format!("batch {}: {} items sent", summary.batches, summary.items),
+        )
+        .await;
+    }
+    drop(rx);
+    let _ = reader.await;
+
+    let text = format!(
+        "Sent {} items from {} in {} batches of up to {size}: {} succeeded, {} failed{}.",
+        summary.items,
+        p.file_path,
+        summary.batches,
+        summary.succeeded,
+        summary.failed.len(),
+        match summary.failed.first() {
+            Some(f) => format!(
+                " (first failure: batch {} starting at item {}: {})",
+                f.batch,
+                f.first_item,
+                crate::server::clip(&f.error, 300)
+            ),
+            None => String::new(),
+        }
+    );
+    let mut result = answer::structured(&summary, text);
+    if !summary.failed.is_empty() {
+        result.is_error = Some(true);
+    }
+    Ok(result)
+}
