@@ -11,6 +11,7 @@ use rmcp::service::ServiceExt;
 use crate::config::{
     AppDirs, CompatInputs, Config, ConfigError, Limits, SecretSource, apply_compat,
 };
+use crate::events::Events;
 use crate::roots::Roots;
 use crate::server::OffloadServer;
 use crate::store::Store;
@@ -21,6 +22,7 @@ pub struct Engine {
     pub pool: Pool,
     pub limits: Limits,
     pub store: Store,
+    pub events: Events,
 }
 
 /// Where the engine's configuration comes from.
@@ -68,6 +70,7 @@ impl Engine {
             ),
             limits: config.limits.clone(),
             store,
+            events: Events::new(Some(&dirs.data_dir), 10 * 1024 * 1024),
         };
         (engine, warnings)
     }

@@ -7,6 +7,7 @@
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod events;
 pub mod formats;
 pub mod inputs;
 pub mod refs;

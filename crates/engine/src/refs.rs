@@ -13,7 +13,7 @@ use crate::inputs::{self, InputFormat};
 use crate::roots::Roots;
 use crate::{ErrorCode, ToolError};
 
-/// One resolved reference (for the audit log; never the content).
+/// One resolved reference (for the audit log; never the content). `path` is canonical.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Resolution {
     pub path: String,
@@ -73,9 +73,13 @@ fn walk(
         _ => None,
     };
     if let Some((path, kind)) = reference {
-        let (replacement, bytes) = load(&path, &kind, roots, limit, *total)?;
+        let (replacement, bytes, canonical) = load(&path, &kind, roots, limit, *total)?;
         *total += bytes;
-        done.push(Resolution { path, kind, bytes });
+        done.push(Resolution {
+            path: canonical,
+            kind,
+            bytes,
+        });
         *value = replacement;
         return Ok(());
     }
@@ -96,7 +100,7 @@ fn load(
     roots: &Roots,
     limit: u64,
     so_far: u64,
-) -> Result<(Value, u64), ToolError> {
+) -> Result<(Value, u64, String), ToolError> {
     if !matches!(kind, "text" | "data" | "base64") {
         return Err(ToolError::new(
             ErrorCode::InvalidArguments,
@@ -156,7 +160,7 @@ fn load(
             })?)
         }
     };
-    Ok((value, size))
+    Ok((value, size, display))
 }
 
 fn io_error(path: &str, e: std::io::Error) -> ToolError {

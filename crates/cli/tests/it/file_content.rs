@@ -241,3 +241,45 @@ async fn file_references_work_in_call_tool_and_stay_inside_the_roots() {
     assert_eq!(error_code(&r), "path_outside_roots");
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn every_call_is_an_audit_event_without_arguments_or_content() {
+    let ctx = with_fixture();
+    std::fs::write(ctx.root.join("rows.csv"), "a\n1\n2\n3\n").unwrap();
+    std::fs::write(ctx.root.join("note.txt"), "FILE-CONTENT-789").unwrap();
+    let client = ctx.client().await;
+    fx(&client, "echo", json!({"text": "SECRET-PAYLOAD-123"})).await;
+    fx(&client, "echo", json!({"text": {"$file": "note.txt"}})).await;
+    call(&client, "call_tool_and_store", json!({"server": "fx", "tool_name": "structured", "tool_args": {"n": 4}, "file_format": "csv"})).await;
+    with_file(
+        &client,
+        json!({"file_path": "rows.csv", "data_key": "rows", "batch_size": 2}),
+    )
+    .await;
+    fx(&client, "fail", json!({"message": "nope"})).await;
+    client.cancel().await.unwrap();
+    let log = std::fs::read_to_string(ctx.home.join(".local/share/offload/audit.jsonl")).unwrap();
+    assert!(
+        !log.contains("SECRET-PAYLOAD-123") && !log.contains("FILE-CONTENT-789"),
+        "{log}"
+    );
+    let events: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["call", "file_ref", "call", "store", "batch", "call"],
+        "{log}"
+    );
+    assert_eq!(events[0]["client"], "offload-tests/0");
+    assert_eq!(events[0]["server"], "fx");
+    assert_eq!(events[3]["rows"], 4);
+    assert_eq!(
+        (events[4]["rows"].as_u64(), events[4]["batches"].as_u64()),
+        (Some(3), Some(2))
+    );
+    assert_eq!(events[5]["outcome"], "upstream_tool_error");
+    assert_eq!(events[1]["file"], json!(ctx.root.join("note.txt")));
+}

@@ -286,3 +286,23 @@ async fn an_image_answer_from_server_everything_is_stored_as_a_real_png() {
     );
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn a_file_reference_reaches_server_everythings_echo() {
+    let ctx = peers_context();
+    std::fs::write(
+        ctx.root.join("message.txt"),
+        "sent from a file, not by the model",
+    )
+    .unwrap();
+    let client = ctx.client().await;
+    let r = call(
+        &client,
+        "call_tool",
+        json!({"server": "everything", "tool_name": "echo", "tool_args": {"message": {"$file": "message.txt"}}}),
+    )
+    .await;
+    assert_eq!(text(&r), "Echo: sent from a file, not by the model");
+    client.cancel().await.unwrap();
+}

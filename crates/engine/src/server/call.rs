@@ -99,7 +99,23 @@ pub async fn resolve_refs(
     tokio::task::spawn_blocking(move || {
         let done = crate::refs::resolve(&mut args, &engine.roots, engine.limits.max_input_bytes)?;
         for r in &done {
-            tracing::info!(path = %r.path, kind = %r.kind, bytes = r.bytes, "resolved $file");
+            engine.events.emit(crate::events::Event {
+                time: chrono::Utc::now(),
+                kind: crate::events::EventKind::FileRef,
+                tool: "$file".into(),
+                client: None,
+                server: None,
+                upstream_tool: None,
+                file: Some(r.path.clone()),
+                format: Some(r.kind.clone()),
+                bytes_in: r.bytes,
+                bytes_out: 0,
+                rows: None,
+                batches: None,
+                duration_ms: 0,
+                outcome: "ok".into(),
+                pid: std::process::id(),
+            });
         }
         Ok(args)
     })

@@ -2,6 +2,7 @@
 //! modules; this file only dispatches and turns malformed requests into -32602 errors.
 
 mod answer;
+mod audit;
 mod call;
 mod catalog;
 mod discovery;
@@ -128,7 +129,9 @@ impl ServerHandler for OffloadServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let engine = &self.engine;
+        let started = std::time::Instant::now();
         let args = request.arguments;
+        let event = audit::start(&request.name, args.as_ref(), &context);
         let result = match request.name.as_ref() {
             catalog::LIST_ALLOWED_DIRECTORIES => {
                 parse::<params::ListAllowedDirectories>(&request.name, args)?;
@@ -168,6 +171,7 @@ impl ServerHandler for OffloadServer {
                 ));
             }
         };
+        engine.events.emit(audit::finish(event, &result, started));
         Ok(result.into())
     }
 }

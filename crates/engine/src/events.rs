@@ -1,0 +1,202 @@
+//! Typed events for every call Offload serves, on a broadcast stream the desktop app subscribes
+//! to, and appended to a rotating audit log (JSON lines) in the data directory so that history
+//! survives restarts and calls served by other Offload processes are seen too.
+//!
+//! Events carry names, paths, sizes, counts, durations and outcomes: never arguments, file
+//! content or secrets.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
+/// What kind of work an event records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A discovery or file tool (no upstream call).
+    Tool,
+    /// `call_tool`.
+    Call,
+    /// `call_tool_and_store`, or a `call_tool` answer stored automatically.
+    Store,
+    /// `call_tool_with_file_content` in one call.
+    FileContent,
+    /// `call_tool_with_file_content` with `batch_size`.
+    Batch,
+    /// One `$file` reference resolved.
+    FileRef,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Event {
+    pub time: DateTime<Utc>,
+    pub kind: EventKind,
+    /// The Offload tool that was called.
+    pub tool: String,
+    /// The client, as `name/version` from its handshake.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream_tool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    #[serde(default)]
+    pub bytes_in: u64,
+    #[serde(default)]
+    pub bytes_out: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batches: Option<u64>,
+    pub duration_ms: u64,
+    /// `ok`, or the error code (`upstream_tool_error` when the upstream answered isError).
+    pub outcome: String,
+    /// The process that served it (to tell embedded shims from the app).
+    pub pid: u32,
+}
+
+pub struct Events {
+    tx: broadcast::Sender<Event>,
+    audit: Mutex<Option<AuditLog>>,
+}
+
+impl Events {
+    /// Events that go to the stream and to `dir/audit.jsonl` (rotated at `max_bytes`).
+    pub fn new(dir: Option<&Path>, max_bytes: u64) -> Self {
+        Self {
+            tx: broadcast::channel(1024).0,
+            audit: Mutex::new(dir.map(|d| AuditLog {
+                path: d.join("audit.jsonl"),
+                max_bytes,
+                keep: 3,
+            })),
+        }
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.tx.subscribe()
+    }
+
+    pub fn emit(&self, event: Event) {
+        if let Some(log) = self
+            .audit
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            && let Err(e) = log.append(&event)
+        {
+            tracing::warn!("cannot write the audit log: {e}");
+        }
+        let _ = self.tx.send(event);
+    }
+
+    /// The audit log's events, oldest first (rotated files included), at most `limit` newest.
+    pub fn history(&self, limit: usize) -> Vec<Event> {
+        let guard = self.audit.lock().unwrap_or_else(|p| p.into_inner());
+        guard.as_ref().map(|l| l.read(limit)).unwrap_or_default()
+    }
+}
+
+struct AuditLog {
+    path: PathBuf,
+    max_bytes: u64,
+    keep: usize,
+}
+
+impl AuditLog {
+    fn rotated(&self, n: usize) -> PathBuf {
+        let mut p = self.path.clone().into_os_string();
+        p.push(format!(".{n}"));
+        PathBuf::from(p)
+    }
+
+    fn append(&self, event: &Event) -> std::io::Result<()> {
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        if std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0) >= self.max_bytes {
+            for n in (1..self.keep).rev() {
+                let _ = std::fs::rename(self.rotated(n), self.rotated(n + 1));
+            }
+            std::fs::rename(&self.path, self.rotated(1))?;
+        }
+        let mut line = serde_json::to_vec(event).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)?
+            .write_all(&line)
+    }
+
+    fn read(&self, limit: usize) -> Vec<Event> {
+        let mut events = Vec::new();
+        for n in (0..=self.keep).rev() {
+            let path = if n == 0 {
+                self.path.clone()
+            } else {
+                self.rotated(n)
+            };
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            events.extend(
+                text.lines()
+                    .filter_map(|l| serde_json::from_str::<Event>(l).ok()),
+            );
+        }
+        let skip = events.len().saturating_sub(limit);
+        events.split_off(skip)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(n: u64) -> Event {
+        Event {
+            time: Utc::now(),
+            kind: EventKind::Call,
+            tool: "call_tool".into(),
+            client: Some("t/1".into()),
+            server: Some("s".into()),
+            upstream_tool: Some("x".into()),
+            file: None,
+            format: None,
+            bytes_in: n,
+            bytes_out: 0,
+            rows: None,
+            batches: None,
+            duration_ms: 1,
+            outcome: "ok".into(),
+            pid: 1,
+        }
+    }
+
+    #[test]
+    fn events_stream_and_rotate_and_read_back_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let events = Events::new(Some(dir.path()), 600);
+        let mut rx = events.subscribe();
+        for n in 0..30 {
+            events.emit(event(n));
+        }
+        assert_eq!(rx.try_recv().unwrap().bytes_in, 0);
+        assert!(dir.path().join("audit.jsonl.1").exists(), "rotated");
+        assert!(!dir.path().join("audit.jsonl.5").exists(), "bounded");
+        let history = events.history(5);
+        let got: Vec<u64> = history.iter().map(|e| e.bytes_in).collect();
+        assert_eq!(got, [25, 26, 27, 28, 29]);
+    }
+}
