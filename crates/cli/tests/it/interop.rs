@@ -306,3 +306,67 @@ async fn a_file_reference_reaches_server_everythings_echo() {
     assert_eq!(text(&r), "Echo: sent from a file, not by the model");
     client.cancel().await.unwrap();
 }
+
+/// A 200,000-row CSV reaches a real database tool (the official Python SDK over SQLite) in
+/// batches, complete and with the right types, without a row passing through the model.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn a_large_csv_is_inserted_into_a_real_database_in_batches() {
+    let ctx = TestContext::new();
+    let dir = interop_dir();
+    let db = ctx.tmp.path().join("test.db");
+    ctx.write_servers(json!({"db": {"command": dir.join(".venv/bin/python"), "args": [dir.join("bulk_server.py"), db], "timeoutSecs": 120}}));
+    let mut csv = String::from("id,name,zip,active,score\n");
+    for i in 0..200_000 {
+        csv.push_str(&format!(
+            "{i},\"Name {i}, Jr\",{i:05},{},{}.25\n",
+            i % 2 == 0,
+            i % 1000
+        ));
+    }
+    std::fs::write(ctx.root.join("users.csv"), csv).unwrap();
+    let client = ctx.client().await;
+    let r = call(
+        &client,
+        "call_tool_with_file_content",
+        json!({"server": "db", "tool_name": "insert_rows", "file_path": "users.csv", "data_key": "rows",
+               "tool_args": {"table": "users"}, "batch_size": 10_000}),
+    )
+    .await;
+    let s = offload_testkit::structured(&r);
+    assert_eq!(
+        (
+            s["batches"].as_u64(),
+            s["items"].as_u64(),
+            s["succeeded"].as_u64()
+        ),
+        (Some(20), Some(200_000), Some(20)),
+        "{s}"
+    );
+    let q = |sql: &str| {
+        let client = &client;
+        let sql = sql.to_owned();
+        async move {
+            let r = call(
+                client,
+                "call_tool",
+                json!({"server": "db", "tool_name": "query", "tool_args": {"sql": sql}}),
+            )
+            .await;
+            offload_testkit::structured(&r)["result"].clone()
+        }
+    };
+    assert_eq!(
+        q("select count(*), count(distinct id) from users").await,
+        json!([[200_000, 200_000]])
+    );
+    assert_eq!(
+        q("select typeof(id), typeof(name), typeof(zip), zip, typeof(active), active, typeof(score), score from users where id = 42").await,
+        json!([["integer", "text", "text", "00042", "integer", 1, "real", 42.25]])
+    );
+    assert_eq!(
+        q("select name from users where id = 199999").await,
+        json!([["Name 199999, Jr"]])
+    );
+    client.cancel().await.unwrap();
+}
