@@ -5,6 +5,7 @@
 // A benchmark reports on stdout: that is its whole output.
 #![allow(clippy::print_stdout)]
 
+mod file_content;
 mod latency;
 mod stats;
 mod store;
@@ -30,6 +31,13 @@ enum Bench {
     /// A ~10 MB JSON table stored as CSV, JSON and YAML through `offload mcp` (time, peak RSS)
     /// beside the direct call; and the bytes the model receives for 1 KB to 100 MB payloads.
     Store,
+    /// A 5 MiB CSV into a tool through `offload mcp` beside the direct call; a large CSV
+    /// streamed in batches of 10,000 rows (rows/s, peak RSS).
+    FileContent {
+        /// Size of the large CSV in GB.
+        #[arg(long, default_value_t = 1.0)]
+        gigabytes: f64,
+    },
 }
 
 #[tokio::main]
@@ -37,5 +45,6 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().bench {
         Bench::Latency { calls } => latency::run(calls).await,
         Bench::Store => store::run().await,
+        Bench::FileContent { gigabytes } => file_content::run(gigabytes).await,
     }
 }

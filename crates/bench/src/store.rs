@@ -121,7 +121,7 @@ async fn spawn(ctx: &TestContext) -> (Client, u32) {
 }
 
 /// Peak resident set size of a process so far (Linux: VmHWM).
-fn peak_rss_mb(pid: u32) -> f64 {
+pub fn peak_rss_mb(pid: u32) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()

@@ -40,7 +40,7 @@ pub fn start(tool: &str, args: Option<&JsonObject>, ctx: &RequestContext<RoleSer
         upstream_tool: get("tool_name"),
         file: get("file_path").or_else(|| get("path")),
         format: get("file_format").or_else(|| get("response_format")),
-        bytes_in: args.map_or(0, |a| serde_json::to_vec(a).map_or(0, |v| v.len() as u64)),
+        bytes_in: args.map_or(0, super::call::json_size),
         bytes_out: 0,
         rows: None,
         batches: None,

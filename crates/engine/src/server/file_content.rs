@@ -62,14 +62,19 @@ async fn run(
     let args = merge(base, data, p.data_key.as_deref())?;
     call::check_message_size(engine, &args, is_list.then_some("list"))?;
     let started = Instant::now();
-    let result =
-        call::forward_resolved(engine, &p.server, &p.tool_name, Some(args.clone()), ctx).await?;
-
-    if p.description.is_some()
+    let storing = p.description.is_some()
         || p.storage_path.is_some()
         || p.filename.is_some()
-        || p.response_format.is_some()
-    {
+        || p.response_format.is_some();
+    // The record keeps the arguments (elided); only then is a copy worth its memory.
+    let recorded = if storing {
+        Value::Object(args.clone())
+    } else {
+        Value::Null
+    };
+    let result = call::forward_resolved(engine, &p.server, &p.tool_name, Some(args), ctx).await?;
+
+    if storing {
         if result.is_error == Some(true) {
             return Ok(answer::error(&store::upstream_tool_error(
                 &p.server,
@@ -83,12 +88,11 @@ async fn run(
             filename: p.filename.clone(),
             format: p.response_format.clone(),
         };
-        let args = Value::Object(args);
         let stored = store::store(
             engine,
             &p.server,
             &p.tool_name,
-            args,
+            recorded,
             result,
             started,
             options,
