@@ -16,7 +16,7 @@ use crate::store::peak_rss_mb;
 fn row(i: u64) -> String {
     format!(
         "{i},user{i}@example.com,Some Name {i},{},{}.5\n",
-        i % 3 == 0,
+        i.is_multiple_of(3),
         i % 1000
     )
 }
