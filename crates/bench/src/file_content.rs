@@ -3,15 +3,13 @@
 //! (1 GB by default) streamed in batches of 10,000 rows (rows/s, peak RSS).
 
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use offload_testkit::{Recorder, TestContext, call, connect, target_bin, text};
-use rmcp::ServiceExt;
+use offload_testkit::{TestContext, call, connect, target_bin, text};
 use rmcp::model::CallToolRequestParams;
-use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
-use crate::store::peak_rss_mb;
+use crate::offload::{peak_rss_mb, secs, spawn};
 
 fn row(i: u64) -> String {
     format!(
@@ -146,26 +144,4 @@ pub async fn run(gigabytes: f64) -> anyhow::Result<()> {
         size as f64 / 1e6 / took.as_secs_f64()
     );
     Ok(())
-}
-
-async fn spawn(ctx: &TestContext) -> (offload_testkit::Client, u32) {
-    let mut cmd = ctx.offload_command(&[]);
-    cmd.env("OFFLOAD_LOG", "info")
-        .env_remove("OFFLOAD_LOG_FILE");
-    let (transport, _) = TokioChildProcess::builder(cmd)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn offload");
-    let pid = transport.id().expect("pid");
-    (
-        Recorder::default()
-            .serve(transport)
-            .await
-            .expect("handshake"),
-        pid,
-    )
-}
-
-fn secs(d: Duration) -> String {
-    format!("{:.3} s", d.as_secs_f64())
 }

@@ -7,6 +7,7 @@
 
 mod file_content;
 mod latency;
+mod offload;
 mod stats;
 mod store;
 

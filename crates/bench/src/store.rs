@@ -2,13 +2,13 @@
 //! the same upstream call made directly; and how many bytes the model receives for payloads of
 //! 1 KB, 1 MB and 100 MB.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use offload_testkit::{Client, Recorder, TestContext, call, target_bin, text};
-use rmcp::ServiceExt;
+use offload_testkit::{TestContext, call, target_bin, text};
 use rmcp::model::CallToolRequestParams;
-use rmcp::transport::TokioChildProcess;
 use serde_json::json;
+
+use crate::offload::{peak_rss_mb, secs, spawn};
 
 /// Rows of about 110 bytes: 90,000 make a payload of about 10 MB.
 const ROWS: u64 = 90_000;
@@ -100,36 +100,4 @@ pub async fn run() -> anyhow::Result<()> {
     }
     client.cancel().await?;
     Ok(())
-}
-
-async fn spawn(ctx: &TestContext) -> (Client, u32) {
-    let mut cmd = ctx.offload_command(&[]);
-    cmd.env("OFFLOAD_LOG", "info")
-        .env_remove("OFFLOAD_LOG_FILE");
-    let (transport, _) = TokioChildProcess::builder(cmd)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn offload");
-    let pid = transport.id().expect("pid");
-    (
-        Recorder::default()
-            .serve(transport)
-            .await
-            .expect("handshake"),
-        pid,
-    )
-}
-
-/// Peak resident set size of a process so far (Linux: VmHWM).
-pub fn peak_rss_mb(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
-fn secs(d: Duration) -> String {
-    format!("{:.3} s", d.as_secs_f64())
 }
