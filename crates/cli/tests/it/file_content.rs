@@ -283,3 +283,44 @@ async fn every_call_is_an_audit_event_without_arguments_or_content() {
     assert_eq!(events[5]["outcome"], "upstream_tool_error");
     assert_eq!(events[1]["file"], json!(ctx.root.join("note.txt")));
 }
+
+#[tokio::test]
+async fn spreadsheet_rows_arrive_from_the_first_or_named_sheet() {
+    let ctx = with_fixture();
+    let mut wb = rust_xlsxwriter::Workbook::new();
+    let s = wb.add_worksheet().set_name("orders").unwrap();
+    s.write_string(0, 0, "id").unwrap();
+    s.write_string(0, 1, "sku").unwrap();
+    s.write_number(1, 0, 7.0).unwrap();
+    s.write_string(1, 1, "00042").unwrap();
+    let t = wb.add_worksheet().set_name("notes").unwrap();
+    t.write_string(0, 0, "text").unwrap();
+    t.write_string(1, 0, "hello").unwrap();
+    wb.save(ctx.root.join("book.xlsx")).unwrap();
+    let client = ctx.client().await;
+    let r = with_file(
+        &client,
+        json!({"file_path": "book.xlsx", "data_key": "rows"}),
+    )
+    .await;
+    assert_eq!(
+        structured(&r)["first"],
+        json!({"id": 7, "sku": "00042"}),
+        "{}",
+        text(&r)
+    );
+    let r = with_file(
+        &client,
+        json!({"file_path": "book.xlsx", "data_key": "rows", "sheet": "notes"}),
+    )
+    .await;
+    assert_eq!(structured(&r)["first"], json!({"text": "hello"}));
+    let r = with_file(
+        &client,
+        json!({"file_path": "book.xlsx", "data_key": "rows", "sheet": "missing"}),
+    )
+    .await;
+    assert_eq!(error_code(&r), "parse_error");
+    assert!(text(&r).contains("orders, notes"), "{}", text(&r));
+    client.cancel().await.unwrap();
+}

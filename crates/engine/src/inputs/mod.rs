@@ -7,6 +7,7 @@
 //! here can overflow the stack (serde_json and serde_yaml limit nesting) or expand an entity.
 
 mod csv;
+mod sheet;
 mod xml;
 
 use std::io::{BufRead, BufReader, Read};
@@ -28,6 +29,8 @@ pub enum InputFormat {
     Yaml,
     Xml,
     Txt,
+    /// Excel (xlsx, xlsm, xlsb, xls) or OpenDocument (ods) spreadsheet.
+    Sheet,
 }
 
 impl InputFormat {
@@ -46,6 +49,7 @@ impl InputFormat {
                 "yaml" | "yml" => Self::Yaml,
                 "xml" => Self::Xml,
                 "txt" | "text" | "md" | "log" => Self::Txt,
+                "xlsx" | "xlsm" | "xlsb" | "xls" | "ods" => Self::Sheet,
                 _ => return None,
             },
         )
@@ -68,6 +72,7 @@ impl InputFormat {
             Self::Yaml => "yaml",
             Self::Xml => "xml",
             Self::Txt => "txt",
+            Self::Sheet => "spreadsheet",
         }
     }
 
@@ -150,7 +155,39 @@ pub fn parse(
     format: InputFormat,
     infer_types: bool,
 ) -> Result<(Value, Vec<String>), InputError> {
+    parse_with(
+        reader,
+        format,
+        &ReadOptions {
+            infer_types,
+            sheet: None,
+        },
+    )
+}
+
+/// How to read a file.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// CSV/TSV type inference.
+    pub infer_types: bool,
+    /// The spreadsheet's sheet (name or 0-based index); the first when absent.
+    pub sheet: Option<String>,
+}
+
+/// `parse` with every option.
+pub fn parse_with(
+    reader: &mut dyn Read,
+    format: InputFormat,
+    options: &ReadOptions,
+) -> Result<(Value, Vec<String>), InputError> {
     match format {
+        InputFormat::Sheet => {
+            let mut bytes = Vec::new();
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|e| InputError::parse(e.to_string()))?;
+            sheet::read(bytes, options.sheet.as_deref())
+        }
         InputFormat::Json => {
             let text = read_text(reader)?;
             let v = serde_json::from_str(&text).map_err(json_error)?;
@@ -158,7 +195,7 @@ pub fn parse(
         }
         InputFormat::Jsonl | InputFormat::Csv | InputFormat::Tsv => {
             let mut items = Vec::new();
-            let warnings = for_each_item(reader, format, infer_types, &mut |v| {
+            let warnings = for_each_item(reader, format, options, &mut |v| {
                 items.push(v);
                 Ok(())
             })?;
@@ -191,14 +228,17 @@ pub fn parse(
 pub fn for_each_item(
     reader: &mut dyn Read,
     format: InputFormat,
-    infer_types: bool,
+    options: &ReadOptions,
     item: &mut dyn FnMut(Value) -> Result<(), InputError>,
 ) -> Result<Vec<String>, InputError> {
+    let infer_types = options.infer_types;
     let mut reader = BufReader::with_capacity(256 * 1024, reader);
-    let head = reader
-        .fill_buf()
-        .map_err(|e| InputError::parse(e.to_string()))?;
-    check_text(head)?;
+    if format != InputFormat::Sheet {
+        let head = reader
+            .fill_buf()
+            .map_err(|e| InputError::parse(e.to_string()))?;
+        check_text(head)?;
+    }
     match format {
         InputFormat::Csv | InputFormat::Tsv => {
             let delimiter = if format == InputFormat::Csv {
@@ -247,7 +287,7 @@ pub fn for_each_item(
             Ok(Vec::new())
         }
         _ => {
-            let (v, warnings) = parse(&mut reader, format, infer_types)?;
+            let (v, warnings) = parse_with(&mut reader, format, options)?;
             match v {
                 Value::Array(items) => {
                     for v in items {

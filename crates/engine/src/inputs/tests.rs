@@ -96,7 +96,10 @@ fn items_stream_from_json_arrays_and_refuse_non_lists() {
     for_each_item(
         &mut &b"[{\"a\":1},{\"a\":2}]"[..],
         InputFormat::Json,
-        true,
+        &ReadOptions {
+            infer_types: true,
+            sheet: None,
+        },
         &mut |v| {
             seen.push(v);
             Ok(())
@@ -107,11 +110,23 @@ fn items_stream_from_json_arrays_and_refuse_non_lists() {
     let e = for_each_item(
         &mut &b"{\"a\": 1}"[..],
         InputFormat::Json,
-        true,
+        &ReadOptions {
+            infer_types: true,
+            sheet: None,
+        },
         &mut |_| Ok(()),
     )
     .unwrap_err();
     assert!(e.to_string().contains("list"), "{e}");
-    let e = for_each_item(&mut &b"a: 1"[..], InputFormat::Yaml, true, &mut |_| Ok(())).unwrap_err();
+    let e = for_each_item(
+        &mut &b"a: 1"[..],
+        InputFormat::Yaml,
+        &ReadOptions {
+            infer_types: true,
+            sheet: None,
+        },
+        &mut |_| Ok(()),
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("not a list"), "{e}");
 }

@@ -44,7 +44,7 @@ async fn run(
     };
     let format = match &p.file_format {
         Some(f) => InputFormat::parse(f).ok_or_else(|| {
-            ToolError::new(ErrorCode::UnsupportedFormat, format!("file_format '{f}' is not one of json, jsonl, ndjson, csv, tsv, yaml, yml, xml, txt"))
+            ToolError::new(ErrorCode::UnsupportedFormat, format!("file_format '{f}' is not one of json, jsonl, ndjson, csv, tsv, yaml, yml, xml, txt, xlsx, xls, ods"))
         })?,
         None => InputFormat::of_path(std::path::Path::new(&p.file_path)),
     };
@@ -57,7 +57,7 @@ async fn run(
         return batch::run(engine, &p, format, infer, base, size, ctx).await;
     }
 
-    let (data, warnings) = load(engine, &p.file_path, format, infer).await?;
+    let (data, warnings) = load(engine, &p.file_path, format, infer, p.sheet.clone()).await?;
     let is_list = data.is_array();
     let args = merge(base, data, p.data_key.as_deref())?;
     call::check_message_size(engine, &args, is_list.then_some("list"))?;
@@ -143,6 +143,7 @@ async fn load(
     path: &str,
     format: InputFormat,
     infer: bool,
+    sheet: Option<String>,
 ) -> Result<(Value, Vec<String>), ToolError> {
     let engine = engine.clone();
     let path = path.to_owned();
@@ -171,7 +172,12 @@ async fn load(
             .with("bytes", size));
         }
         let display = resolved.path.display().to_string();
-        inputs::parse(&mut file, format, infer).map_err(|e| e.into_tool_error(&display, format))
+        let options = inputs::ReadOptions {
+            infer_types: infer,
+            sheet,
+        };
+        inputs::parse_with(&mut file, format, &options)
+            .map_err(|e| e.into_tool_error(&display, format))
     })
     .await
     .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?

@@ -129,10 +129,13 @@ pub struct CallToolWithFileContent {
     /// json (default: the upstream result as JSON text) or string (only its text).
     #[serde(default)]
     pub output_format: Option<String>,
-    /// Force the input format: json, jsonl, ndjson, csv, tsv, yaml, yml, xml, txt. Default: by
-    /// the file's extension.
+    /// Force the input format: json, jsonl, ndjson, csv, tsv, yaml, yml, xml, txt, xlsx, xls,
+    /// ods. Default: by the file's extension.
     #[serde(default)]
     pub file_format: Option<String>,
+    /// Spreadsheets: the sheet to read, by name or 0-based index (default: the first).
+    #[serde(default)]
+    pub sheet: Option<String>,
     /// CSV/TSV: turn cells that clearly are numbers, booleans or empty into those (default true).
     /// Values like 00123, +1 or ids longer than 15 digits stay strings.
     #[serde(default)]

@@ -43,10 +43,14 @@ pub async fn run(
     let (file, _) = engine.roots.open_read(&p.file_path)?;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Chunk>(2);
     let size = usize::try_from(size).unwrap_or(usize::MAX).min(1_000_000);
+    let options = inputs::ReadOptions {
+        infer_types: infer,
+        sheet: p.sheet.clone(),
+    };
     let reader = tokio::task::spawn_blocking(move || {
         let mut file = file;
         let mut batch = Vec::with_capacity(size.min(10_000));
-        let outcome = inputs::for_each_item(&mut file, format, infer, &mut |item| {
+        let outcome = inputs::for_each_item(&mut file, format, &options, &mut |item| {
             batch.push(item);
             if batch.len() == size {
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(size.min(10_000)));
