@@ -135,30 +135,10 @@ fn load(
                 .map_err(|e| e.into_tool_error(&display, format))?
                 .0
         }
-        _ => {
-            let mut bytes = Vec::with_capacity(size as usize);
-            file.read_to_end(&mut bytes)
-                .map_err(|e| io_error(&display, e))?;
-            if memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some() {
-                return Err(ToolError::new(
-                    ErrorCode::ParseError,
-                    format!("{display} is binary; reference it with \"as\": \"base64\""),
-                ));
-            }
-            let bytes = bytes
-                .strip_prefix(b"\xef\xbb\xbf")
-                .map(<[u8]>::to_vec)
-                .unwrap_or(bytes);
-            Value::String(String::from_utf8(bytes).map_err(|e| {
-                ToolError::new(
-                    ErrorCode::ParseError,
-                    format!(
-                        "{display} is not UTF-8 text (byte {}); use \"as\": \"base64\"",
-                        e.utf8_error().valid_up_to()
-                    ),
-                )
-            })?)
-        }
+        _ => Value::String(
+            inputs::read_text(&mut file)
+                .map_err(|e| e.into_tool_error(&display, InputFormat::Txt))?,
+        ),
     };
     Ok((value, size, display))
 }

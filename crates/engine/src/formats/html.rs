@@ -78,9 +78,7 @@ fn write_texts(out: &mut dyn Write, cells: &[&str]) -> std::io::Result<()> {
 }
 
 fn write_row(out: &mut dyn Write, cells: &[Cell<'_>]) -> std::io::Result<()> {
-    out.write_all(b"<tr>")?;
-    for c in cells {
-        write!(out, "<td>{}</td>", encode_text(&c.as_text()))?;
-    }
-    out.write_all(b"</tr>\n")
+    let texts: Vec<_> = cells.iter().map(Cell::as_text).collect();
+    let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
+    write_texts(out, &refs)
 }

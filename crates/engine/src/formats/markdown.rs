@@ -64,11 +64,9 @@ fn write_texts(out: &mut dyn Write, cells: &[&str]) -> std::io::Result<()> {
 }
 
 fn write_row(out: &mut dyn Write, cells: &[Cell<'_>]) -> std::io::Result<()> {
-    if cells.is_empty() {
-        return Ok(());
-    }
-    let cells: Vec<String> = cells.iter().map(|c| escape(&c.as_text())).collect();
-    writeln!(out, "| {} |", cells.join(" | "))
+    let texts: Vec<_> = cells.iter().map(Cell::as_text).collect();
+    let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
+    write_texts(out, &refs)
 }
 
 /// Escapes one cell: ASCII punctuation gets a backslash, line breaks become `<br>`, and

@@ -132,7 +132,8 @@ fn check_text(head: &[u8]) -> Result<(), InputError> {
 }
 
 /// Reads text: UTF-8 (a BOM is removed), or an error naming the byte.
-fn read_text(reader: &mut dyn Read) -> Result<String, InputError> {
+/// Reads UTF-8 text (a BOM is removed); binary content and invalid UTF-8 are errors.
+pub fn read_text(reader: &mut dyn Read) -> Result<String, InputError> {
     let mut bytes = Vec::new();
     reader
         .read_to_end(&mut bytes)

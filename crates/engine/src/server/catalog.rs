@@ -29,11 +29,7 @@ pub fn tools() -> Vec<Tool> {
              can change them. Example: {}",
             schema_for_type::<params::ListAllowedDirectories>(),
             Some(with_error::<discovery::AllowedDirectories>()),
-            ToolAnnotations::new()
-                .read_only(true)
-                .destructive(false)
-                .idempotent(true)
-                .open_world(false),
+            reads(/* contacts upstreams: */ false),
         ),
         tool(
             LIST_AVAILABLE_TOOLS,
@@ -45,11 +41,7 @@ pub fn tools() -> Vec<Tool> {
              call_tool. Example: {\"query\": \"weather forecast\"}",
             schema_for_type::<params::ListAvailableTools>(),
             Some(with_error::<discovery::AvailableTools>()),
-            ToolAnnotations::new()
-                .read_only(true)
-                .destructive(false)
-                .idempotent(true)
-                .open_world(true),
+            reads(/* contacts upstreams: */ true),
         ),
         tool(
             LIST_TOOL_DETAILS,
@@ -59,11 +51,7 @@ pub fn tools() -> Vec<Tool> {
              arguments. Example: {\"server\": \"github\", \"tool_name\": \"search_issues\"}",
             schema_for_type::<params::ListToolDetails>(),
             Some(with_error::<discovery::ToolDetails>()),
-            ToolAnnotations::new()
-                .read_only(true)
-                .destructive(false)
-                .idempotent(true)
-                .open_world(true),
+            reads(/* contacts upstreams: */ true),
         ),
         tool(
             CALL_TOOL,
@@ -78,11 +66,7 @@ pub fn tools() -> Vec<Tool> {
             schema_for_type::<params::CallTool>(),
             None,
             // It calls whatever the upstream tool does, which may change or delete things.
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(true)
-                .idempotent(false)
-                .open_world(true),
+            calls_upstream(),
         ),
         tool(
             CALL_TOOL_AND_STORE,
@@ -100,11 +84,7 @@ pub fn tools() -> Vec<Tool> {
             Some(with_error::<store::StoredAnswer>()),
             // Calls the upstream tool (which may change things) and creates a file; it never
             // replaces an existing file.
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(true)
-                .idempotent(false)
-                .open_world(true),
+            calls_upstream(),
         ),
         tool(
             CALL_TOOL_WITH_FILE_CONTENT,
@@ -121,13 +101,27 @@ pub fn tools() -> Vec<Tool> {
             schema_for_type::<params::CallToolWithFileContent>(),
             None,
             // Calls the upstream tool with the file's data: it may change anything.
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(true)
-                .idempotent(false)
-                .open_world(true),
+            calls_upstream(),
         ),
     ]
+}
+
+/// A tool that only reads; `open_world` when it asks upstream servers.
+fn reads(open_world: bool) -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(true)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(open_world)
+}
+
+/// A tool that calls an upstream tool, which may change or delete anything.
+fn calls_upstream() -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(false)
+        .destructive(true)
+        .idempotent(false)
+        .open_world(true)
 }
 
 fn tool(
