@@ -51,6 +51,8 @@ pub enum ErrorCode {
     WriteFailed,
     /// The requested file format is not one Offload knows.
     UnsupportedFormat,
+    /// An operation hit its hard time limit and was stopped (e.g. PDF text extraction).
+    Timeout,
     /// A `${keyring:}` or `${env:}` reference could not be resolved.
     SecretUnavailable,
     /// The configuration is invalid for this operation.
@@ -83,6 +85,7 @@ impl ErrorCode {
             Self::FileExists => "file_exists",
             Self::WriteFailed => "write_failed",
             Self::UnsupportedFormat => "unsupported_format",
+            Self::Timeout => "timeout",
             Self::SecretUnavailable => "secret_unavailable",
             Self::ConfigInvalid => "config_invalid",
             Self::Internal => "internal",
@@ -153,6 +156,7 @@ mod tests {
             ErrorCode::FileExists,
             ErrorCode::WriteFailed,
             ErrorCode::UnsupportedFormat,
+            ErrorCode::Timeout,
             ErrorCode::SecretUnavailable,
             ErrorCode::ConfigInvalid,
             ErrorCode::Internal,

@@ -8,6 +8,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod events;
+pub mod files;
 pub mod formats;
 pub mod inputs;
 pub mod refs;

@@ -6,8 +6,8 @@
 //! else the text). Every error says what is wrong and, where there is one, on which line; nothing
 //! here can overflow the stack (serde_json and serde_yaml limit nesting) or expand an entity.
 
-mod csv;
-mod sheet;
+pub(crate) mod csv;
+pub(crate) mod sheet;
 mod xml;
 
 use std::io::{BufRead, BufReader, Read};

@@ -68,7 +68,7 @@ pub fn read(bytes: Vec<u8>, sheet: Option<&str>) -> Result<(Value, Vec<String>),
     Ok((Value::Array(items), warnings))
 }
 
-fn value(cell: &Data) -> Value {
+pub(crate) fn value(cell: &Data) -> Value {
     match cell {
         Data::Empty => Value::Null,
         Data::Bool(b) => Value::Bool(*b),

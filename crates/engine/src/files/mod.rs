@@ -1,0 +1,198 @@
+//! The file tools' engine: `get_file_schema`, `summarize_file` and `read_file` on files of any
+//! size, streaming, with memory that does not grow with the file.
+//!
+//! Root-agnostic: callers open the file (the MCP server through the roots guard, the human CLI
+//! directly, since there the user names the file) and hand it over with its path.
+
+pub mod encoding;
+mod index;
+mod kind;
+mod newline;
+pub mod text;
+
+mod columns;
+mod delimited;
+mod image;
+mod markup;
+pub mod pdf;
+mod read;
+mod records;
+mod schema;
+mod shape;
+mod sheet;
+mod summary;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use kind::{Kind, Probe};
+pub use read::{ReadAnswer, ReadRequest};
+pub use schema::Schema;
+pub use summary::Summary;
+
+use crate::{ErrorCode, ToolError};
+
+/// Limits and helpers of the file tools.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Bytes of text one answer may hold (pages are cut to it, with a way to go on).
+    pub budget: usize,
+    /// Bytes of encoded image one answer may hold (before base64).
+    pub image_budget: usize,
+    /// Files up to this size get an exact line count in summaries; larger ones an estimate
+    /// from this many bytes (the answer says which).
+    pub exact_count_limit: u64,
+    /// Files up to this size get CSV column types from every row; larger ones from a sample
+    /// spread across the file.
+    pub full_scan_limit: u64,
+    /// The program that extracts PDF text in a child process (so a deadline can stop it):
+    /// `offload`, run as `offload pdf-text`. `None`: extract in-process (tests, the human CLI).
+    pub pdf_helper: Option<PathBuf>,
+    /// The hard time limit of one PDF extraction.
+    pub pdf_deadline: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            budget: 64 * 1024,
+            image_budget: 72 * 1024,
+            exact_count_limit: 4 << 30,
+            full_scan_limit: 16 << 20,
+            pdf_helper: None,
+            pdf_deadline: Duration::from_secs(15),
+        }
+    }
+}
+
+/// The file tools with their caches; one per engine (or per CLI run).
+#[derive(Debug, Default)]
+pub struct Inspector {
+    pub settings: Settings,
+    lines: index::IndexCache,
+}
+
+impl Inspector {
+    pub fn new(settings: Settings) -> Self {
+        Self {
+            settings,
+            lines: index::IndexCache::default(),
+        }
+    }
+
+    /// `get_file_schema` of an opened file.
+    pub fn schema(
+        &self,
+        file: File,
+        path: &Path,
+        sample_rows: usize,
+        observer: &dyn Observer,
+    ) -> Result<Schema, FileError> {
+        schema::of(self, Probe::new(file, path)?, sample_rows, observer)
+    }
+
+    /// `summarize_file` of an opened file.
+    pub fn summarize(
+        &self,
+        file: File,
+        path: &Path,
+        max_lines: u64,
+        observer: &dyn Observer,
+    ) -> Result<Summary, FileError> {
+        summary::of(self, Probe::new(file, path)?, max_lines, observer)
+    }
+
+    /// `read_file` of an opened file.
+    pub fn read(
+        &self,
+        file: File,
+        path: &Path,
+        request: &ReadRequest,
+        observer: &dyn Observer,
+    ) -> Result<ReadAnswer, FileError> {
+        read::of(self, Probe::new(file, path)?, request, observer)
+    }
+
+    fn text(&self, probe: Probe) -> Result<text::TextFile, FileError> {
+        let encoding = match probe.kind {
+            Kind::Binary { .. } => return Err(FileError::Binary(probe.describe())),
+            _ => probe.encoding.unwrap_or(encoding::TextEncoding::UTF8),
+        };
+        text::TextFile::new(
+            probe.file,
+            &probe.path,
+            encoding,
+            &probe.sample,
+            &self.lines,
+        )
+    }
+}
+
+/// Told about progress of long scans; asked whether to stop.
+pub trait Observer: Sync {
+    fn progress(&self, _done: u64, _total: u64) {}
+    fn cancelled(&self) -> bool {
+        false
+    }
+}
+
+/// An observer that wants nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Quiet;
+impl Observer for Quiet {}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error("cannot read the file: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("the request was cancelled")]
+    Cancelled,
+    #[error("{0}")]
+    Parse(String),
+    #[error("{0}")]
+    Binary(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Deadline(String),
+    #[error("{0}")]
+    TooLarge(String),
+}
+
+impl From<FileError> for ToolError {
+    fn from(e: FileError) -> Self {
+        let code = match &e {
+            FileError::Io(_) => ErrorCode::PathUnusable,
+            FileError::Cancelled => ErrorCode::Cancelled,
+            FileError::Parse(_) => ErrorCode::ParseError,
+            FileError::Binary(_) => ErrorCode::UnsupportedFormat,
+            FileError::Invalid(_) => ErrorCode::InvalidArguments,
+            FileError::Deadline(_) => ErrorCode::Timeout,
+            FileError::TooLarge(_) => ErrorCode::FileTooLarge,
+        };
+        ToolError::new(code, e.to_string())
+    }
+}
+
+/// Fills as much of `buf` as the file has from `offset`; returns how many bytes were read.
+pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        #[cfg(unix)]
+        let n = std::os::unix::fs::FileExt::read_at(file, &mut buf[done..], offset + done as u64);
+        #[cfg(windows)]
+        let n =
+            std::os::windows::fs::FileExt::seek_read(file, &mut buf[done..], offset + done as u64);
+        match n {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests;

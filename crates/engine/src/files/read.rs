@@ -1,0 +1,155 @@
+//! `read_file`: text pages and tails, sheet ranges, PDF pages, images — each within the budget.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::text::Budget;
+use super::{FileError, Inspector, Kind, Observer, Probe};
+
+/// What to read. `offset`/`length` page by lines (text), rows (sheets) or pages (PDF).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ReadRequest {
+    pub offset: i64,
+    pub length: u64,
+    pub sheet: Option<String>,
+    pub range: Option<String>,
+    pub byte_offset: Option<u64>,
+}
+
+impl Default for ReadRequest {
+    fn default() -> Self {
+        Self {
+            offset: 0,
+            length: 1000,
+            sheet: None,
+            range: None,
+            byte_offset: None,
+        }
+    }
+}
+
+/// The answer; which fields are set depends on `kind`.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct ReadAnswer {
+    pub path: String,
+    /// `text`, `sheet`, `pdf` or `image`.
+    pub kind: String,
+    /// Text: the lines, joined with newlines. PDF: the pages as markdown with page markers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
+    /// 0-based number of the first line (text), row (sheet) or page (PDF) delivered, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    /// How many lines, rows or pages were delivered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    /// Lines, rows or pages in all, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    /// The `offset` to read next; absent at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u64>,
+    /// When a long line was cut: the `byte_offset` to continue inside it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_byte_offset: Option<u64>,
+    /// True when the answer stops early because of the size budget or a cut line.
+    pub truncated: bool,
+    /// Sheets: the sheet read, every sheet's name, the range read and the cells.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sheet: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sheets: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub range: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows: Option<Vec<Vec<Value>>>,
+    /// Images: the original format and size, and the size shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The re-encoded image (sent as an MCP image block, not in the structured answer).
+    #[serde(skip)]
+    pub image_data: Option<(Vec<u8>, &'static str)>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ImageInfo {
+    pub format: String,
+    pub width: u32,
+    pub height: u32,
+    pub bytes: u64,
+    pub shown_width: u32,
+    pub shown_height: u32,
+    pub shown_mime_type: String,
+    pub shown_bytes: u64,
+}
+
+pub fn of(
+    inspector: &Inspector,
+    probe: Probe,
+    request: &ReadRequest,
+    observer: &dyn Observer,
+) -> Result<ReadAnswer, FileError> {
+    let path = probe.path.display().to_string();
+    let mut answer = match probe.kind.clone() {
+        Kind::Sheet => super::sheet::read(probe, request, inspector.settings.budget)?,
+        Kind::Pdf => super::pdf::read(probe, request, &inspector.settings)?,
+        Kind::Image { format } => super::image::read(probe, format, &inspector.settings)?,
+        Kind::Binary { .. } => return Err(FileError::Binary(probe.describe())),
+        _ => text(inspector, probe, request, observer)?,
+    };
+    answer.path = path;
+    Ok(answer)
+}
+
+fn text(
+    inspector: &Inspector,
+    probe: Probe,
+    request: &ReadRequest,
+    observer: &dyn Observer,
+) -> Result<ReadAnswer, FileError> {
+    if request.sheet.is_some() || request.range.is_some() {
+        return Err(FileError::Invalid(
+            "sheet and range apply to spreadsheets; this is a text file (page it with offset and \
+             length)"
+                .into(),
+        ));
+    }
+    let text = inspector.text(probe)?;
+    let budget = inspector.settings.budget;
+    let page = if let Some(at) = request.byte_offset {
+        text.slice(at, budget)?
+    } else if request.offset < 0 {
+        text.tail(request.offset.unsigned_abs(), Budget::of(budget))?
+    } else {
+        text.page(
+            request.offset as u64,
+            request.length,
+            Budget::of(budget),
+            observer,
+        )?
+    };
+    let note = match (&page.total_lines, page.lines, request.offset) {
+        (Some(total), 0, o) if o > 0 && o as u64 >= *total => Some(format!(
+            "offset {o} is past the end: the file has {total} lines"
+        )),
+        _ => None,
+    };
+    Ok(ReadAnswer {
+        kind: "text".into(),
+        content: Some(page.text),
+        encoding: Some(text.encoding.name()),
+        offset: page.first_line,
+        count: Some(page.lines),
+        total: page.total_lines,
+        next_offset: page.next_offset,
+        next_byte_offset: page.next_byte_offset,
+        truncated: page.cut.is_some(),
+        note,
+        ..ReadAnswer::default()
+    })
+}
