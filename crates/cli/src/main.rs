@@ -3,6 +3,7 @@
 //! `offload mcp` serves Offload's MCP tools on stdio for an MCP client. stdout belongs to the
 //! protocol: everything else goes to stderr (or the file named by `OFFLOAD_LOG_FILE`).
 
+mod files;
 mod mcp;
 
 use std::path::PathBuf;
@@ -34,12 +35,25 @@ enum Command {
     Mcp(mcp::McpArgs),
     /// Print the configuration file path Offload uses.
     ConfigPath,
+    /// Show a file's structure: CSV columns and types, JSON shape, sheets, PDF pages, ...
+    Schema(files::SchemaArgs),
+    /// Show a file's first and last lines, line count, encoding.
+    Summarize(files::SummarizeArgs),
+    /// Print lines of a text file (or rows of a sheet, pages of a PDF), exactly.
+    Read(files::ReadArgs),
+    /// Internal: extract PDF text from stdin (run by the engine with a deadline).
+    #[command(hide = true)]
+    PdfText { from: u32, count: u32 },
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Mcp(args) => mcp::run(cli.config, args),
+        Command::Schema(args) => files::schema(args),
+        Command::Summarize(args) => files::summarize(args),
+        Command::Read(args) => files::read(args),
+        Command::PdfText { from, count } => files::pdf_text(from, count),
         Command::ConfigPath => {
             let path = cli
                 .config

@@ -12,6 +12,7 @@ use crate::config::{
     AppDirs, CompatInputs, Config, ConfigError, Limits, SecretSource, apply_compat,
 };
 use crate::events::Events;
+use crate::files::{self, Inspector};
 use crate::roots::Roots;
 use crate::server::OffloadServer;
 use crate::store::Store;
@@ -23,6 +24,8 @@ pub struct Engine {
     pub limits: Limits,
     pub store: Store,
     pub events: Events,
+    /// The file tools (`get_file_schema`, `summarize_file`, `read_file`) and their line indexes.
+    pub files: Inspector,
 }
 
 /// Where the engine's configuration comes from.
@@ -71,6 +74,10 @@ impl Engine {
             limits: config.limits.clone(),
             store,
             events: Events::new(Some(&dirs.data_dir), 10 * 1024 * 1024),
+            files: Inspector::new(files::Settings {
+                pdf_helper: pdf_helper(),
+                ..files::Settings::default()
+            }),
         };
         (engine, warnings)
     }
@@ -101,4 +108,16 @@ impl Engine {
     pub async fn shutdown(&self) {
         self.pool.shutdown().await;
     }
+}
+
+/// The `offload` program that extracts PDF text in a child process: this program when it is
+/// `offload` (the shim and the CLI), or the one named by `OFFLOAD_HELPER` (the desktop app sets
+/// its sidecar). Without one, extraction runs in-process, checked page by page.
+fn pdf_helper() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("OFFLOAD_HELPER") {
+        return Some(PathBuf::from(path));
+    }
+    std::env::current_exe()
+        .ok()
+        .filter(|exe| exe.file_stem().is_some_and(|s| s == "offload"))
 }

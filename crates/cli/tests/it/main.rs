@@ -7,6 +7,7 @@ mod config;
 mod discovery;
 mod faults;
 mod file_content;
+mod file_tools;
 mod interop;
 mod store;
 

@@ -17,7 +17,7 @@ mod markup;
 pub mod pdf;
 mod read;
 mod records;
-mod schema;
+pub mod schema;
 mod shape;
 mod sheet;
 mod summary;

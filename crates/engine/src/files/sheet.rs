@@ -215,7 +215,11 @@ fn rows<RS: Read + Seek>(
             bottom: dims.end.0,
             right: dims.end.1,
         });
-        let Some(used) = used else { return Ok(None) };
+        // A sheet without cells still declares "A1": look at the first cell to tell.
+        let mut pending = cells.next_cell().map_err(|e| sheet_error(&e))?;
+        let (Some(used), true) = (used, pending.is_some()) else {
+            return Ok(None);
+        };
         let a = area.unwrap_or(used);
         let first = u64::from(a.top) + skip;
         let last = (u64::from(a.bottom)).min(first.saturating_add(take).saturating_sub(1));
@@ -225,7 +229,14 @@ fn rows<RS: Read + Seek>(
         let width = (a.right - a.left + 1) as usize;
         let mut row: Vec<Data> = vec![Data::Empty; width];
         let mut at = first;
-        while let Some(cell) = cells.next_cell().map_err(|e| sheet_error(&e))? {
+        loop {
+            let cell = match pending.take() {
+                Some(cell) => cell,
+                None => match cells.next_cell().map_err(|e| sheet_error(&e))? {
+                    Some(cell) => cell,
+                    None => break,
+                },
+            };
             let (r, c) = cell.get_position();
             let r = u64::from(r);
             if r < at {

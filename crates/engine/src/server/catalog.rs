@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde_json::{Value, json};
 
 use super::{discovery, params, store};
+use crate::files;
 
 pub const LIST_ALLOWED_DIRECTORIES: &str = "list_allowed_directories";
 pub const LIST_AVAILABLE_TOOLS: &str = "list_available_tools";
@@ -16,6 +17,9 @@ pub const LIST_TOOL_DETAILS: &str = "list_tool_details";
 pub const CALL_TOOL: &str = "call_tool";
 pub const CALL_TOOL_AND_STORE: &str = "call_tool_and_store";
 pub const CALL_TOOL_WITH_FILE_CONTENT: &str = "call_tool_with_file_content";
+pub const GET_FILE_SCHEMA: &str = "get_file_schema";
+pub const SUMMARIZE_FILE: &str = "summarize_file";
+pub const READ_FILE: &str = "read_file";
 
 /// Every tool of the server, in the order clients show them.
 pub fn tools() -> Vec<Tool> {
@@ -102,6 +106,45 @@ pub fn tools() -> Vec<Tool> {
             None,
             // Calls the upstream tool with the file's data: it may change anything.
             calls_upstream(),
+        ),
+        tool(
+            GET_FILE_SCHEMA,
+            "Show a file's structure",
+            "Describe a file's structure without reading its content into your context: for \
+             CSV/TSV the delimiter, header, exact row count and typed columns with samples; for \
+             JSON/JSONL/YAML the merged shape of the elements (optional keys marked with ?); for \
+             XML the root and its children; for Excel/ODS each sheet's size and typed columns; \
+             for PDF the page count and metadata; for images format and size; for other files \
+             encoding and line count. Fast on files of many GB. Use it first on any data file, \
+             then read what you need with read_file. Example: {\"path\": \"exports/users.csv\"}",
+            schema_for_type::<params::GetFileSchema>(),
+            Some(with_error::<files::Schema>()),
+            reads(/* contacts upstreams: */ false),
+        ),
+        tool(
+            SUMMARIZE_FILE,
+            "Summarize a file",
+            "Show a file's first lines (max_lines, default 20), its last 5 lines when there are \
+             more, its exact line count, size, encoding and content type. Long lines are cut. \
+             Cheap on files of any size; use it to see what a text file looks like before \
+             paging through it with read_file. Example: {\"path\": \"logs/server.log\"}",
+            schema_for_type::<params::SummarizeFile>(),
+            Some(with_error::<files::Summary>()),
+            reads(/* contacts upstreams: */ false),
+        ),
+        tool(
+            READ_FILE,
+            "Read part of a file",
+            "Read part of a file: text lines [offset, offset+length) with exact line numbers \
+             (offset is 0-based; a negative offset reads the last lines); Excel/ODS cells of a \
+             sheet and range (A1:D100) as a JSON grid; PDF pages as markdown; images as an image. \
+             Answers stay within a size budget and say how to go on (next_offset, or \
+             next_byte_offset inside a very long line). Prefer get_file_schema or summarize_file \
+             first, and read only what you need. Example: {\"path\": \"data/log.txt\", \
+             \"offset\": 5000, \"length\": 100}",
+            schema_for_type::<params::ReadFile>(),
+            Some(with_error::<files::ReadAnswer>()),
+            reads(/* contacts upstreams: */ false),
         ),
     ]
 }

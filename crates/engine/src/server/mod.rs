@@ -7,6 +7,14 @@ mod call;
 mod catalog;
 mod discovery;
 mod file_content;
+mod file_tools;
+
+/// The text renderings of the file tools' answers (shared with the human CLI).
+pub mod text {
+    pub use super::file_tools::{
+        read_text as read, schema_text as schema, summary_text as summary,
+    };
+}
 mod params;
 mod resources;
 mod store;
@@ -156,6 +164,15 @@ impl ServerHandler for OffloadServer {
                     &context,
                 )
                 .await
+            }
+            catalog::GET_FILE_SCHEMA => {
+                file_tools::get_file_schema(engine, parse(&request.name, args)?, &context).await
+            }
+            catalog::SUMMARIZE_FILE => {
+                file_tools::summarize_file(engine, parse(&request.name, args)?, &context).await
+            }
+            catalog::READ_FILE => {
+                file_tools::read_file(engine, parse(&request.name, args)?, &context).await
             }
             other => {
                 return Err(McpError::invalid_params(

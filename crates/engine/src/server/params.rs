@@ -160,3 +160,72 @@ pub struct CallToolWithFileContent {
     #[serde(default)]
     pub response_format: Option<String>,
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetFileSchema {
+    /// The file: absolute, `~/...`, or relative to the default directory.
+    pub path: String,
+    /// Distinct sample values shown per column (default 5).
+    #[serde(default = "five")]
+    pub sample_rows: usize,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SummarizeFile {
+    /// The file: absolute, `~/...`, or relative to the default directory.
+    pub path: String,
+    /// Lines shown from the start (default 20).
+    #[serde(default = "twenty")]
+    pub max_lines: u64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFile {
+    /// The file: absolute, `~/...`, or relative to the default directory.
+    pub path: String,
+    /// First line to read, 0-based (text); first row of the range (sheets); first page, 0-based
+    /// (PDF). A negative value reads the last |offset| lines of a text file.
+    #[serde(default)]
+    pub offset: i64,
+    /// Lines (text), rows (sheets) or pages (PDF) to read (default 1000); the answer may hold
+    /// fewer when the size budget cuts it, and says where to go on.
+    #[serde(default = "thousand")]
+    pub length: u64,
+    /// Spreadsheets: the sheet, by name or 0-based index (default: the first).
+    #[serde(default, deserialize_with = "text_or_number")]
+    #[schemars(with = "Option<String>")]
+    pub sheet: Option<String>,
+    /// Spreadsheets: cells to read in A1:D100 form (default: the used range).
+    #[serde(default)]
+    pub range: Option<String>,
+    /// Text: read from this byte instead of a line, to go on inside a very long line (the
+    /// answer's next_byte_offset).
+    #[serde(default)]
+    pub byte_offset: Option<u64>,
+}
+
+fn five() -> usize {
+    5
+}
+fn twenty() -> u64 {
+    20
+}
+fn thousand() -> u64 {
+    1000
+}
+
+/// A sheet named by text or by a number.
+fn text_or_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    use serde::de::Error;
+    match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(Value::Number(n)) => Ok(Some(n.to_string())),
+        Some(other) => Err(D::Error::custom(format!(
+            "sheet must be a name or an index, not {other}"
+        ))),
+    }
+}

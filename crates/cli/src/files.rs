@@ -1,0 +1,133 @@
+//! The human file commands over the engine's file tools: `offload schema`, `offload summarize`,
+//! `offload read`. The user names the file, so no roots apply. Output is readable text (the
+//! same text a model gets) or, with `--json`, the structured answer.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use offload_engine::files::{Inspector, Quiet, ReadRequest, Settings};
+
+#[derive(Args)]
+pub struct SchemaArgs {
+    file: PathBuf,
+    /// Distinct sample values per column.
+    #[arg(long, default_value_t = 5)]
+    sample_rows: usize,
+    /// Print the structured answer as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct SummarizeArgs {
+    file: PathBuf,
+    /// Lines shown from the start.
+    #[arg(long, default_value_t = 20)]
+    max_lines: u64,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct ReadArgs {
+    file: PathBuf,
+    /// First line (0-based); negative: the last |N| lines. Rows for sheets, pages for PDFs.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    offset: i64,
+    /// Lines (rows, pages) to read.
+    #[arg(long, default_value_t = 1000)]
+    length: u64,
+    /// Spreadsheets: sheet name or 0-based index.
+    #[arg(long)]
+    sheet: Option<String>,
+    /// Spreadsheets: cells in A1:D100 form.
+    #[arg(long)]
+    range: Option<String>,
+    /// Text: start at this byte (to go on inside a very long line).
+    #[arg(long)]
+    byte_offset: Option<u64>,
+    #[arg(long)]
+    json: bool,
+}
+
+fn inspector() -> Inspector {
+    Inspector::new(Settings::default())
+}
+
+fn open(path: &PathBuf) -> Result<(std::fs::File, PathBuf), String> {
+    let canonical = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file = std::fs::File::open(&canonical).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((file, canonical))
+}
+
+fn finish<T: serde::Serialize>(
+    result: Result<T, String>,
+    json: bool,
+    text: impl Fn(&T) -> String,
+) -> ExitCode {
+    match result {
+        Ok(answer) => {
+            let out = if json {
+                serde_json::to_string_pretty(&answer).unwrap_or_default()
+            } else {
+                text(&answer)
+            };
+            // Human commands: stdout is the user's, not a protocol stream.
+            #[allow(clippy::print_stdout)]
+            {
+                println!("{out}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("offload: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub fn schema(args: SchemaArgs) -> ExitCode {
+    let result = open(&args.file).and_then(|(file, path)| {
+        inspector()
+            .schema(file, &path, args.sample_rows, &Quiet)
+            .map_err(|e| e.to_string())
+    });
+    finish(result, args.json, offload_engine::server::text::schema)
+}
+
+pub fn summarize(args: SummarizeArgs) -> ExitCode {
+    let result = open(&args.file).and_then(|(file, path)| {
+        inspector()
+            .summarize(file, &path, args.max_lines, &Quiet)
+            .map_err(|e| e.to_string())
+    });
+    finish(result, args.json, offload_engine::server::text::summary)
+}
+
+pub fn read(args: ReadArgs) -> ExitCode {
+    let request = ReadRequest {
+        offset: args.offset,
+        length: args.length,
+        sheet: args.sheet,
+        range: args.range,
+        byte_offset: args.byte_offset,
+    };
+    let result = open(&args.file).and_then(|(file, path)| {
+        inspector()
+            .read(file, &path, &request, &Quiet)
+            .map_err(|e| e.to_string())
+    });
+    finish(result, args.json, offload_engine::server::text::read)
+}
+
+/// `offload pdf-text FROM COUNT`: the child that extracts PDF pages for the engine.
+pub fn pdf_text(from: u32, count: u32) -> ExitCode {
+    match offload_engine::files::pdf::worker(from, count) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("offload pdf-text: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! `get_file_schema`, `summarize_file` and `read_file`: the path goes through the roots guard,
+//! the work runs on a blocking thread (the file tools are synchronous and streaming), progress
+//! is forwarded when the client asked for it, and a cancelled request stops the scan.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use rmcp::RoleServer;
+use rmcp::model::{CallToolResult, ContentBlock as Content, ProgressNotificationParam};
+use rmcp::service::RequestContext;
+use tokio_util::sync::CancellationToken;
+
+use super::{answer, params};
+use crate::files::{FileError, Inspector, Observer, ReadAnswer, ReadRequest, Schema, Summary};
+use crate::{Engine, ToolError};
+
+pub async fn get_file_schema(
+    engine: &Arc<Engine>,
+    p: params::GetFileSchema,
+    ctx: &RequestContext<RoleServer>,
+) -> CallToolResult {
+    let sample_rows = p.sample_rows.min(50);
+    let result = run(engine, p.path, ctx, move |files, file, path, observer| {
+        files.schema(file, path, sample_rows, observer)
+    })
+    .await;
+    match result {
+        Ok(schema) => answer::structured(&schema, schema_text(&schema)),
+        Err(e) => answer::error(&e),
+    }
+}
+
+pub async fn summarize_file(
+    engine: &Arc<Engine>,
+    p: params::SummarizeFile,
+    ctx: &RequestContext<RoleServer>,
+) -> CallToolResult {
+    let max_lines = p.max_lines.min(10_000);
+    let result = run(engine, p.path, ctx, move |files, file, path, observer| {
+        files.summarize(file, path, max_lines, observer)
+    })
+    .await;
+    match result {
+        Ok(summary) => answer::structured(&summary, summary_text(&summary)),
+        Err(e) => answer::error(&e),
+    }
+}
+
+pub async fn read_file(
+    engine: &Arc<Engine>,
+    p: params::ReadFile,
+    ctx: &RequestContext<RoleServer>,
+) -> CallToolResult {
+    let request = ReadRequest {
+        offset: p.offset,
+        length: p.length,
+        sheet: p.sheet,
+        range: p.range,
+        byte_offset: p.byte_offset,
+    };
+    let result = run(engine, p.path, ctx, move |files, file, path, observer| {
+        files.read(file, path, &request, observer)
+    })
+    .await;
+    match result {
+        Ok(mut read) => {
+            let image = read.image_data.take();
+            let mut result = answer::structured(&read, read_text(&read));
+            if let Some((bytes, mime)) = image {
+                let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+                result.content.insert(0, Content::image(data, mime));
+            }
+            result
+        }
+        Err(e) => answer::error(&e),
+    }
+}
+
+/// What the blocking work sees: progress goes to the client, cancellation comes from it.
+struct Watch {
+    cancel: CancellationToken,
+    progress: Option<tokio::sync::mpsc::UnboundedSender<(u64, u64)>>,
+}
+
+impl Observer for Watch {
+    fn progress(&self, done: u64, total: u64) {
+        if let Some(tx) = &self.progress {
+            let _ = tx.send((done, total));
+        }
+    }
+    fn cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+}
+
+/// Resolves `path` inside the roots, opens it through the guard and runs `work` on it.
+async fn run<T: Send + 'static>(
+    engine: &Arc<Engine>,
+    path: String,
+    ctx: &RequestContext<RoleServer>,
+    work: impl FnOnce(&Inspector, File, &Path, &dyn Observer) -> Result<T, FileError> + Send + 'static,
+) -> Result<T, ToolError> {
+    let token = ctx.meta.get_progress_token();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let watch = Watch {
+        cancel: ctx.ct.clone(),
+        progress: token.is_some().then_some(tx),
+    };
+    let engine = engine.clone();
+    let job = tokio::task::spawn_blocking(move || {
+        let (file, resolved) = engine.roots.open_read(&path)?;
+        work(&engine.files, file, &resolved.path, &watch)
+            .map_err(|e| ToolError::from(e).with("path", path))
+    });
+    let peer = ctx.peer.clone();
+    let forward = async move {
+        while let Some((done, total)) = rx.recv().await {
+            if let Some(token) = &token {
+                let mut p = ProgressNotificationParam::new(token.clone(), done as f64);
+                p.total = Some(total as f64);
+                let _ = peer.notify_progress(p).await;
+            }
+        }
+    };
+    let (result, ()) = tokio::join!(job, forward);
+    result.map_err(|e| ToolError::new(crate::ErrorCode::Internal, e.to_string()))?
+}
+
+pub fn schema_text(schema: &Schema) -> String {
+    use crate::files::schema::Detail;
+    let head = format!("{} ({}, {} bytes)", schema.path, schema.format, schema.size);
+    let mut text = match &schema.detail {
+        Detail::Delimited(d) => {
+            let mut t = format!(
+                "{head}: {} rows x {} columns, delimiter {:?}, {}header, {}, types from {}\n",
+                d.row_count,
+                d.columns.len(),
+                d.delimiter,
+                if d.has_header { "" } else { "no " },
+                d.encoding,
+                d.typed_from.replace('_', " ")
+            );
+            for c in &d.columns {
+                let kind = c
+                    .kind
+                    .and_then(|k| serde_json::to_value(k).ok())
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_else(|| "empty".into());
+                let nulls = match c.null_count {
+                    Some(n) if n > 0 => format!(", {n} empty"),
+                    None if c.nullable => ", has empty values".into(),
+                    _ => String::new(),
+                };
+                t.push_str(&format!(
+                    "- {}: {kind}{nulls}; e.g. {}\n",
+                    c.name,
+                    c.samples
+                        .iter()
+                        .map(|s| s.replace('\n', "\\n").replace('\r', "\\r"))
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                ));
+            }
+            for w in &d.warnings {
+                t.push_str(&format!("warning: {w}\n"));
+            }
+            t
+        }
+        Detail::Data(d) => {
+            let count = d
+                .element_count
+                .map_or(String::new(), |n| format!(", {n} elements"));
+            format!("{head}: root {}{count}\n{}\n", d.root_type, d.outline)
+        }
+        other => {
+            let json = serde_json::to_string(other).unwrap_or_default();
+            format!("{head}\n{}\n", super::clip(&json, 8000))
+        }
+    };
+    if let Some(note) = &schema.note {
+        text.push_str(&format!("note: {note}\n"));
+    }
+    text.trim_end().to_owned()
+}
+
+pub fn summary_text(s: &Summary) -> String {
+    let count = if s.line_count_exact {
+        format!("{} lines", s.line_count)
+    } else {
+        format!("about {} lines (estimated)", s.line_count)
+    };
+    let mut text = format!(
+        "{} ({} bytes, {count}, {}, {})",
+        s.path, s.size, s.encoding, s.content_type
+    );
+    if let Some(note) = &s.note {
+        text.push_str(&format!("\n{note}"));
+        return text;
+    }
+    text.push_str(&format!("\n--- first lines ---\n{}", s.head));
+    if let Some(tail) = &s.tail {
+        text.push_str(&format!("\n--- last 5 lines ---\n{tail}"));
+    } else if s.truncated {
+        text.push_str("\n--- (more lines follow; page with read_file) ---");
+    }
+    text
+}
+
+pub fn read_text(r: &ReadAnswer) -> String {
+    let mut head = format!("{} ({}", r.path, r.kind);
+    if let Some(info) = &r.image {
+        return format!(
+            "{}: {} image {}x{}, {} bytes; shown as {} {}x{} ({} bytes)",
+            r.path,
+            info.format,
+            info.width,
+            info.height,
+            info.bytes,
+            info.shown_mime_type,
+            info.shown_width,
+            info.shown_height,
+            info.shown_bytes
+        );
+    }
+    let unit = match r.kind.as_str() {
+        "sheet" => "rows",
+        "pdf" => "pages",
+        _ => "lines",
+    };
+    if let Some(sheet) = &r.sheet {
+        head.push_str(&format!(", sheet {sheet:?}"));
+        if let Some(range) = &r.range {
+            head.push_str(&format!(" {range}"));
+        }
+    }
+    match (r.offset, r.count) {
+        (Some(o), Some(n)) if n > 0 => head.push_str(&format!(", {unit} {o}-{}", o + n - 1)),
+        (None, Some(n)) => head.push_str(&format!(", last {n} {unit}")),
+        _ => head.push_str(&format!(", no {unit}")),
+    }
+    if let Some(total) = r.total {
+        head.push_str(&format!(" of {total}"));
+    }
+    if let Some(enc) = &r.encoding {
+        head.push_str(&format!(", {enc}"));
+    }
+    head.push(')');
+    let mut tail = Vec::new();
+    if let Some(next) = r.next_offset {
+        tail.push(format!("next_offset={next}"));
+    }
+    if let Some(next) = r.next_byte_offset {
+        tail.push(format!("next_byte_offset={next}"));
+    }
+    if r.truncated {
+        tail.push("cut by the size budget".into());
+    }
+    if let Some(note) = &r.note {
+        tail.push(note.clone());
+    }
+    if !tail.is_empty() {
+        head.push_str(&format!(" [{}]", tail.join("; ")));
+    }
+    let body = match (&r.content, &r.rows) {
+        (Some(c), _) => c.clone(),
+        (None, Some(rows)) => rows
+            .iter()
+            .map(|row| serde_json::to_string(row).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    format!("{head}\n{body}")
+}
