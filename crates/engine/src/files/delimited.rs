@@ -124,7 +124,7 @@ pub fn schema(
             if records > skip_header {
                 observe(&record, line_of(&record));
             }
-            if records % 65536 == 0 && observer.cancelled() {
+            if records.is_multiple_of(65536) && observer.cancelled() {
                 return Err(FileError::Cancelled);
             }
         }

@@ -77,11 +77,11 @@ pub fn read(
     })
 }
 
+/// The encoded bytes, their MIME type and the size shown.
+type Fitted = (Vec<u8>, &'static str, (u32, u32));
+
 /// Scales `picture` down and encodes it until the bytes fit `budget`.
-fn fit(
-    picture: DynamicImage,
-    budget: usize,
-) -> Result<(Vec<u8>, &'static str, (u32, u32)), FileError> {
+fn fit(picture: DynamicImage, budget: usize) -> Result<Fitted, FileError> {
     let alpha = picture.color().has_alpha();
     let (format, mime) = if alpha {
         (ImageFormat::Png, "image/png")

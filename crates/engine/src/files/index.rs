@@ -87,7 +87,7 @@ impl LineIndex {
                 self.size = start + got as u64;
             }
             self.ends.push(so_far + self.newline.count(&block[..got]));
-            if i % 64 == 0 {
+            if i.is_multiple_of(64) {
                 if observer.cancelled() {
                     return Err(FileError::Cancelled);
                 }

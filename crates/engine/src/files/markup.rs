@@ -137,7 +137,7 @@ pub fn jsonl(probe: &Probe, observer: &dyn Observer) -> Result<DataSchema, FileE
             .and_then(|()| de.end())
             .map_err(|e| json_error(&e, Some(number)))?;
         values += 1;
-        if values % 65536 == 0 && observer.cancelled() {
+        if values.is_multiple_of(65536) && observer.cancelled() {
             return Err(FileError::Cancelled);
         }
     }
@@ -244,7 +244,7 @@ pub fn xml(probe: &Probe, observer: &dyn Observer) -> Result<XmlSchema, FileErro
             } else if depth == 1 {
                 current_child = None;
             }
-            if elements % 100_000 == 0 && observer.cancelled() {
+            if elements.is_multiple_of(100_000) && observer.cancelled() {
                 return Err(FileError::Cancelled);
             }
         }

@@ -104,7 +104,7 @@ impl Newline {
     fn unit_start(self, buf: &[u8], at: usize) -> Option<usize> {
         match self.unit {
             Unit::Byte => Some(at),
-            Unit::Utf16Le => (at % 2 == 0 && buf.get(at + 1) == Some(&0)).then_some(at),
+            Unit::Utf16Le => (at.is_multiple_of(2) && buf.get(at + 1) == Some(&0)).then_some(at),
             Unit::Utf16Be => (at % 2 == 1 && buf[at - 1] == 0).then(|| at - 1),
         }
     }

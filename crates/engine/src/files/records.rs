@@ -44,7 +44,7 @@ pub fn count(
         counter.feed(&buf[..got], at);
         at += got as u64;
         chunks += 1;
-        if chunks % 32 == 0 {
+        if chunks.is_multiple_of(32) {
             if observer.cancelled() {
                 return Err(FileError::Cancelled);
             }
