@@ -6,6 +6,7 @@
 #![allow(clippy::print_stdout)]
 
 mod file_content;
+mod files;
 mod latency;
 mod offload;
 mod stats;
@@ -39,6 +40,16 @@ enum Bench {
         #[arg(long, default_value_t = 1.0)]
         gigabytes: f64,
     },
+    /// get_file_schema, summarize_file and read_file on a large text file, a 100 MB CSV and a
+    /// 50,000-row xlsx, beside head, tail -n, sed -n and wc -l on the same files.
+    Files {
+        /// Size of the large text file in GB (10 shows flat memory on 10 GB).
+        #[arg(long, default_value_t = 1.0)]
+        gigabytes: f64,
+        /// Where the generated files are kept (reused between runs).
+        #[arg(long)]
+        dir: Option<std::path::PathBuf>,
+    },
 }
 
 #[tokio::main]
@@ -47,5 +58,6 @@ async fn main() -> anyhow::Result<()> {
         Bench::Latency { calls } => latency::run(calls).await,
         Bench::Store => store::run().await,
         Bench::FileContent { gigabytes } => file_content::run(gigabytes).await,
+        Bench::Files { gigabytes, dir } => files::run(gigabytes, dir).await,
     }
 }

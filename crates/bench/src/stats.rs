@@ -37,3 +37,10 @@ pub fn row(label: &str, ours: Duration, base: Duration) -> String {
         ratio
     )
 }
+
+/// The median of some measurements (sorted in place).
+pub fn median(values: &mut [f64]) -> f64 {
+    assert!(!values.is_empty(), "no samples");
+    values.sort_unstable_by(f64::total_cmp);
+    values[values.len() / 2]
+}

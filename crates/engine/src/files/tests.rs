@@ -4,8 +4,11 @@
 use std::io::Write;
 use std::path::Path;
 
+use serde_json::json;
+
 use super::text::Budget;
 use super::*;
+use crate::ToolError;
 
 const BIG: Budget = Budget {
     total: 1 << 30,
@@ -328,4 +331,186 @@ fn summaries_follow_the_contract() {
         s.head
     );
     assert!(s.truncated);
+}
+
+fn schema_of(inspector: &Inspector, path: &Path) -> serde_json::Value {
+    let schema = inspector
+        .schema(std::fs::File::open(path).unwrap(), path, 3, &Quiet)
+        .unwrap();
+    serde_json::to_value(schema).unwrap()
+}
+
+#[test]
+fn large_csv_is_counted_exactly_and_typed_from_across_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("id;label;flag\n");
+    let rows = 60_000;
+    for i in 0..rows {
+        let label = if i % 97 == 0 {
+            "\"semi;colon\nand \"\"quote\"\"\"".to_owned()
+        } else {
+            format!("l{i}")
+        };
+        // `flag` is boolean until row 45,000, then text: only a spread sample can see that.
+        let flag = if i < 45_000 { "true" } else { "maybe" };
+        csv.push_str(&format!("{i};{label};{flag}\n"));
+    }
+    let path = write(dir.path(), "big.csv", csv.as_bytes());
+    let inspector = Inspector::new(Settings {
+        full_scan_limit: 64 * 1024,
+        ..Settings::default()
+    });
+    let s = schema_of(&inspector, &path);
+    assert_eq!(s["format"], "csv");
+    assert_eq!(s["delimiter"], ";");
+    assert_eq!(s["row_count"], rows);
+    assert_eq!(s["typed_from"], "sample");
+    assert_eq!(s["columns"][0]["type"], "integer");
+    assert_eq!(s["columns"][2]["type"], "string", "{s}");
+    assert!(
+        s["columns"][0].get("null_count").is_none(),
+        "not exact from a sample"
+    );
+    // The same file scanned whole gives the same count.
+    let s = schema_of(&Inspector::default(), &path);
+    assert_eq!(
+        (s["row_count"].clone(), s["typed_from"].clone()),
+        (json!(rows), json!("all_rows"))
+    );
+}
+
+#[test]
+fn headerless_and_tab_separated_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let inspector = Inspector::default();
+    let path = write(dir.path(), "nohead.csv", b"1,2.5,x\n2,3.5,y\n3,4,z\n");
+    let s = schema_of(&inspector, &path);
+    assert_eq!(s["has_header"], false);
+    assert_eq!(s["row_count"], 3);
+    assert_eq!(s["columns"][1]["name"], "column_2");
+    let path = write(dir.path(), "t.tsv", b"a\tb\n1\t\n2\t3\n");
+    let s = schema_of(&inspector, &path);
+    assert_eq!(s["format"], "tsv");
+    assert_eq!(s["columns"][1]["null_count"], 1);
+    assert_eq!(s["columns"][1]["nullable"], true);
+}
+
+#[test]
+fn json_jsonl_yaml_and_xml_structures() {
+    let dir = tempfile::tempdir().unwrap();
+    let inspector = Inspector::default();
+    let path = write(
+        dir.path(),
+        "a.jsonl",
+        b"{\"a\": 1}\n\n{\"a\": 2, \"b\": [true]}\n",
+    );
+    let s = schema_of(&inspector, &path);
+    assert_eq!(s["element_count"], 2);
+    assert_eq!(s["outline"], "2 lines of {a: integer, b?: [boolean]}");
+    let path = write(dir.path(), "bad.jsonl", b"{\"a\": 1}\n{oops\n");
+    let err = inspector
+        .schema(std::fs::File::open(&path).unwrap(), &path, 3, &Quiet)
+        .unwrap_err();
+    assert!(err.to_string().contains("line 2"), "{err}");
+    let path = write(
+        dir.path(),
+        "c.yaml",
+        b"name: x\nitems:\n  - 1\n  - 2\n---\nname: y\n",
+    );
+    let s = schema_of(&inspector, &path);
+    assert_eq!(s["documents"], 2);
+    assert_eq!(s["outline"], "{name: string, items?: [integer]}");
+    let path = write(
+        dir.path(),
+        "d.xml",
+        b"<?xml version=\"1.0\"?><feed v=\"1\"><entry id=\"1\"><title>a</title></entry><entry id=\"2\"><title>b</title><link/></entry><meta/></feed>",
+    );
+    let s = schema_of(&inspector, &path);
+    assert_eq!(s["root"], "feed");
+    assert_eq!(s["children"][0]["name"], "entry");
+    assert_eq!(s["children"][0]["count"], 2);
+    assert_eq!(s["children"][0]["children"], json!(["link", "title"]));
+    assert_eq!(s["element_count"], 7);
+    let path = write(
+        dir.path(),
+        "dtd.xml",
+        b"<!DOCTYPE x [<!ENTITY a \"b\">]><x>&a;</x>",
+    );
+    assert!(
+        inspector
+            .schema(std::fs::File::open(&path).unwrap(), &path, 3, &Quiet)
+            .is_err()
+    );
+    let path = write(dir.path(), "notes.md", b"# Title\n\ntext\n");
+    let s = schema_of(&inspector, &path);
+    assert_eq!(
+        (s["format"].clone(), s["line_count"].clone()),
+        (json!("text"), json!(3))
+    );
+    assert_eq!(s["content_type"], "text/markdown");
+}
+
+#[test]
+fn a_pdf_past_its_deadline_is_stopped_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "r.pdf", &offload_testkit_pdf());
+    let inspector = Inspector::new(Settings {
+        pdf_deadline: std::time::Duration::ZERO,
+        ..Settings::default()
+    });
+    let err = inspector
+        .read(
+            std::fs::File::open(&path).unwrap(),
+            &path,
+            &ReadRequest::default(),
+            &Quiet,
+        )
+        .unwrap_err();
+    assert!(matches!(err, FileError::Deadline(_)), "{err}");
+    assert_eq!(ToolError::from(err).code, crate::ErrorCode::Timeout);
+    let ok = Inspector::default()
+        .read(
+            std::fs::File::open(&path).unwrap(),
+            &path,
+            &ReadRequest::default(),
+            &Quiet,
+        )
+        .unwrap();
+    assert!(ok.content.unwrap().contains("Hello from page 1"));
+}
+
+/// A one-page PDF written by lopdf (the engine's own dependency).
+fn offload_testkit_pdf() -> Vec<u8> {
+    use lopdf::content::{Content, Operation};
+    use lopdf::{Document, Object, Stream, dictionary};
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font = doc.add_object(
+        dictionary! {"Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica"},
+    );
+    let resources = doc.add_object(dictionary! {"Font" => dictionary! {"F1" => font}});
+    let content = Content {
+        operations: vec![
+            Operation::new("BT", vec![]),
+            Operation::new("Tf", vec!["F1".into(), 12.into()]),
+            Operation::new("Td", vec![72.into(), 700.into()]),
+            Operation::new("Tj", vec![Object::string_literal("Hello from page 1")]),
+            Operation::new("ET", vec![]),
+        ],
+    };
+    let content_id = doc.add_object(Stream::new(dictionary! {}, content.encode().unwrap()));
+    let page = doc
+        .add_object(dictionary! {"Type" => "Page", "Parent" => pages_id, "Contents" => content_id});
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1,
+            "Resources" => resources, "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+        }),
+    );
+    let catalog = doc.add_object(dictionary! {"Type" => "Catalog", "Pages" => pages_id});
+    doc.trailer.set("Root", catalog);
+    let mut out = Vec::new();
+    doc.save_to(&mut out).unwrap();
+    out
 }
