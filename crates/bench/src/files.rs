@@ -57,7 +57,7 @@ fn csv_file(path: &Path, bytes: u64) {
     let mut written = 0u64;
     let mut i = 0u64;
     while written < bytes {
-        let note = if i % 500 == 0 {
+        let note = if i.is_multiple_of(500) {
             "\"first line\nsecond line\""
         } else {
             ""
