@@ -17,12 +17,32 @@ async fn offers_the_contract_tools_with_titles_schemas_and_annotations() {
             "list_tool_details",
             "call_tool",
             "call_tool_and_store",
-            "call_tool_with_file_content"
+            "call_tool_with_file_content",
+            "get_file_schema",
+            "summarize_file",
+            "read_file"
         ]
     );
     for t in &tools {
         assert!(t.title.is_some(), "{}", t.name);
         assert!(t.annotations.is_some(), "{}", t.name);
+    }
+    // The file tools only read, and say so.
+    for name in ["get_file_schema", "summarize_file", "read_file"] {
+        let t = tools.iter().find(|t| t.name == name).unwrap();
+        let a = t.annotations.as_ref().unwrap();
+        assert_eq!(
+            (a.read_only_hint, a.open_world_hint),
+            (Some(true), Some(false)),
+            "{name}"
+        );
+        assert!(t.output_schema.is_some(), "{name}");
+        assert!(
+            t.input_schema["required"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("path"))
+        );
     }
     let call_tool = tools.iter().find(|t| t.name == "call_tool").unwrap();
     assert_eq!(
