@@ -2,7 +2,6 @@
 //! count, and column types from every row of small files or from rows sampled across the whole
 //! file (the first ones and some after each of evenly spread record starts) for large ones.
 
-use std::fs::File;
 use std::io::Read;
 
 use schemars::JsonSchema;
@@ -10,7 +9,7 @@ use serde::Serialize;
 
 use super::columns::{Column, ColumnStats, ColumnType, classify_text};
 use super::encoding::TextEncoding;
-use super::{FileError, Kind, Observer, Probe, read_at, records};
+use super::{At, FileError, Kind, Observer, Probe, records};
 
 /// Rows read from the start of a large file, and after each anchor.
 const HEAD_ROWS: usize = 2000;
@@ -34,22 +33,6 @@ pub struct DelimitedSchema {
     pub columns: Vec<Column>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-}
-
-/// A reader over `file` from an offset, for the csv crate.
-struct At<'a> {
-    file: &'a File,
-    pos: u64,
-    end: u64,
-}
-
-impl Read for At<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let want = (buf.len() as u64).min(self.end.saturating_sub(self.pos)) as usize;
-        let got = read_at(self.file, &mut buf[..want], self.pos)?;
-        self.pos += got as u64;
-        Ok(got)
-    }
 }
 
 pub fn schema(

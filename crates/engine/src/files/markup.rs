@@ -14,7 +14,7 @@ use serde::de::DeserializeSeed;
 use serde_json::Value;
 
 use super::shape::Shape;
-use super::{FileError, Observer, Probe, read_at};
+use super::{At, FileError, Observer, Probe};
 
 /// YAML above this size gets the text schema (the parser would hold the whole document).
 pub const YAML_LIMIT: u64 = 32 << 20;
@@ -64,21 +64,9 @@ fn body(probe: &Probe) -> BufReader<impl Read + '_> {
         At {
             file: &probe.file,
             pos: start,
+            end: probe.size,
         },
     )
-}
-
-struct At<'a> {
-    file: &'a std::fs::File,
-    pos: u64,
-}
-
-impl Read for At<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let got = read_at(self.file, buf, self.pos)?;
-        self.pos += got as u64;
-        Ok(got)
-    }
 }
 
 fn data_schema(shape: &Shape, documents: Option<u64>) -> DataSchema {

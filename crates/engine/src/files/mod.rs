@@ -175,6 +175,22 @@ impl From<FileError> for ToolError {
     }
 }
 
+/// A reader over `file` from `pos` to `end`, by positional reads (handles share no cursor).
+struct At<'a> {
+    file: &'a File,
+    pos: u64,
+    end: u64,
+}
+
+impl std::io::Read for At<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let want = (buf.len() as u64).min(self.end.saturating_sub(self.pos)) as usize;
+        let got = read_at(self.file, &mut buf[..want], self.pos)?;
+        self.pos += got as u64;
+        Ok(got)
+    }
+}
+
 /// Fills as much of `buf` as the file has from `offset`; returns how many bytes were read.
 pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     let mut done = 0;

@@ -453,7 +453,11 @@ fn json_jsonl_yaml_and_xml_structures() {
 #[test]
 fn a_pdf_past_its_deadline_is_stopped_with_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let path = write(dir.path(), "r.pdf", &offload_testkit_pdf());
+    let path = write(
+        dir.path(),
+        "r.pdf",
+        &offload_testkit::docs::pdf("r", &["Hello from page 1"]),
+    );
     let inspector = Inspector::new(Settings {
         pdf_deadline: std::time::Duration::ZERO,
         ..Settings::default()
@@ -477,40 +481,4 @@ fn a_pdf_past_its_deadline_is_stopped_with_a_clear_error() {
         )
         .unwrap();
     assert!(ok.content.unwrap().contains("Hello from page 1"));
-}
-
-/// A one-page PDF written by lopdf (the engine's own dependency).
-fn offload_testkit_pdf() -> Vec<u8> {
-    use lopdf::content::{Content, Operation};
-    use lopdf::{Document, Object, Stream, dictionary};
-    let mut doc = Document::with_version("1.5");
-    let pages_id = doc.new_object_id();
-    let font = doc.add_object(
-        dictionary! {"Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica"},
-    );
-    let resources = doc.add_object(dictionary! {"Font" => dictionary! {"F1" => font}});
-    let content = Content {
-        operations: vec![
-            Operation::new("BT", vec![]),
-            Operation::new("Tf", vec!["F1".into(), 12.into()]),
-            Operation::new("Td", vec![72.into(), 700.into()]),
-            Operation::new("Tj", vec![Object::string_literal("Hello from page 1")]),
-            Operation::new("ET", vec![]),
-        ],
-    };
-    let content_id = doc.add_object(Stream::new(dictionary! {}, content.encode().unwrap()));
-    let page = doc
-        .add_object(dictionary! {"Type" => "Page", "Parent" => pages_id, "Contents" => content_id});
-    doc.objects.insert(
-        pages_id,
-        Object::Dictionary(dictionary! {
-            "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1,
-            "Resources" => resources, "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
-        }),
-    );
-    let catalog = doc.add_object(dictionary! {"Type" => "Catalog", "Pages" => pages_id});
-    doc.trailer.set("Root", catalog);
-    let mut out = Vec::new();
-    doc.save_to(&mut out).unwrap();
-    out
 }
