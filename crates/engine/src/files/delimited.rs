@@ -91,15 +91,19 @@ pub fn schema(
         }
     };
     let skip_header = u64::from(has_header);
-    let (row_count, typed_from) = if size <= full_scan_limit {
-        let mut reader = reader(
+    // A csv reader over the records from byte `pos` (a record start) to the end.
+    let rows_from = |pos| {
+        reader(
             At {
                 file,
-                pos: start,
+                pos,
                 end: size,
             },
             delimiter,
-        );
+        )
+    };
+    let (row_count, typed_from) = if size <= full_scan_limit {
+        let mut reader = rows_from(start);
         let mut record = csv::ByteRecord::new();
         let mut records = 0u64;
         while reader.read_byte_record(&mut record).map_err(csv_error)? {
@@ -114,14 +118,7 @@ pub fn schema(
         (records.saturating_sub(skip_header), "all_rows")
     } else {
         let count = records::count(file, start, size, delimiter, ANCHORS, observer)?;
-        let mut from_head = reader(
-            At {
-                file,
-                pos: start,
-                end: size,
-            },
-            delimiter,
-        );
+        let mut from_head = rows_from(start);
         let mut record = csv::ByteRecord::new();
         let mut n = 0;
         while n < HEAD_ROWS + has_header as usize
@@ -133,14 +130,7 @@ pub fn schema(
             }
         }
         for &anchor in &count.anchors {
-            let mut rows = reader(
-                At {
-                    file,
-                    pos: anchor,
-                    end: size,
-                },
-                delimiter,
-            );
+            let mut rows = rows_from(anchor);
             for _ in 0..ROWS_PER_ANCHOR {
                 if !rows.read_byte_record(&mut record).map_err(csv_error)? {
                     break;

@@ -100,8 +100,16 @@ impl Probe {
         }
     }
 
-    /// One line saying what a non-text file is.
+    /// One line saying what a non-text file is, and which tool shows more.
     pub fn describe(&self) -> String {
+        format!(
+            "{}; use get_file_schema to see its structure",
+            self.identify()
+        )
+    }
+
+    /// What the file is: `<path> is a PDF document of N bytes`.
+    pub fn identify(&self) -> String {
         let what = match &self.kind {
             Kind::Binary { mime: Some(m) } => format!("a binary file ({m})"),
             Kind::Binary { mime: None } => "a binary file of unknown type".to_owned(),
@@ -110,11 +118,7 @@ impl Probe {
             Kind::Sheet => "a spreadsheet".to_owned(),
             _ => "a text file".to_owned(),
         };
-        format!(
-            "{} is {what} of {} bytes; use get_file_schema to see its structure",
-            self.path.display(),
-            self.size
-        )
+        format!("{} is {what} of {} bytes", self.path.display(), self.size)
     }
 }
 

@@ -82,12 +82,7 @@ pub fn of(
             "binary",
             Detail::Binary(BinarySchema {
                 content_type: probe.content_type(),
-                description: probe
-                    .describe()
-                    .split(';')
-                    .next()
-                    .unwrap_or_default()
-                    .into(),
+                description: probe.identify(),
             }),
         )),
         Kind::Text => Err(FileError::Invalid(String::new())),

@@ -65,7 +65,7 @@ pub fn of(
         };
         summary.note = Some(format!(
             "{}; it has no lines to show. Use get_file_schema{reader} instead.",
-            probe.describe().split(';').next().unwrap_or_default()
+            probe.identify()
         ));
         return Ok(summary);
     }

@@ -45,8 +45,12 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
     path
 }
 
+fn open(path: &Path) -> std::fs::File {
+    std::fs::File::open(path).unwrap()
+}
+
 fn text_file(inspector: &Inspector, path: &Path) -> text::TextFile {
-    let probe = Probe::new(std::fs::File::open(path).unwrap(), path).unwrap();
+    let probe = Probe::new(open(path), path).unwrap();
     inspector.text(probe).unwrap()
 }
 
@@ -273,23 +277,14 @@ fn binary_files_are_described_not_dumped() {
     let path = write(dir.path(), "data.bin", &gz);
     let inspector = Inspector::default();
     let err = inspector
-        .read(
-            std::fs::File::open(&path).unwrap(),
-            &path,
-            &ReadRequest::default(),
-            &Quiet,
-        )
+        .read(open(&path), &path, &ReadRequest::default(), &Quiet)
         .unwrap_err();
     assert!(matches!(err, FileError::Binary(_)), "{err}");
-    let summary = inspector
-        .summarize(std::fs::File::open(&path).unwrap(), &path, 20, &Quiet)
-        .unwrap();
+    let summary = inspector.summarize(open(&path), &path, 20, &Quiet).unwrap();
     assert_eq!(summary.encoding, "binary");
     assert_eq!(summary.content_type, "application/gzip");
     assert!(summary.head.is_empty());
-    let schema = inspector
-        .schema(std::fs::File::open(&path).unwrap(), &path, 5, &Quiet)
-        .unwrap();
+    let schema = inspector.schema(open(&path), &path, 5, &Quiet).unwrap();
     assert_eq!(schema.format, "binary");
 }
 
@@ -300,7 +295,7 @@ fn summaries_follow_the_contract() {
     let summarize = |name: &str, text: &str, max: u64| {
         let path = write(dir.path(), name, text.as_bytes());
         inspector
-            .summarize(std::fs::File::open(&path).unwrap(), &path, max, &Quiet)
+            .summarize(open(&path), &path, max, &Quiet)
             .unwrap()
     };
     let long: String = (1..=100).map(|i| format!("row {i}\n")).collect();
@@ -334,9 +329,7 @@ fn summaries_follow_the_contract() {
 }
 
 fn schema_of(inspector: &Inspector, path: &Path) -> serde_json::Value {
-    let schema = inspector
-        .schema(std::fs::File::open(path).unwrap(), path, 3, &Quiet)
-        .unwrap();
+    let schema = inspector.schema(open(path), path, 3, &Quiet).unwrap();
     serde_json::to_value(schema).unwrap()
 }
 
@@ -408,9 +401,7 @@ fn json_jsonl_yaml_and_xml_structures() {
     assert_eq!(s["element_count"], 2);
     assert_eq!(s["outline"], "2 lines of {a: integer, b?: [boolean]}");
     let path = write(dir.path(), "bad.jsonl", b"{\"a\": 1}\n{oops\n");
-    let err = inspector
-        .schema(std::fs::File::open(&path).unwrap(), &path, 3, &Quiet)
-        .unwrap_err();
+    let err = inspector.schema(open(&path), &path, 3, &Quiet).unwrap_err();
     assert!(err.to_string().contains("line 2"), "{err}");
     let path = write(
         dir.path(),
@@ -436,11 +427,7 @@ fn json_jsonl_yaml_and_xml_structures() {
         "dtd.xml",
         b"<!DOCTYPE x [<!ENTITY a \"b\">]><x>&a;</x>",
     );
-    assert!(
-        inspector
-            .schema(std::fs::File::open(&path).unwrap(), &path, 3, &Quiet)
-            .is_err()
-    );
+    assert!(inspector.schema(open(&path), &path, 3, &Quiet).is_err());
     let path = write(dir.path(), "notes.md", b"# Title\n\ntext\n");
     let s = schema_of(&inspector, &path);
     assert_eq!(
@@ -463,22 +450,12 @@ fn a_pdf_past_its_deadline_is_stopped_with_a_clear_error() {
         ..Settings::default()
     });
     let err = inspector
-        .read(
-            std::fs::File::open(&path).unwrap(),
-            &path,
-            &ReadRequest::default(),
-            &Quiet,
-        )
+        .read(open(&path), &path, &ReadRequest::default(), &Quiet)
         .unwrap_err();
     assert!(matches!(err, FileError::Deadline(_)), "{err}");
     assert_eq!(ToolError::from(err).code, crate::ErrorCode::Timeout);
     let ok = Inspector::default()
-        .read(
-            std::fs::File::open(&path).unwrap(),
-            &path,
-            &ReadRequest::default(),
-            &Quiet,
-        )
+        .read(open(&path), &path, &ReadRequest::default(), &Quiet)
         .unwrap();
     assert!(ok.content.unwrap().contains("Hello from page 1"));
 }
