@@ -5,6 +5,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --workspace --bins >&2
+# The peer the file tools are measured beside (skipped by the bench when npm is missing).
+peer="$HOME/.cache/offload/desktop-commander"
+if command -v npm >/dev/null && [ ! -f "$peer/node_modules/@wonderwhy-er/desktop-commander/dist/index.js" ]; then
+  mkdir -p "$peer"
+  # Its puppeteer download is for tools the bench does not call.
+  (cd "$peer" && PUPPETEER_SKIP_DOWNLOAD=1 npm install --silent --no-audit --no-fund --ignore-scripts \
+    @wonderwhy-er/desktop-commander@0.2.52 >&2) || echo "desktop-commander not installed" >&2
+fi
 bench="${CARGO_TARGET_DIR:-target}/release/offload-bench"
 if [ "$#" -eq 0 ]; then
   "$bench" latency

@@ -11,6 +11,7 @@ use offload_testkit::{Client, TestContext, call, structured};
 use serde_json::{Value, json};
 
 use crate::offload::{peak_rss_mb, spawn};
+use crate::peer::{DesktopCommander, numbered_lines, verdict};
 use crate::stats::median;
 
 fn ms(d: Duration) -> f64 {
@@ -139,6 +140,70 @@ async fn fresh(ctx: &TestContext) -> (Client, u32, f64) {
     (client, pid, base)
 }
 
+/// Offload's own answer holds exactly the lines asked for.
+fn check(page: &Value, first: u64, count: u64) {
+    let text = page["content"].as_str().unwrap_or_default();
+    assert_eq!(verdict(&numbered_lines(text), first, count), "right");
+}
+
+/// Offload's figures for the reads, to print beside the peer's.
+struct Reads {
+    cold: f64,
+    indexed: f64,
+    head: f64,
+    tail: f64,
+    rss: f64,
+}
+
+/// The same reads through desktop-commander's `read_file`, timed and checked line by line.
+async fn desktop_commander(data: &Path, big: &Path, lines: u64, deep: u64, ours: &Reads) {
+    println!();
+    let Some(peer) = DesktopCommander::start(data).await else {
+        return;
+    };
+    let base = peak_rss_mb(peer.pid);
+    println!("desktop-commander {} read_file on the same file:", "0.2.52");
+    let deep_i = i64::try_from(deep).unwrap_or(i64::MAX);
+    let asks: [(&str, i64, u64, u64, u64, f64); 4] = [
+        (
+            "10 lines at line {deep} (first)",
+            deep_i,
+            10,
+            deep,
+            10,
+            ours.cold,
+        ),
+        (
+            "10 lines at line {deep} (again)",
+            deep_i + 7,
+            10,
+            deep + 7,
+            10,
+            ours.indexed,
+        ),
+        ("head 10", 0, 10, 0, 10, ours.head),
+        ("tail 20", -20, 20, lines - 20, 20, ours.tail),
+    ];
+    for (what, offset, length, first, count, offload) in asks {
+        let what = what.replace("{deep}", &deep.to_string());
+        match peer.read(big, offset, length).await {
+            Ok(read) => println!(
+                "  {what:<34} {:>9.2} ms   offload {offload:>8.2} ms   ratio {:>7.1}   lines {}",
+                read.ms,
+                read.ms / offload,
+                verdict(&read.lines, first, count)
+            ),
+            Err(e) => println!("  {what:<34} failed: {e}"),
+        }
+    }
+    println!(
+        "  RSS growth {:.1} MiB (offload {:.1} MiB)",
+        peak_rss_mb(peer.pid) - base,
+        ours.rss
+    );
+    peer.stop().await;
+}
+
 pub async fn run(gigabytes: f64, dir: Option<PathBuf>) -> anyhow::Result<()> {
     let ctx = TestContext::new();
     let data = dir.unwrap_or_else(|| std::env::temp_dir().join("offload-bench-files"));
@@ -177,6 +242,7 @@ pub async fn run(gigabytes: f64, dir: Option<PathBuf>) -> anyhow::Result<()> {
     )
     .await;
     assert_eq!(page["offset"], deep);
+    check(&page, deep, 10);
     let indexed = median_call(
         &client,
         "read_file",
@@ -203,6 +269,10 @@ pub async fn run(gigabytes: f64, dir: Option<PathBuf>) -> anyhow::Result<()> {
         sed,
         "sed -n (quits after)",
     );
+    let (_, page) = timed(&client, "read_file", json!({"path": big_s, "length": 10})).await;
+    check(&page, 0, 10);
+    let (_, page) = timed(&client, "read_file", json!({"path": big_s, "offset": -20})).await;
+    check(&page, lines - 20, 20);
     let head = median_call(
         &client,
         "read_file",
@@ -231,6 +301,14 @@ pub async fn run(gigabytes: f64, dir: Option<PathBuf>) -> anyhow::Result<()> {
     row("read_file tail 20", tail, tail_cmd, "tail -n 20");
     let rss_reads = peak_rss_mb(pid) - base_rss;
     client.cancel().await?;
+    let ours = Reads {
+        cold,
+        indexed,
+        head,
+        tail,
+        rss: rss_reads,
+    };
+    desktop_commander(&data, &big, lines, deep, &ours).await;
 
     let (client, pid, base_rss) = fresh(&ctx).await;
     let (summary_ms, summary) = timed(&client, "summarize_file", json!({"path": big_s})).await;

@@ -9,6 +9,7 @@ mod file_content;
 mod files;
 mod latency;
 mod offload;
+mod peer;
 mod stats;
 mod store;
 
@@ -41,7 +42,8 @@ enum Bench {
         gigabytes: f64,
     },
     /// get_file_schema, summarize_file and read_file on a large text file, a 100 MB CSV and a
-    /// 50,000-row xlsx, beside head, tail -n, sed -n and wc -l on the same files.
+    /// 50,000-row xlsx, beside head, tail -n, sed -n and wc -l on the same files, and beside
+    /// desktop-commander's read_file (from npm) where it is installed.
     Files {
         /// Size of the large text file in GB (10 shows flat memory on 10 GB).
         #[arg(long, default_value_t = 1.0)]

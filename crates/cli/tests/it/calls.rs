@@ -1,5 +1,6 @@
 use std::time::Duration;
 
+use offload_testkit::wire::Wire;
 use offload_testkit::{TestContext, call, error_code, structured, text};
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
 use rmcp::service::PeerRequestOptions;
@@ -194,41 +195,12 @@ async fn a_missing_secret_is_a_clear_error_for_that_server_only() {
 /// On the wire, every progress notification of a call comes before its response.
 #[tokio::test]
 async fn progress_notifications_precede_the_response_on_the_wire() {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let ctx = with_fixture();
-    let mut child = ctx
-        .offload_command(&[])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let msgs = [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "_meta": {"progressToken": "tok"},
-            "name": "call_tool", "arguments": {"server": "fx", "tool_name": "slow", "tool_args": {"ms": 50, "steps": 5}}}}),
-    ];
-    for m in msgs {
-        stdin.write_all(format!("{m}\n").as_bytes()).await.unwrap();
-    }
-    let mut seen = Vec::new();
-    loop {
-        let line = lines.next_line().await.unwrap().expect("offload answers");
-        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-        if v["id"] == 2 {
-            break;
-        }
-        if v["method"] == "notifications/progress" {
-            assert_eq!(v["params"]["progressToken"], "tok");
-            seen.push(v["params"]["progress"].as_f64().unwrap());
-        }
-    }
+    let mut wire = Wire::start(&ctx).await;
+    let args = json!({"server": "fx", "tool_name": "slow", "tool_args": {"ms": 50, "steps": 5}});
+    wire.call(2, "call_tool", args, Some("tok")).await;
+    let (_, progress) = wire.answer(2, "tok").await;
+    let seen: Vec<f64> = progress.into_iter().map(|(p, _)| p).collect();
     assert_eq!(
         seen,
         [1.0, 2.0, 3.0, 4.0, 5.0],

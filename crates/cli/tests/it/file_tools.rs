@@ -2,6 +2,7 @@
 //! CSV, JSON, text pages and tails, long lines, spreadsheets, PDF (text extracted by the
 //! `offload pdf-text` child), images, binary files and paths outside the roots.
 
+use offload_testkit::wire::Wire;
 use offload_testkit::{TestContext, call, error_code, structured, text};
 use serde_json::json;
 
@@ -295,4 +296,110 @@ async fn outside_paths_binary_files_and_bad_arguments() {
         "{err}"
     );
     client.cancel().await.unwrap();
+}
+
+/// A CSV of at least `mib` MiB in the root, written block by block; its data rows.
+fn big_csv(ctx: &TestContext, name: &str, mib: usize) -> (String, u64) {
+    use std::io::Write;
+    let block: String = (0..20_000)
+        .map(|i| format!("{i},\"name {i}\",{i}.5\n"))
+        .collect();
+    let path = ctx.root.join(name);
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    out.write_all(b"id,name,amount\n").unwrap();
+    let blocks = (mib << 20).div_ceil(block.len());
+    for _ in 0..blocks {
+        out.write_all(block.as_bytes()).unwrap();
+    }
+    out.flush().unwrap();
+    (path.to_string_lossy().into_owned(), blocks as u64 * 20_000)
+}
+
+/// A long schema scan reports progress against the file size, all before its answer.
+#[tokio::test]
+async fn a_long_schema_scan_reports_progress() {
+    let ctx = rooted();
+    let (path, rows) = big_csv(&ctx, "rows.csv", 40);
+    let size = std::fs::metadata(&path).unwrap().len() as f64;
+    let mut wire = Wire::start(&ctx).await;
+    wire.call(1, "get_file_schema", json!({"path": path}), Some("scan"))
+        .await;
+    let (answer, progress) = wire.answer(1, "scan").await;
+    assert_eq!(
+        answer["result"]["structuredContent"]["row_count"], rows,
+        "{answer}"
+    );
+    assert!(progress.len() >= 3, "{progress:?}");
+    assert!(
+        progress.windows(2).all(|w| w[0].0 < w[1].0),
+        "rising: {progress:?}"
+    );
+    for (done, total) in &progress {
+        let total = total.expect("a total");
+        assert!(*done <= total && total <= size, "{done} of {total}");
+    }
+}
+
+/// Cancelling a scan stops it: the work ends within a step of the cancellation (the client hears
+/// nothing more of that request, as MCP wants; the log says where the scan stopped), and the
+/// session goes on.
+#[tokio::test]
+async fn cancelling_a_schema_scan_stops_it() {
+    let ctx = rooted();
+    let (path, _) = big_csv(&ctx, "rows.csv", 160);
+    let size = std::fs::metadata(&path).unwrap().len();
+    let mut wire = Wire::start(&ctx).await;
+    wire.call(1, "get_file_schema", json!({"path": path}), Some("scan"))
+        .await;
+    loop {
+        let message = wire.next().await;
+        assert_ne!(message["id"], 1, "answered before any progress: {message}");
+        if message["method"] == "notifications/progress" {
+            break;
+        }
+    }
+    wire.cancel(1).await;
+    let logged = async {
+        loop {
+            let log = ctx.log();
+            if let Some(line) = log
+                .lines()
+                .find(|l| l.contains("cancelled: the scan stopped"))
+            {
+                return line.to_owned();
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    };
+    let stopped = tokio::time::timeout(std::time::Duration::from_secs(60), logged)
+        .await
+        .expect("the cancelled scan is logged");
+    let field = |name: &str| -> u64 {
+        let at = stopped.find(&format!("{name}=")).expect(name) + name.len() + 1;
+        let digits: String = stopped[at..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().expect(name)
+    };
+    // Progress comes every 8 MiB: stopping within a step or two of the first is far from 160 MiB.
+    assert!(field("done") <= 24 << 20, "{stopped}");
+    assert!(field("total") <= size, "{stopped}");
+    wire.call(
+        2,
+        "summarize_file",
+        json!({"path": path, "max_lines": 2}),
+        None,
+    )
+    .await;
+    let (answer, progress) = wire.answer(2, "scan").await;
+    assert!(
+        progress.len() <= 2,
+        "no progress after the cancellation: {progress:?}"
+    );
+    let summary = &answer["result"]["structuredContent"];
+    assert_eq!(
+        summary["head"], "id,name,amount\n0,\"name 0\",0.5",
+        "{answer}"
+    );
 }

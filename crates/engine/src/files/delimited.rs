@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::columns::{Column, ColumnStats, ColumnType, classify_text};
 use super::encoding::TextEncoding;
-use super::{At, FileError, Kind, Observer, Probe, records};
+use super::{At, FileError, Kind, Observer, Probe, records, stopped};
 
 /// Rows read from the start of a large file, and after each anchor.
 const HEAD_ROWS: usize = 2000;
@@ -92,27 +92,18 @@ pub fn schema(
     };
     let skip_header = u64::from(has_header);
     // A csv reader over the records from byte `pos` (a record start) to the end.
-    let rows_from = |pos| {
-        reader(
-            At {
-                file,
-                pos,
-                end: size,
-            },
-            delimiter,
-        )
-    };
+    let rows_from = |pos| reader(At::new(file, pos, size), delimiter);
     let (row_count, typed_from) = if size <= full_scan_limit {
-        let mut reader = rows_from(start);
+        let mut reader = reader(At::watched(file, start, size, observer), delimiter);
         let mut record = csv::ByteRecord::new();
         let mut records = 0u64;
-        while reader.read_byte_record(&mut record).map_err(csv_error)? {
+        while reader
+            .read_byte_record(&mut record)
+            .map_err(|e| stopped(observer, csv_error(e)))?
+        {
             records += 1;
             if records > skip_header {
                 observe(&record, line_of(&record));
-            }
-            if records.is_multiple_of(65536) && observer.cancelled() {
-                return Err(FileError::Cancelled);
             }
         }
         (records.saturating_sub(skip_header), "all_rows")

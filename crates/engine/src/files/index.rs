@@ -87,7 +87,7 @@ impl LineIndex {
                 self.size = start + got as u64;
             }
             self.ends.push(so_far + self.newline.count(&block[..got]));
-            if i.is_multiple_of(64) {
+            if (i + 1).is_multiple_of(super::WATCH_EVERY / BLOCK) {
                 if observer.cancelled() {
                     return Err(FileError::Cancelled);
                 }

@@ -14,7 +14,7 @@ use serde::de::DeserializeSeed;
 use serde_json::Value;
 
 use super::shape::Shape;
-use super::{At, FileError, Observer, Probe};
+use super::{At, FileError, Observer, Probe, stopped};
 
 /// YAML above this size gets the text schema (the parser would hold the whole document).
 pub const YAML_LIMIT: u64 = 32 << 20;
@@ -56,16 +56,12 @@ pub struct XmlChild {
     pub children: Vec<String>,
 }
 
-/// Reads the file from the start of its data (after any BOM).
-fn body(probe: &Probe) -> BufReader<impl Read + '_> {
+/// Reads the file from the start of its data (after any BOM), watched by `observer`.
+fn body<'a>(probe: &'a Probe, observer: &'a dyn Observer) -> BufReader<impl Read + 'a> {
     let start = probe.encoding.map_or(0, |e| e.bom_len);
     BufReader::with_capacity(
         256 * 1024,
-        At {
-            file: &probe.file,
-            pos: start,
-            end: probe.size,
-        },
+        At::watched(&probe.file, start, probe.size, observer),
     )
 }
 
@@ -89,15 +85,15 @@ fn data_schema(shape: &Shape, documents: Option<u64>) -> DataSchema {
     }
 }
 
-pub fn json(probe: &Probe) -> Result<DataSchema, FileError> {
+pub fn json(probe: &Probe, observer: &dyn Observer) -> Result<DataSchema, FileError> {
     not_utf16(probe)?;
     let mut shape = Shape::default();
-    let mut de = serde_json::Deserializer::from_reader(body(probe));
+    let mut de = serde_json::Deserializer::from_reader(body(probe, observer));
     shape
         .seed(0)
         .deserialize(&mut de)
         .and_then(|()| de.end())
-        .map_err(|e| json_error(&e, None))?;
+        .map_err(|e| stopped(observer, json_error(&e, None)))?;
     Ok(data_schema(&shape, None))
 }
 
@@ -105,13 +101,14 @@ pub fn jsonl(probe: &Probe, observer: &dyn Observer) -> Result<DataSchema, FileE
     not_utf16(probe)?;
     // Each line is one value; their shapes merge into the shape of an array's items.
     let mut items = Shape::default();
-    let mut reader = body(probe);
+    let mut reader = body(probe, observer);
     let mut line = Vec::new();
     let mut number = 0u64;
     let mut values = 0u64;
     loop {
         line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
+        let read = reader.read_until(b'\n', &mut line);
+        if read.map_err(|e| stopped(observer, e.into()))? == 0 {
             break;
         }
         number += 1;
@@ -125,9 +122,6 @@ pub fn jsonl(probe: &Probe, observer: &dyn Observer) -> Result<DataSchema, FileE
             .and_then(|()| de.end())
             .map_err(|e| json_error(&e, Some(number)))?;
         values += 1;
-        if values.is_multiple_of(65536) && observer.cancelled() {
-            return Err(FileError::Cancelled);
-        }
     }
     let mut schema = data_schema(&items, None);
     schema.root_type = "lines".into();
@@ -136,7 +130,7 @@ pub fn jsonl(probe: &Probe, observer: &dyn Observer) -> Result<DataSchema, FileE
     Ok(schema)
 }
 
-pub fn yaml(probe: &Probe) -> Result<DataSchema, FileError> {
+pub fn yaml(probe: &Probe, observer: &dyn Observer) -> Result<DataSchema, FileError> {
     not_utf16(probe)?;
     if probe.size > YAML_LIMIT {
         return Err(FileError::TooLarge(format!(
@@ -146,26 +140,30 @@ pub fn yaml(probe: &Probe) -> Result<DataSchema, FileError> {
     }
     let mut shape = Shape::default();
     let mut documents = 0u64;
-    for document in serde_yaml::Deserializer::from_reader(body(probe)) {
+    for document in serde_yaml::Deserializer::from_reader(body(probe, observer)) {
         shape
             .seed(0)
             .deserialize(document)
-            .map_err(|e| match e.location() {
-                Some(l) => FileError::Parse(format!(
-                    "not valid YAML at line {}, column {}: {e}",
-                    l.line(),
-                    l.column()
-                )),
-                None => FileError::Parse(format!("not valid YAML: {e}")),
-            })?;
+            .map_err(|e| stopped(observer, yaml_error(&e)))?;
         documents += 1;
     }
     Ok(data_schema(&shape, Some(documents)))
 }
 
+fn yaml_error(e: &serde_yaml::Error) -> FileError {
+    match e.location() {
+        Some(l) => FileError::Parse(format!(
+            "not valid YAML at line {}, column {}: {e}",
+            l.line(),
+            l.column()
+        )),
+        None => FileError::Parse(format!("not valid YAML: {e}")),
+    }
+}
+
 pub fn xml(probe: &Probe, observer: &dyn Observer) -> Result<XmlSchema, FileError> {
     not_utf16(probe)?;
-    let mut reader = quick_xml::Reader::from_reader(body(probe));
+    let mut reader = quick_xml::Reader::from_reader(body(probe, observer));
     reader.config_mut().check_end_names = true;
     let mut buf = Vec::new();
     let mut depth = 0usize;
@@ -175,10 +173,11 @@ pub fn xml(probe: &Probe, observer: &dyn Observer) -> Result<XmlSchema, FileErro
     let mut current_child: Option<String> = None;
     loop {
         let event = reader.read_event_into(&mut buf).map_err(|e| {
-            FileError::Parse(format!(
+            let error = FileError::Parse(format!(
                 "not valid XML near byte {}: {e}",
                 reader.buffer_position()
-            ))
+            ));
+            stopped(observer, error)
         })?;
         let (start, empty) = match &event {
             Event::Start(e) => (Some(e), false),
@@ -231,9 +230,6 @@ pub fn xml(probe: &Probe, observer: &dyn Observer) -> Result<XmlSchema, FileErro
                 depth += 1;
             } else if depth == 1 {
                 current_child = None;
-            }
-            if elements.is_multiple_of(100_000) && observer.cancelled() {
-                return Err(FileError::Cancelled);
             }
         }
         buf.clear();

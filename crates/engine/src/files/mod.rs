@@ -175,19 +175,73 @@ impl From<FileError> for ToolError {
     }
 }
 
-/// A reader over `file` from `pos` to `end`, by positional reads (handles share no cursor).
+/// A reader over `file` from `pos` to `end`, by positional reads (handles share no cursor). A
+/// watched one tells its observer how far it is every few MiB and fails once the observer
+/// cancels (parsers then report [`FileError::Cancelled`] through [`stopped`]).
 struct At<'a> {
     file: &'a File,
     pos: u64,
     end: u64,
+    watch: Option<Watch<'a>>,
+}
+
+struct Watch<'a> {
+    observer: &'a dyn Observer,
+    start: u64,
+    next: u64,
+}
+
+/// How often long scans report progress and check for cancellation, in bytes.
+const WATCH_EVERY: u64 = 8 << 20;
+
+impl<'a> At<'a> {
+    fn new(file: &'a File, pos: u64, end: u64) -> Self {
+        Self {
+            file,
+            pos,
+            end,
+            watch: None,
+        }
+    }
+
+    fn watched(file: &'a File, pos: u64, end: u64, observer: &'a dyn Observer) -> Self {
+        let watch = Watch {
+            observer,
+            start: pos,
+            next: pos + WATCH_EVERY,
+        };
+        Self {
+            watch: Some(watch),
+            ..Self::new(file, pos, end)
+        }
+    }
 }
 
 impl std::io::Read for At<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if let Some(w) = &mut self.watch
+            && self.pos >= w.next
+        {
+            w.next = self.pos + WATCH_EVERY;
+            if w.observer.cancelled() {
+                return Err(std::io::Error::other("cancelled"));
+            }
+            w.observer
+                .progress(self.pos - w.start, self.end.saturating_sub(w.start));
+        }
         let want = (buf.len() as u64).min(self.end.saturating_sub(self.pos)) as usize;
         let got = read_at(self.file, &mut buf[..want], self.pos)?;
         self.pos += got as u64;
         Ok(got)
+    }
+}
+
+/// `error`, unless the work failed because the observer cancelled it.
+fn stopped(observer: &dyn Observer, error: FileError) -> FileError {
+    if observer.cancelled() {
+        FileError::Cancelled
+    } else {
+        error
     }
 }
 

@@ -44,7 +44,7 @@ pub fn count(
         counter.feed(&buf[..got], at);
         at += got as u64;
         chunks += 1;
-        if chunks.is_multiple_of(32) {
+        if chunks.is_multiple_of(super::WATCH_EVERY / CHUNK as u64) {
             if observer.cancelled() {
                 return Err(FileError::Cancelled);
             }

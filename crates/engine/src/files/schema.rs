@@ -67,9 +67,9 @@ pub fn of(
                 (format, Detail::Delimited(d))
             })
         }
-        Kind::Json => markup::json(&probe).map(|d| ("json", Detail::Data(d))),
+        Kind::Json => markup::json(&probe, observer).map(|d| ("json", Detail::Data(d))),
         Kind::Jsonl => markup::jsonl(&probe, observer).map(|d| ("jsonl", Detail::Data(d))),
-        Kind::Yaml => markup::yaml(&probe).map(|d| ("yaml", Detail::Data(d))),
+        Kind::Yaml => markup::yaml(&probe, observer).map(|d| ("yaml", Detail::Data(d))),
         Kind::Xml => markup::xml(&probe, observer).map(|d| ("xml", Detail::Xml(d))),
         Kind::Sheet => {
             super::sheet::schema(&probe, sample_rows).map(|d| ("spreadsheet", Detail::Sheets(d)))

@@ -82,10 +82,15 @@ pub async fn read_file(
 struct Watch {
     cancel: CancellationToken,
     progress: Option<tokio::sync::mpsc::UnboundedSender<(u64, u64)>>,
+    /// The last progress reported, `(done, total)`, for the log of a cancelled scan.
+    reached: std::sync::Mutex<(u64, u64)>,
 }
 
 impl Observer for Watch {
     fn progress(&self, done: u64, total: u64) {
+        if let Ok(mut reached) = self.reached.lock() {
+            *reached = (done, total);
+        }
         if let Some(tx) = &self.progress {
             let _ = tx.send((done, total));
         }
@@ -107,12 +112,19 @@ async fn run<T: Send + 'static>(
     let watch = Watch {
         cancel: ctx.ct.clone(),
         progress: token.is_some().then_some(tx),
+        reached: std::sync::Mutex::default(),
     };
     let engine = engine.clone();
     let job = tokio::task::spawn_blocking(move || {
         let (file, resolved) = engine.roots.open_read(&path)?;
-        work(&engine.files, file, &resolved.path, &watch)
-            .map_err(|e| ToolError::from(e).with("path", path))
+        let result = work(&engine.files, file, &resolved.path, &watch);
+        if let Err(FileError::Cancelled) = &result {
+            // The client gave up and hears nothing more of this request; the log says where
+            // the scan stopped.
+            let (done, total) = watch.reached.lock().map(|r| *r).unwrap_or_default();
+            tracing::info!(path, done, total, "cancelled: the scan stopped");
+        }
+        result.map_err(|e| ToolError::from(e).with("path", path))
     });
     let peer = ctx.peer.clone();
     let forward = async move {
