@@ -33,6 +33,9 @@ struct Cli {
 enum Command {
     /// Serve Offload's MCP tools on stdin/stdout (what MCP clients launch).
     Mcp(mcp::McpArgs),
+    /// Host the engine for `offload mcp` on the local socket, without a window (what the desktop
+    /// app does; for machines without a display).
+    Serve,
     /// Print the configuration file path Offload uses.
     ConfigPath,
     /// Show a file's structure: CSV columns and types, JSON shape, sheets, PDF pages, ...
@@ -50,6 +53,7 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Mcp(args) => mcp::run(cli.config, args),
+        Command::Serve => mcp::host(cli.config),
         Command::Schema(args) => files::schema(args),
         Command::Summarize(args) => files::summarize(args),
         Command::Read(args) => files::read(args),

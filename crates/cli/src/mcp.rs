@@ -1,23 +1,26 @@
-//! `offload mcp`: serve the engine on stdio.
+//! `offload mcp`: what MCP clients launch. When an Offload host (the desktop app, or
+//! `offload serve`) answers on the local socket, the shim only pumps bytes between stdio and it;
+//! otherwise it runs an embedded engine on stdio. The mode is said on stderr.
 //!
-//! Today the shim always runs an embedded engine. The desktop app will listen on a per-user
-//! socket; `Mode::Auto` is the seam where the shim will connect to it and only pump bytes.
+//! `offload serve`: the host without a window — one engine on the local socket for every
+//! `offload mcp`, for machines without a display.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
-use offload_engine::config::{CompatInputs, NoKeychain};
-use offload_engine::{Engine, EngineOptions};
+use offload_engine::config::{AppDirs, CompatInputs, NoKeychain};
+use offload_engine::{Engine, EngineOptions, ipc};
 
 #[derive(Args)]
 pub struct McpArgs {
-    /// Allowed directories (read-write; the first is the default). Replace the configured roots.
+    /// Allowed directories (read-write; the first is the default). Replace the configured roots
+    /// (and so run an embedded engine, since the app's roots are the app's).
     #[arg(value_name = "DIR")]
     dirs: Vec<String>,
 
-    /// A client config file whose `mcpServers` (or `servers`) become upstreams.
+    /// A client config file whose `mcpServers` (or `servers`) become upstreams (embedded only).
     #[arg(long, env = "APP_CONFIG_PATH", value_name = "PATH")]
     app_config: Option<PathBuf>,
 
@@ -30,52 +33,144 @@ pub struct McpArgs {
     mode: Mode,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Mode {
     /// Connect to the running app if there is one, else run an embedded engine.
     Auto,
+    /// Connect to the running app, or fail.
+    App,
     /// Always run an embedded engine in this process.
     Embedded,
 }
 
-pub fn run(config: Option<PathBuf>, args: McpArgs) -> ExitCode {
-    init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+/// A runtime for a command; logs why when there cannot be one.
+fn runtime() -> Option<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            tracing::error!("cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+        .map_err(|e| tracing::error!("cannot start the async runtime: {e}"))
+        .ok()
+}
+
+pub fn run(config: Option<PathBuf>, args: McpArgs) -> ExitCode {
+    init_logging();
+    let Some(runtime) = runtime() else {
+        return ExitCode::FAILURE;
     };
-    runtime.block_on(serve(config, args))
+    runtime.block_on(async {
+        match connect_to_app(&args).await {
+            Ok(Some(stream)) => pump(stream).await,
+            Ok(None) => serve(config, args).await,
+            Err(code) => code,
+        }
+    })
+}
+
+/// The host's socket when this invocation should use it and it answers.
+async fn connect_to_app(args: &McpArgs) -> Result<Option<ipc::Connection>, ExitCode> {
+    let own_setup = !args.dirs.is_empty() || args.app_config.is_some();
+    match (args.mode, own_setup) {
+        (Mode::Embedded, _) => return Ok(None),
+        (Mode::Auto, true) => {
+            tracing::info!("directories or --app-config given: running an embedded engine");
+            return Ok(None);
+        }
+        (Mode::App, true) => {
+            tracing::error!("--mode app uses the app's directories and servers; drop DIR and --app-config");
+            return Err(ExitCode::FAILURE);
+        }
+        _ => {}
+    }
+    let Some(dirs) = AppDirs::platform() else {
+        tracing::error!("cannot determine the home directory");
+        return Err(ExitCode::FAILURE);
+    };
+    let path = ipc::socket_path(&dirs);
+    match ipc::connect(&path).await {
+        Some(stream) => {
+            tracing::info!(socket = %path.display(), "connected to the Offload app");
+            Ok(Some(stream))
+        }
+        None if args.mode == Mode::App => {
+            tracing::error!(socket = %path.display(), "no Offload app answers; start it, or use --mode auto");
+            Err(ExitCode::FAILURE)
+        }
+        None => Ok(None),
+    }
+}
+
+/// Connected mode: bytes between stdio and the app, nothing else.
+async fn pump(stream: ipc::Connection) -> ExitCode {
+    match ipc::pump(stream, tokio::io::stdin(), tokio::io::stdout()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("the connection to the Offload app failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn load(config: Option<PathBuf>, compat: CompatInputs) -> Option<Arc<Engine>> {
+    let options = EngineOptions {
+        config_path: config,
+        compat,
+        secrets: Arc::new(NoKeychain),
+    };
+    match Engine::load(options) {
+        Ok((engine, warnings)) => {
+            for w in warnings {
+                tracing::warn!("{w}");
+            }
+            Some(Arc::new(engine))
+        }
+        Err(e) => {
+            tracing::error!("{e}");
+            None
+        }
+    }
+}
+
+/// `offload serve`: the engine on the local socket until a signal.
+pub fn host(config: Option<PathBuf>) -> ExitCode {
+    init_logging();
+    let Some(runtime) = runtime() else {
+        return ExitCode::FAILURE;
+    };
+    runtime.block_on(async {
+        let Some(dirs) = AppDirs::platform() else {
+            tracing::error!("cannot determine the home directory");
+            return ExitCode::FAILURE;
+        };
+        let Some(engine) = load(config, CompatInputs::default()) else {
+            return ExitCode::FAILURE;
+        };
+        let host = match ipc::Host::bind(&ipc::socket_path(&dirs)).await {
+            Ok(host) => host,
+            Err(e) => {
+                tracing::error!("{e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        tokio::select! {
+            () = host.serve(engine.clone()) => {}
+            () = shutdown_signal() => {}
+        }
+        engine.shutdown().await;
+        ExitCode::SUCCESS
+    })
 }
 
 async fn serve(config: Option<PathBuf>, args: McpArgs) -> ExitCode {
-    let options = EngineOptions {
-        config_path: config,
-        compat: CompatInputs {
-            dirs: args.dirs,
-            app_config_path: args.app_config,
-            proxy_servers: args.servers,
-        },
-        secrets: Arc::new(NoKeychain),
+    let compat = CompatInputs {
+        dirs: args.dirs,
+        app_config_path: args.app_config,
+        proxy_servers: args.servers,
     };
-    let (engine, warnings) = match Engine::load(options) {
-        Ok(loaded) => loaded,
-        Err(e) => {
-            tracing::error!("{e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(engine) = load(config, compat) else {
+        return ExitCode::FAILURE;
     };
-    for w in warnings {
-        tracing::warn!("{w}");
-    }
-    match args.mode {
-        Mode::Auto | Mode::Embedded => tracing::info!("serving in embedded mode"),
-    }
+    tracing::info!("serving in embedded mode");
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         eprintln!(
             "offload mcp is serving MCP on stdin/stdout and waits for a client.\n\
@@ -87,7 +182,6 @@ async fn serve(config: Option<PathBuf>, args: McpArgs) -> ExitCode {
                 .unwrap_or_else(|_| "offload".into())
         );
     }
-    let engine = Arc::new(engine);
     let served = tokio::select! {
         r = engine.serve(rmcp_stdio()) => r,
         () = shutdown_signal() => Ok(()),

@@ -15,6 +15,7 @@ use crate::events::Events;
 use crate::files::{self, Inspector};
 use crate::roots::Roots;
 use crate::server::OffloadServer;
+use crate::sessions::Sessions;
 use crate::store::Store;
 use crate::upstream::Pool;
 
@@ -26,6 +27,8 @@ pub struct Engine {
     pub events: Events,
     /// The file tools (`get_file_schema`, `summarize_file`, `read_file`) and their line indexes.
     pub files: Inspector,
+    /// The client sessions being served.
+    pub sessions: Sessions,
 }
 
 /// Where the engine's configuration comes from.
@@ -78,6 +81,7 @@ impl Engine {
                 pdf_helper: pdf_helper(),
                 ..files::Settings::default()
             }),
+            sessions: Sessions::default(),
         };
         (engine, warnings)
     }
@@ -97,6 +101,12 @@ impl Engine {
             }
             Err(e) => return Err(format!("MCP session did not start: {e}")),
         };
+        let client = running.peer().peer_info().map(|info| info.client_info.clone());
+        let (name, version) = client.map_or_else(
+            || ("unknown".to_owned(), String::new()),
+            |c| (c.name, c.version),
+        );
+        let _open = self.sessions.open(&name, &version);
         running
             .waiting()
             .await

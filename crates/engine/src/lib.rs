@@ -11,9 +11,11 @@ pub mod events;
 pub mod files;
 pub mod formats;
 pub mod inputs;
+pub mod ipc;
 pub mod refs;
 pub mod roots;
 pub mod server;
+pub mod sessions;
 pub mod store;
 pub mod upstream;
 

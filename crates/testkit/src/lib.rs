@@ -99,6 +99,8 @@ impl TestContext {
         cmd.env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("XDG_DATA_HOME", self.home.join(".local/share"))
+            .env("XDG_RUNTIME_DIR", self.home.join(".run"))
+            .env_remove("OFFLOAD_SOCKET")
             .env("OFFLOAD_CONFIG", &self.config_path)
             .env("OFFLOAD_LOG_FILE", &self.log_path)
             .env("OFFLOAD_LOG", "debug")
@@ -115,10 +117,40 @@ impl TestContext {
         connect(self.offload_command(extra_args)).await
     }
 
+    /// Where `offload serve` and the app listen for this context's `offload mcp`.
+    pub fn socket(&self) -> PathBuf {
+        self.home.join(".run/offload/offload.sock")
+    }
+
+    /// `offload serve` for this context, once its socket accepts connections.
+    pub async fn host(&self) -> Host {
+        let mut cmd = tokio::process::Command::new(target_bin("offload"));
+        cmd.arg("serve").kill_on_drop(true);
+        self.isolate(&mut cmd);
+        let child = cmd
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn offload serve");
+        let socket = self.socket();
+        for _ in 0..400 {
+            if tokio::net::UnixStream::connect(&socket).await.is_ok() {
+                return Host { child, socket };
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        panic!("offload serve did not listen at {} within 10 s:\n{}", socket.display(), self.log());
+    }
+
     /// Offload's log so far (for assertion messages).
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log_path).unwrap_or_default()
     }
+}
+
+/// A running `offload serve` (killed when dropped).
+pub struct Host {
+    pub child: tokio::process::Child,
+    pub socket: PathBuf,
 }
 
 /// Records what a server sends the client on its own.

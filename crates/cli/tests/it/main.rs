@@ -9,6 +9,7 @@ mod faults;
 mod file_content;
 mod file_tools;
 mod interop;
+mod shim;
 mod store;
 
 use offload_testkit::TestContext;

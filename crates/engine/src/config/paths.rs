@@ -9,6 +9,9 @@ pub struct AppDirs {
     pub config_dir: PathBuf,
     /// Holds the default root, records and the audit log.
     pub data_dir: PathBuf,
+    /// Per-login scratch space for the app's socket (`$XDG_RUNTIME_DIR/offload`), when the
+    /// platform has one.
+    pub runtime_dir: Option<PathBuf>,
 }
 
 impl AppDirs {
@@ -19,6 +22,7 @@ impl AppDirs {
         Some(Self {
             config_dir: dirs.config_dir().to_owned(),
             data_dir: dirs.data_dir().to_owned(),
+            runtime_dir: dirs.runtime_dir().map(ToOwned::to_owned),
         })
     }
 

@@ -44,15 +44,25 @@ pub fn schema(
     let (file, size, sample) = (&probe.file, probe.size, &probe.sample[..]);
     let encoding = probe.encoding.unwrap_or(TextEncoding::UTF8);
     let tab_hint = probe.kind == Kind::Delimited { tab: true };
-    if encoding.is_utf16() {
-        return Err(FileError::Invalid(
-            "UTF-16 CSV is read as text here; convert it to UTF-8 for a typed schema".into(),
-        ));
-    }
+    // UTF-16 (Excel's "Unicode text") is transcoded to UTF-8 as it streams, and always scanned
+    // whole: record starts found in UTF-8 would not be byte offsets of the file.
+    let utf16 = encoding.is_utf16();
     let start = encoding.bom_len;
-    let body = &sample[start as usize..];
+    let transcoded;
+    let body = if utf16 {
+        transcoded = encoding.decode(&sample[start as usize..]);
+        transcoded.as_bytes()
+    } else {
+        &sample[start as usize..]
+    };
     let whole = sample.len() as u64 >= size;
-    let decode = |b: &[u8]| encoding.decode(b);
+    let decode = |b: &[u8]| {
+        if utf16 {
+            String::from_utf8_lossy(b).into_owned()
+        } else {
+            encoding.decode(b)
+        }
+    };
     let delimiter = sniff_delimiter(body, whole, tab_hint);
     let first = first_rows(body, whole, delimiter, SNIFF_ROWS, &decode);
     let has_header = sniff_header(&first);
@@ -93,8 +103,17 @@ pub fn schema(
     let skip_header = u64::from(has_header);
     // A csv reader over the records from byte `pos` (a record start) to the end.
     let rows_from = |pos| reader(At::new(file, pos, size), delimiter);
-    let (row_count, typed_from) = if size <= full_scan_limit {
-        let mut reader = reader(At::watched(file, start, size, observer), delimiter);
+    let (row_count, typed_from) = if size <= full_scan_limit || utf16 {
+        let bytes = At::watched(file, start, size, observer);
+        let source: Box<dyn Read + '_> = if utf16 {
+            let utf8 = encoding_rs_io::DecodeReaderBytesBuilder::new()
+                .encoding(Some(encoding.encoding))
+                .build(bytes);
+            Box::new(utf8)
+        } else {
+            Box::new(bytes)
+        };
+        let mut reader = reader(source, delimiter);
         let mut record = csv::ByteRecord::new();
         let mut records = 0u64;
         while reader

@@ -1,5 +1,5 @@
 //! `get_file_schema`: structure without content, by kind of file. When a structured reading is
-//! not possible (broken JSON is an error; a UTF-16 CSV or a huge YAML is not), the text schema is
+//! not possible (broken JSON is an error; a huge YAML is not), the text schema is
 //! given with a note saying why.
 
 use schemars::JsonSchema;

@@ -388,6 +388,53 @@ fn headerless_and_tab_separated_files() {
     assert_eq!(s["columns"][1]["nullable"], true);
 }
 
+/// Excel's "Unicode text" export (UTF-16 LE with a BOM, tab-separated) and a UTF-16 BE CSV get
+/// typed schemas, counted exactly across quoted line breaks and large enough to span many reads.
+#[test]
+fn utf16_tables_are_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("id\tcity\tamount\r\n");
+    let rows = 30_000;
+    for i in 0..rows {
+        let city = if i % 1000 == 0 {
+            "\"Zürich\r\nHöngg\"".to_owned()
+        } else {
+            format!("Köln {i}")
+        };
+        text.push_str(&format!("{i}\t{city}\t{i}.25\r\n"));
+    }
+    let mut le = vec![0xFF, 0xFE];
+    le.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+    let path = write(dir.path(), "export.tsv", &le);
+    let s = schema_of(&Inspector::default(), &path);
+    assert_eq!(s["format"], "tsv", "{s}");
+    assert_eq!(s["encoding"], "UTF-16LE");
+    assert_eq!(s["row_count"], rows);
+    assert_eq!(s["typed_from"], "all_rows");
+    let types: Vec<_> = s["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["type"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        types,
+        [("id", "integer"), ("city", "string"), ("amount", "number")]
+    );
+    assert_eq!(s["columns"][1]["samples"][0], "Zürich\r\nHöngg");
+
+    let csv = "name,n\n\"Ünïcødé, quoted\",1\nplain,2\n";
+    let be: Vec<u8> = csv.encode_utf16().flat_map(u16::to_be_bytes).collect();
+    let path = write(dir.path(), "be.csv", &be);
+    let s = schema_of(&Inspector::default(), &path);
+    assert_eq!(
+        (&s["format"], &s["encoding"], &s["row_count"]),
+        (&json!("csv"), &json!("UTF-16BE"), &json!(2)),
+        "{s}"
+    );
+    assert_eq!(s["columns"][1]["type"], "integer");
+}
+
 #[test]
 fn json_jsonl_yaml_and_xml_structures() {
     let dir = tempfile::tempdir().unwrap();
