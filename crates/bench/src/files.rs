@@ -162,7 +162,10 @@ async fn desktop_commander(data: &Path, big: &Path, lines: u64, deep: u64, ours:
         return;
     };
     let base = peak_rss_mb(peer.pid);
-    println!("desktop-commander {} read_file on the same file:", "0.2.52");
+    println!(
+        "desktop-commander {} read_file on the same file:",
+        peer.version
+    );
     let deep_i = i64::try_from(deep).unwrap_or(i64::MAX);
     let asks: [(&str, i64, u64, u64, u64, f64); 4] = [
         (
@@ -330,11 +333,17 @@ pub async fn run(gigabytes: f64, dir: Option<PathBuf>) -> anyhow::Result<()> {
     row(what, summary_ms, wc, "wc -l (exact)");
     if !exact {
         println!(
-            "    counted exactly up to 4 GiB, estimated {counted} lines for {lines}: off by {:.5}%",
-            (counted as f64 - lines as f64).abs() * 100.0 / lines as f64
+            "    counted exactly up to 4 GiB, estimated {counted} lines for {lines}: off by {} ({:.7}%)",
+            counted.abs_diff(lines),
+            counted.abs_diff(lines) as f64 * 100.0 / lines as f64
         );
     }
     let rss_summary = peak_rss_mb(pid) - base_rss;
+    client.cancel().await?;
+
+    let (client, pid, base_rss) = fresh(&ctx).await;
+    let (big_schema_ms, _) = timed(&client, "get_file_schema", json!({"path": big_s})).await;
+    let rss_big_schema = peak_rss_mb(pid) - base_rss;
     client.cancel().await?;
 
     let (client, pid, base_rss) = fresh(&ctx).await;
@@ -406,9 +415,14 @@ pub async fn run(gigabytes: f64, dir: Option<PathBuf>) -> anyhow::Result<()> {
         "  summarize_file on {:.2} GB:           {rss_summary:.1}",
         big_bytes as f64 / 1e9
     );
+    println!(
+        "  get_file_schema on {:.2} GB:          {rss_big_schema:.1} ({big_schema_ms:.0} ms)",
+        big_bytes as f64 / 1e9
+    );
     let small_s = small.to_string_lossy().to_string();
     let (client, pid, base_rss) = fresh(&ctx).await;
     timed(&client, "summarize_file", json!({"path": small_s})).await;
+    timed(&client, "get_file_schema", json!({"path": small_s})).await;
     timed(
         &client,
         "read_file",
@@ -416,7 +430,7 @@ pub async fn run(gigabytes: f64, dir: Option<PathBuf>) -> anyhow::Result<()> {
     )
     .await;
     println!(
-        "  summarize + deep read on 100 MB:     {:.1}",
+        "  summarize, schema, deep read, 100 MB: {:.1}",
         peak_rss_mb(pid) - base_rss
     );
     client.cancel().await?;

@@ -22,6 +22,18 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     cmd.env("OFFLOAD_LOG", "info")
         .env_remove("OFFLOAD_LOG_FILE");
     let proxied = connect(cmd).await;
+    // The same, through a host (`offload serve`, the app's engine without a window): the shim
+    // connects to its socket and pumps bytes.
+    let mut host_cmd = ctx.host_command();
+    host_cmd
+        .env("OFFLOAD_LOG", "info")
+        .env_remove("OFFLOAD_LOG_FILE")
+        .stderr(std::process::Stdio::null());
+    let _host = ctx.host_from(host_cmd).await;
+    let mut cmd = ctx.offload_command(&["--mode", "app"]);
+    cmd.env("OFFLOAD_LOG", "info")
+        .env_remove("OFFLOAD_LOG_FILE");
+    let hosted = connect(cmd).await;
     let direct = connect(tokio::process::Command::new(target_bin("offload-fixture"))).await;
     let direct2 = {
         let mut cmd = tokio::process::Command::new(target_bin("offload-fixture"));
@@ -33,16 +45,20 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     for _ in 0..WARMUP {
         echo_direct(&direct).await;
         echo_proxied(&proxied).await;
+        echo_proxied(&hosted).await;
     }
 
     let mut direct_samples = Vec::with_capacity(calls);
     let mut proxied_samples = Vec::with_capacity(calls);
+    let mut hosted_samples = Vec::with_capacity(calls);
     for _ in 0..calls {
         direct_samples.push(echo_direct(&direct).await);
         proxied_samples.push(echo_proxied(&proxied).await);
+        hosted_samples.push(echo_proxied(&hosted).await);
     }
     let d = summarize(&mut direct_samples);
     let p = summarize(&mut proxied_samples);
+    let h = summarize(&mut hosted_samples);
 
     println!(
         "call_tool -> fixture echo, {calls} calls each side, alternating (after {WARMUP} warm-up calls)"
@@ -54,6 +70,16 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     println!("{}", row("median", p.median, d.median));
     println!("{}", row("p99", p.p99, d.p99));
     println!("{}", row("mean", p.mean, d.mean));
+    println!();
+    println!(
+        "the same through the host's socket (offload mcp --mode app -> offload serve), beside embedded"
+    );
+    println!(
+        "{:<10} {:>12} {:>12} {:>15} {:>9}",
+        "", "via host", "embedded", "added", "ratio"
+    );
+    println!("{}", row("median", h.median, p.median));
+    println!("{}", row("p99", h.p99, p.p99));
 
     // list_available_tools over two warm servers vs listing both servers directly.
     let rounds = 200;
@@ -93,15 +119,43 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     println!("{}", row("median", lo.median, lb.median));
     println!("{}", row("p99", lo.p99, lb.p99));
 
+    // Starting a client session: spawn `offload mcp` and complete the handshake.
+    let starts = 30;
+    let mut via_host = Vec::with_capacity(starts);
+    let mut embedded = Vec::with_capacity(starts);
+    for _ in 0..starts {
+        for (mode, samples) in [("app", &mut via_host), ("embedded", &mut embedded)] {
+            let mut cmd = ctx.offload_command(&["--mode", mode]);
+            cmd.env("OFFLOAD_LOG", "info")
+                .env_remove("OFFLOAD_LOG_FILE");
+            let t = Instant::now();
+            let client = connect(cmd).await;
+            samples.push(t.elapsed());
+            client.cancel().await?;
+        }
+    }
+    let sh = summarize(&mut via_host);
+    let se = summarize(&mut embedded);
+    println!();
+    println!("offload mcp start + initialize, {starts} starts each");
+    println!(
+        "{:<10} {:>12} {:>12} {:>15} {:>9}",
+        "", "via host", "embedded", "added", "ratio"
+    );
+    println!("{}", row("median", sh.median, se.median));
+
     let targets_met = p.median.saturating_sub(d.median) <= Duration::from_micros(300)
+        && h.median.saturating_sub(p.median) <= Duration::from_micros(500)
+        && sh.median < Duration::from_millis(50)
         && p.p99.saturating_sub(d.p99) <= Duration::from_millis(1)
         && lo.median < Duration::from_millis(10);
     println!();
     println!(
-        "targets (added <= 0.3 ms median, <= 1 ms p99; list < 10 ms): {}",
+        "targets (added <= 0.3 ms median, <= 1 ms p99; via host <= 0.5 ms more; start via host < 50 ms; list < 10 ms): {}",
         if targets_met { "met" } else { "NOT met" }
     );
     proxied.cancel().await?;
+    hosted.cancel().await?;
     direct.cancel().await?;
     direct2.cancel().await?;
     Ok(())

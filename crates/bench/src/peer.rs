@@ -26,6 +26,8 @@ fn entry() -> Option<PathBuf> {
 pub struct DesktopCommander {
     client: Client,
     pub pid: u32,
+    /// From its package.json.
+    pub version: String,
     _home: tempfile::TempDir,
 }
 
@@ -70,6 +72,17 @@ impl DesktopCommander {
             }
         };
         let pid = transport.id()?;
+        let manifest = entry
+            .parent()
+            .and_then(Path::parent)
+            .map(|dir| dir.join("package.json"))
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
+        let version = manifest
+            .as_ref()
+            .and_then(|m| m["version"].as_str())
+            .unwrap_or("(unknown version)")
+            .to_owned();
         let started = tokio::time::timeout(
             Duration::from_secs(60),
             Recorder::default().serve(transport),
@@ -79,6 +92,7 @@ impl DesktopCommander {
             Ok(Ok(client)) => Some(Self {
                 client,
                 pid,
+                version,
                 _home: home,
             }),
             _ => {

@@ -76,7 +76,9 @@ async fn connect_to_app(args: &McpArgs) -> Result<Option<ipc::Connection>, ExitC
             return Ok(None);
         }
         (Mode::App, true) => {
-            tracing::error!("--mode app uses the app's directories and servers; drop DIR and --app-config");
+            tracing::error!(
+                "--mode app uses the app's directories and servers; drop DIR and --app-config"
+            );
             return Err(ExitCode::FAILURE);
         }
         _ => {}

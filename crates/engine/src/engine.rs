@@ -101,7 +101,10 @@ impl Engine {
             }
             Err(e) => return Err(format!("MCP session did not start: {e}")),
         };
-        let client = running.peer().peer_info().map(|info| info.client_info.clone());
+        let client = running
+            .peer()
+            .peer_info()
+            .map(|info| info.client_info.clone());
         let (name, version) = client.map_or_else(
             || ("unknown".to_owned(), String::new()),
             |c| (c.name, c.version),

@@ -124,9 +124,19 @@ impl TestContext {
 
     /// `offload serve` for this context, once its socket accepts connections.
     pub async fn host(&self) -> Host {
+        self.host_from(self.host_command()).await
+    }
+
+    /// The command that starts `offload serve` in this context.
+    pub fn host_command(&self) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(target_bin("offload"));
         cmd.arg("serve").kill_on_drop(true);
         self.isolate(&mut cmd);
+        cmd
+    }
+
+    /// Starts `cmd` (an `offload serve` or the app) and waits until its socket accepts.
+    pub async fn host_from(&self, mut cmd: tokio::process::Command) -> Host {
         let child = cmd
             .stdin(std::process::Stdio::null())
             .spawn()
@@ -138,7 +148,11 @@ impl TestContext {
             }
             tokio::time::sleep(std::time::Duration::from_millis(25)).await;
         }
-        panic!("offload serve did not listen at {} within 10 s:\n{}", socket.display(), self.log());
+        panic!(
+            "offload serve did not listen at {} within 10 s:\n{}",
+            socket.display(),
+            self.log()
+        );
     }
 
     /// Offload's log so far (for assertion messages).

@@ -82,7 +82,10 @@ async fn without_a_host_the_shim_runs_its_own_engine() {
         host.child.wait().await.unwrap();
     }
     let client = ctx.client().await;
-    assert_eq!(text(&fx(&client, "echo", json!({"text": "hi"})).await), "hi");
+    assert_eq!(
+        text(&fx(&client, "echo", json!({"text": "hi"})).await),
+        "hi"
+    );
     logged(&ctx, "serving in embedded mode").await;
     client.cancel().await.unwrap();
     // Asking for the app when none runs is a clear failure, not a silent fallback.
@@ -97,7 +100,10 @@ async fn without_a_host_the_shim_runs_its_own_engine() {
     // A new host replaces the stale socket.
     let _host = ctx.host().await;
     let client = ctx.client_with(&["--mode", "app"]).await;
-    assert_eq!(text(&fx(&client, "echo", json!({"text": "again"})).await), "again");
+    assert_eq!(
+        text(&fx(&client, "echo", json!({"text": "again"})).await),
+        "again"
+    );
     client.cancel().await.unwrap();
 }
 
