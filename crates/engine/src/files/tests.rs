@@ -408,7 +408,7 @@ fn utf16_tables_are_typed() {
     let path = write(dir.path(), "export.tsv", &le);
     let s = schema_of(&Inspector::default(), &path);
     assert_eq!(s["format"], "tsv", "{s}");
-    assert_eq!(s["encoding"], "UTF-16LE");
+    assert_eq!(s["encoding"], "utf-16le (bom)");
     assert_eq!(s["row_count"], rows);
     assert_eq!(s["typed_from"], "all_rows");
     let types: Vec<_> = s["columns"]
@@ -429,7 +429,7 @@ fn utf16_tables_are_typed() {
     let s = schema_of(&Inspector::default(), &path);
     assert_eq!(
         (&s["format"], &s["encoding"], &s["row_count"]),
-        (&json!("csv"), &json!("UTF-16BE"), &json!(2)),
+        (&json!("csv"), &json!("utf-16be"), &json!(2)),
         "{s}"
     );
     assert_eq!(s["columns"][1]["type"], "integer");
