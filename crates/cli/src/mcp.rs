@@ -28,7 +28,8 @@ pub struct McpArgs {
     #[arg(long, env = "ABSTRACT_PROXY_SERVERS", value_name = "NAMES")]
     servers: Option<String>,
 
-    /// Where the engine runs.
+    /// Where the engine runs. Connected to the app, the app's configuration applies (--config
+    /// included); embedded, this process's.
     #[arg(long, value_enum, default_value_t = Mode::Auto)]
     mode: Mode,
 }
@@ -59,7 +60,14 @@ pub fn run(config: Option<PathBuf>, args: McpArgs) -> ExitCode {
     };
     runtime.block_on(async {
         match connect_to_app(&args).await {
-            Ok(Some(stream)) => pump(stream).await,
+            Ok(Some(stream)) => {
+                if config.is_some() {
+                    tracing::info!(
+                        "the app's configuration applies while connected; --mode embedded uses the given one"
+                    );
+                }
+                pump(stream).await
+            }
             Ok(None) => serve(config, args).await,
             Err(code) => code,
         }
