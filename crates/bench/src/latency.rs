@@ -7,7 +7,7 @@ use offload_testkit::{Client, TestContext, call, connect, target_bin};
 use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
 use serde_json::json;
 
-use crate::stats::{row, summarize};
+use crate::stats::{header, row, summarize};
 
 const WARMUP: usize = 200;
 
@@ -63,10 +63,7 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     println!(
         "call_tool -> fixture echo, {calls} calls each side, alternating (after {WARMUP} warm-up calls)"
     );
-    println!(
-        "{:<10} {:>12} {:>12} {:>15} {:>9}",
-        "", "offload", "direct", "added", "ratio"
-    );
+    println!("{}", header("offload", "direct"));
     println!("{}", row("median", p.median, d.median));
     println!("{}", row("p99", p.p99, d.p99));
     println!("{}", row("mean", p.mean, d.mean));
@@ -74,10 +71,7 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     println!(
         "the same through the host's socket (offload mcp --mode app -> offload serve), beside embedded"
     );
-    println!(
-        "{:<10} {:>12} {:>12} {:>15} {:>9}",
-        "", "via host", "embedded", "added", "ratio"
-    );
+    println!("{}", header("via host", "embedded"));
     println!("{}", row("median", h.median, p.median));
     println!("{}", row("p99", h.p99, p.p99));
 
@@ -112,10 +106,7 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     println!(
         "list_available_tools, 2 warm servers ({tool_count} tools), {rounds} calls; baseline: tools/list sent directly to both"
     );
-    println!(
-        "{:<10} {:>12} {:>12} {:>15} {:>9}",
-        "", "offload", "direct", "added", "ratio"
-    );
+    println!("{}", header("offload", "direct"));
     println!("{}", row("median", lo.median, lb.median));
     println!("{}", row("p99", lo.p99, lb.p99));
 
@@ -138,10 +129,7 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     let se = summarize(&mut embedded);
     println!();
     println!("offload mcp start + initialize, {starts} starts each");
-    println!(
-        "{:<10} {:>12} {:>12} {:>15} {:>9}",
-        "", "via host", "embedded", "added", "ratio"
-    );
+    println!("{}", header("via host", "embedded"));
     println!("{}", row("median", sh.median, se.median));
 
     let targets_met = p.median.saturating_sub(d.median) <= Duration::from_micros(300)

@@ -26,6 +26,14 @@ pub fn ms(d: Duration) -> String {
 }
 
 /// `ours` beside `base`: the difference and the ratio.
+/// The column titles above [`row`]s.
+pub fn header(ours: &str, base: &str) -> String {
+    format!(
+        "{:<10} {ours:>12} {base:>12} {:>15} {:>9}",
+        "", "added", "ratio"
+    )
+}
+
 pub fn row(label: &str, ours: Duration, base: Duration) -> String {
     let diff = ours.as_secs_f64() - base.as_secs_f64();
     let ratio = ours.as_secs_f64() / base.as_secs_f64().max(1e-9);
