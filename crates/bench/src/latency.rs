@@ -7,6 +7,7 @@ use offload_testkit::{Client, TestContext, call, connect, target_bin};
 use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
 use serde_json::json;
 
+use crate::offload::as_users;
 use crate::stats::{header, row, summarize};
 
 const WARMUP: usize = 200;
@@ -18,22 +19,13 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
         "fx2": TestContext::fixture(&["--tools", "40"]),
     }));
     // Offload as users run it: default log level, logging to stderr (discarded here).
-    let mut cmd = ctx.offload_command(&[]);
-    cmd.env("OFFLOAD_LOG", "info")
-        .env_remove("OFFLOAD_LOG_FILE");
-    let proxied = connect(cmd).await;
+    let proxied = connect(as_users(ctx.offload_command(&[]))).await;
     // The same, through a host (`offload serve`, the app's engine without a window): the shim
     // connects to its socket and pumps bytes.
-    let mut host_cmd = ctx.host_command();
-    host_cmd
-        .env("OFFLOAD_LOG", "info")
-        .env_remove("OFFLOAD_LOG_FILE")
-        .stderr(std::process::Stdio::null());
+    let mut host_cmd = as_users(ctx.host_command());
+    host_cmd.stderr(std::process::Stdio::null());
     let _host = ctx.host_from(host_cmd).await;
-    let mut cmd = ctx.offload_command(&["--mode", "app"]);
-    cmd.env("OFFLOAD_LOG", "info")
-        .env_remove("OFFLOAD_LOG_FILE");
-    let hosted = connect(cmd).await;
+    let hosted = connect(as_users(ctx.offload_command(&["--mode", "app"]))).await;
     let direct = connect(tokio::process::Command::new(target_bin("offload-fixture"))).await;
     let direct2 = {
         let mut cmd = tokio::process::Command::new(target_bin("offload-fixture"));
@@ -116,9 +108,7 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     let mut embedded = Vec::with_capacity(starts);
     for _ in 0..starts {
         for (mode, samples) in [("app", &mut via_host), ("embedded", &mut embedded)] {
-            let mut cmd = ctx.offload_command(&["--mode", mode]);
-            cmd.env("OFFLOAD_LOG", "info")
-                .env_remove("OFFLOAD_LOG_FILE");
+            let cmd = as_users(ctx.offload_command(&["--mode", mode]));
             let t = Instant::now();
             let client = connect(cmd).await;
             samples.push(t.elapsed());

@@ -6,11 +6,17 @@ use offload_testkit::{Client, Recorder, TestContext};
 use rmcp::ServiceExt;
 use rmcp::transport::TokioChildProcess;
 
-/// `offload mcp` as users run it (default log level, logs discarded), and its pid.
-pub async fn spawn(ctx: &TestContext) -> (Client, u32) {
-    let mut cmd = ctx.offload_command(&[]);
+/// `cmd` (an `offload` command of `ctx`) set to run as users run it: default log level, to
+/// stderr (which the benches discard).
+pub fn as_users(mut cmd: tokio::process::Command) -> tokio::process::Command {
     cmd.env("OFFLOAD_LOG", "info")
         .env_remove("OFFLOAD_LOG_FILE");
+    cmd
+}
+
+/// `offload mcp` as users run it, and its pid.
+pub async fn spawn(ctx: &TestContext) -> (Client, u32) {
+    let cmd = as_users(ctx.offload_command(&[]));
     let (transport, _) = TokioChildProcess::builder(cmd)
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -91,11 +91,7 @@ async fn connect_to_app(args: &McpArgs) -> Result<Option<ipc::Connection>, ExitC
         }
         _ => {}
     }
-    let Some(dirs) = AppDirs::platform() else {
-        tracing::error!("cannot determine the home directory");
-        return Err(ExitCode::FAILURE);
-    };
-    let path = ipc::socket_path(&dirs);
+    let path = socket().ok_or(ExitCode::FAILURE)?;
     match ipc::connect(&path).await {
         Some(stream) => {
             tracing::info!(socket = %path.display(), "connected to the Offload app");
@@ -107,6 +103,15 @@ async fn connect_to_app(args: &McpArgs) -> Result<Option<ipc::Connection>, ExitC
         }
         None => Ok(None),
     }
+}
+
+/// The host's socket path for this user; logs why when there is none.
+fn socket() -> Option<PathBuf> {
+    let dirs = AppDirs::platform();
+    if dirs.is_none() {
+        tracing::error!("cannot determine the home directory");
+    }
+    dirs.map(|d| ipc::socket_path(&d))
 }
 
 /// Connected mode: bytes between stdio and the app, nothing else.
@@ -148,14 +153,13 @@ pub fn host(config: Option<PathBuf>) -> ExitCode {
         return ExitCode::FAILURE;
     };
     runtime.block_on(async {
-        let Some(dirs) = AppDirs::platform() else {
-            tracing::error!("cannot determine the home directory");
+        let Some(path) = socket() else {
             return ExitCode::FAILURE;
         };
         let Some(engine) = load(config, CompatInputs::default()) else {
             return ExitCode::FAILURE;
         };
-        let host = match ipc::Host::bind(&ipc::socket_path(&dirs)).await {
+        let host = match ipc::Host::bind(&path).await {
             Ok(host) => host,
             Err(e) => {
                 tracing::error!("{e}");

@@ -88,10 +88,7 @@ impl LineIndex {
             }
             self.ends.push(so_far + self.newline.count(&block[..got]));
             if (i + 1).is_multiple_of(super::WATCH_EVERY / BLOCK) {
-                if observer.cancelled() {
-                    return Err(FileError::Cancelled);
-                }
-                observer.progress(end - self.data_start, self.size - self.data_start);
+                super::checkpoint(observer, end - self.data_start, self.size - self.data_start)?;
             }
         }
         Ok(())

@@ -223,17 +223,25 @@ impl std::io::Read for At<'_> {
             && self.pos >= w.next
         {
             w.next = self.pos + WATCH_EVERY;
-            if w.observer.cancelled() {
-                return Err(std::io::Error::other("cancelled"));
-            }
-            w.observer
-                .progress(self.pos - w.start, self.end.saturating_sub(w.start));
+            let total = self.end.saturating_sub(w.start);
+            checkpoint(w.observer, self.pos - w.start, total)
+                .map_err(|_| std::io::Error::other("cancelled"))?;
         }
         let want = (buf.len() as u64).min(self.end.saturating_sub(self.pos)) as usize;
         let got = read_at(self.file, &mut buf[..want], self.pos)?;
         self.pos += got as u64;
         Ok(got)
     }
+}
+
+/// Every [`WATCH_EVERY`] bytes of a long scan: stop if the observer cancelled, else tell it how
+/// far the scan is.
+fn checkpoint(observer: &dyn Observer, done: u64, total: u64) -> Result<(), FileError> {
+    if observer.cancelled() {
+        return Err(FileError::Cancelled);
+    }
+    observer.progress(done, total);
+    Ok(())
 }
 
 /// `error`, unless the work failed because the observer cancelled it.

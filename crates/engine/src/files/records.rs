@@ -45,10 +45,7 @@ pub fn count(
         at += got as u64;
         chunks += 1;
         if chunks.is_multiple_of(super::WATCH_EVERY / CHUNK as u64) {
-            if observer.cancelled() {
-                return Err(FileError::Cancelled);
-            }
-            observer.progress(at - start, size - start);
+            super::checkpoint(observer, at - start, size - start)?;
         }
     }
     Ok(counter.finish())
