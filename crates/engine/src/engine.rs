@@ -4,9 +4,12 @@
 //! share the pool, so every client sees the same kept-open upstream connections.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
+use arc_swap::ArcSwap;
 use rmcp::service::ServiceExt;
+use tokio::sync::watch;
 
 use crate::config::{
     AppDirs, CompatInputs, Config, ConfigError, Limits, SecretSource, apply_compat,
@@ -17,18 +20,25 @@ use crate::roots::Roots;
 use crate::server::OffloadServer;
 use crate::sessions::Sessions;
 use crate::store::Store;
-use crate::upstream::Pool;
+use crate::upstream::{Pool, PoolChange};
 
 pub struct Engine {
-    pub roots: Roots,
+    roots: ArcSwap<Roots>,
+    limits: ArcSwap<Limits>,
     pub pool: Pool,
-    pub limits: Limits,
     pub store: Store,
     pub events: Events,
     /// The file tools (`get_file_schema`, `summarize_file`, `read_file`) and their line indexes.
     pub files: Inspector,
     /// The client sessions being served.
     pub sessions: Sessions,
+    pub dirs: AppDirs,
+    source: Source,
+    /// The configuration in effect, and why the file on disk is not (when it does not parse).
+    config: Mutex<(Config, Option<String>)>,
+    paused: AtomicBool,
+    /// Bumped whenever the configuration in effect, its error, or the pause changes.
+    changed: watch::Sender<u64>,
 }
 
 /// Where the engine's configuration comes from.
@@ -37,6 +47,23 @@ pub struct EngineOptions {
     pub config_path: Option<PathBuf>,
     pub compat: CompatInputs,
     pub secrets: Arc<dyn SecretSource>,
+    /// Where data and the socket live; the platform's directories when `None`.
+    pub dirs: Option<AppDirs>,
+}
+
+/// The configuration's origin, read again on every reload.
+#[derive(Debug, Clone, Default)]
+struct Source {
+    path: Option<PathBuf>,
+    compat: CompatInputs,
+}
+
+/// What a reload changed.
+#[derive(Debug, Default)]
+pub struct Reloaded {
+    pub servers: PoolChange,
+    /// Roots that were ignored, servers that were skipped.
+    pub warnings: Vec<String>,
 }
 
 impl Engine {
@@ -44,21 +71,30 @@ impl Engine {
     /// roots, skipped imported servers). Upstream servers are not started here: they start on
     /// first use.
     pub fn load(options: EngineOptions) -> Result<(Self, Vec<String>), ConfigError> {
-        let dirs = AppDirs::platform().ok_or_else(|| ConfigError::Server {
-            server: String::new(),
-            message: "cannot determine the home directory".into(),
-        })?;
-        let path = options
-            .config_path
-            .clone()
-            .unwrap_or_else(|| dirs.config_file());
-        let mut config = Config::load(&path)?;
-        let mut warnings = apply_compat(&mut config, &options.compat)?;
-        let (engine, more) = Self::from_config(&config, &dirs, options.secrets);
+        let dirs = match options.dirs {
+            Some(dirs) => dirs,
+            None => AppDirs::platform().ok_or_else(|| ConfigError::Server {
+                server: String::new(),
+                message: "cannot determine the home directory".into(),
+            })?,
+        };
+        let source = Source {
+            path: Some(
+                options
+                    .config_path
+                    .clone()
+                    .unwrap_or_else(|| dirs.config_file()),
+            ),
+            compat: options.compat,
+        };
+        let (config, mut warnings) = source.read()?;
+        let (mut engine, more) = Self::from_config(&config, &dirs, options.secrets);
         warnings.extend(more);
+        engine.source = source;
         Ok((engine, warnings))
     }
 
+    /// An engine for `config` with no file behind it (reloads keep it as it is).
     pub fn from_config(
         config: &Config,
         dirs: &AppDirs,
@@ -68,13 +104,13 @@ impl Engine {
         let (store, more) = Store::open(&dirs.data_dir, &roots);
         warnings.extend(more);
         let engine = Self {
-            roots,
+            roots: ArcSwap::from_pointee(roots),
             pool: Pool::new(
                 &config.mcp_servers,
                 secrets,
                 config.limits.max_upstream_answer_bytes,
             ),
-            limits: config.limits.clone(),
+            limits: ArcSwap::from_pointee(config.limits.clone()),
             store,
             events: Events::new(Some(&dirs.data_dir), 10 * 1024 * 1024),
             files: Inspector::new(files::Settings {
@@ -82,8 +118,100 @@ impl Engine {
                 ..files::Settings::default()
             }),
             sessions: Sessions::default(),
+            dirs: dirs.clone(),
+            source: Source::default(),
+            config: Mutex::new((config.clone(), None)),
+            paused: AtomicBool::new(false),
+            changed: watch::channel(0).0,
         };
         (engine, warnings)
+    }
+
+    /// The allowed directories in effect (a snapshot).
+    pub fn roots(&self) -> Arc<Roots> {
+        self.roots.load_full()
+    }
+
+    /// The size limits in effect (a snapshot).
+    pub fn limits(&self) -> Arc<Limits> {
+        self.limits.load_full()
+    }
+
+    /// The configuration file, when the engine was loaded from one.
+    pub fn config_path(&self) -> Option<&std::path::Path> {
+        self.source.path.as_deref()
+    }
+
+    /// The configuration in effect (compatibility inputs applied).
+    pub fn config(&self) -> Config {
+        self.lock_config().0.clone()
+    }
+
+    /// Why the file on disk is not in effect, when its last reading failed.
+    pub fn config_error(&self) -> Option<String> {
+        self.lock_config().1.clone()
+    }
+
+    fn lock_config(&self) -> std::sync::MutexGuard<'_, (Config, Option<String>)> {
+        self.config.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Reads the configuration file again and applies it. When the file does not parse, the
+    /// configuration in effect stays, and the error is kept for the app to show.
+    pub async fn reload(&self) -> Result<Reloaded, ConfigError> {
+        if self.source.path.is_none() {
+            return Ok(Reloaded::default());
+        }
+        match self.source.read() {
+            Ok((config, warnings)) => {
+                let mut reloaded = self.apply(config).await;
+                reloaded.warnings.splice(0..0, warnings);
+                Ok(reloaded)
+            }
+            Err(e) => {
+                tracing::warn!("configuration not reloaded: {e}");
+                self.lock_config().1 = Some(e.to_string());
+                self.changed.send_modify(|n| *n += 1);
+                Err(e)
+            }
+        }
+    }
+
+    /// Puts `config` in effect: roots and limits at once for the next call, upstream servers
+    /// started, stopped or restarted only where their entry changed.
+    pub async fn apply(&self, config: Config) -> Reloaded {
+        let (roots, warnings) = Roots::from_entries(&config.roots, &self.dirs.default_root());
+        self.roots.store(Arc::new(roots));
+        self.limits.store(Arc::new(config.limits.clone()));
+        let servers = self
+            .pool
+            .apply(&config.mcp_servers, config.limits.max_upstream_answer_bytes)
+            .await;
+        *self.lock_config() = (config, None);
+        self.changed.send_modify(|n| *n += 1);
+        Reloaded { servers, warnings }
+    }
+
+    /// Pauses or resumes proxying: while paused, upstream tools are not called (file tools and
+    /// discovery still answer).
+    pub fn set_paused(&self, paused: bool) {
+        if self.paused.swap(paused, Ordering::SeqCst) != paused {
+            tracing::info!(
+                paused,
+                "proxying {}",
+                if paused { "paused" } else { "resumed" }
+            );
+            self.changed.send_modify(|n| *n += 1);
+        }
+    }
+
+    pub fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::SeqCst)
+    }
+
+    /// Wakes whenever the configuration in effect, its error, or the pause changes.
+    pub fn watch(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
     }
 
     /// Serves one MCP session over `transport` until the client goes away. A client that
@@ -120,6 +248,17 @@ impl Engine {
     /// Stops every upstream server (and their children).
     pub async fn shutdown(&self) {
         self.pool.shutdown().await;
+    }
+}
+
+impl Source {
+    fn read(&self) -> Result<(Config, Vec<String>), ConfigError> {
+        let mut config = match &self.path {
+            Some(path) => Config::load(path)?,
+            None => Config::default(),
+        };
+        let warnings = apply_compat(&mut config, &self.compat)?;
+        Ok((config, warnings))
     }
 }
 

@@ -57,6 +57,8 @@ pub enum ErrorCode {
     SecretUnavailable,
     /// The configuration is invalid for this operation.
     ConfigInvalid,
+    /// The user paused Offload in its app: upstream tools are not called until they resume it.
+    Paused,
     /// A bug or an unexpected condition inside Offload.
     Internal,
 }
@@ -88,6 +90,7 @@ impl ErrorCode {
             Self::Timeout => "timeout",
             Self::SecretUnavailable => "secret_unavailable",
             Self::ConfigInvalid => "config_invalid",
+            Self::Paused => "paused",
             Self::Internal => "internal",
         }
     }
@@ -159,6 +162,7 @@ mod tests {
             ErrorCode::Timeout,
             ErrorCode::SecretUnavailable,
             ErrorCode::ConfigInvalid,
+            ErrorCode::Paused,
             ErrorCode::Internal,
         ] {
             assert_eq!(

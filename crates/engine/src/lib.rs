@@ -5,6 +5,8 @@
 //! toolkit: the desktop app and the `offload` command are thin shells over this crate.
 
 pub mod config;
+pub mod config_watch;
+pub mod control;
 pub mod engine;
 pub mod error;
 pub mod events;
@@ -19,5 +21,5 @@ pub mod sessions;
 pub mod store;
 pub mod upstream;
 
-pub use engine::{Engine, EngineOptions};
+pub use engine::{Engine, EngineOptions, Reloaded};
 pub use error::{ErrorCode, ToolError};

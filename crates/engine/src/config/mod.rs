@@ -5,6 +5,7 @@
 //! is reported with line and column and is never written over by this module.
 
 mod compat;
+pub mod edit;
 mod interpolate;
 mod model;
 mod paths;

@@ -57,6 +57,13 @@ pub async fn forward_resolved(
     args: Option<serde_json::Map<String, serde_json::Value>>,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ToolError> {
+    if engine.is_paused() {
+        return Err(ToolError::new(
+            crate::ErrorCode::Paused,
+            "Offload is paused, so upstream tools are not called. The user can resume it from \
+             Offload's tray menu or window; tell them.",
+        ));
+    }
     let upstream = engine.pool.get(server)?;
     // The tool list is cached after the first call, so this check is cheap and turns a typo
     // into an error that names the closest tools.
@@ -71,7 +78,7 @@ pub async fn forward_resolved(
         }
         Err(_) => {} // listing failed for another reason: let the call itself say what happens
     }
-    call_upstream(upstream, tool, args, ctx).await
+    call_upstream(&upstream, tool, args, ctx).await
 }
 
 async fn call_upstream(
@@ -97,7 +104,8 @@ pub async fn resolve_refs(
 ) -> Result<serde_json::Map<String, serde_json::Value>, ToolError> {
     let engine = engine.clone();
     tokio::task::spawn_blocking(move || {
-        let done = crate::refs::resolve(&mut args, &engine.roots, engine.limits.max_input_bytes)?;
+        let done =
+            crate::refs::resolve(&mut args, &engine.roots(), engine.limits().max_input_bytes)?;
         for r in &done {
             engine.events.emit(crate::events::Event {
                 time: chrono::Utc::now(),
@@ -147,7 +155,7 @@ pub fn check_message_size(
     list_hint: Option<&str>,
 ) -> Result<(), ToolError> {
     let size = json_size(args);
-    let budget = engine.limits.max_upstream_message_bytes;
+    let budget = engine.limits().max_upstream_message_bytes;
     if size <= budget {
         return Ok(());
     }

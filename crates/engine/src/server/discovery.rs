@@ -23,9 +23,9 @@ pub struct Directory {
 }
 
 pub fn list_allowed_directories(engine: &Engine) -> CallToolResult {
-    let default = engine.roots.default_dir();
-    let directories: Vec<Directory> = engine
-        .roots
+    let roots = engine.roots();
+    let default = roots.default_dir();
+    let directories: Vec<Directory> = roots
         .list()
         .iter()
         .map(|r| Directory {
@@ -154,7 +154,7 @@ pub async fn list_available_tools(
     let mut note = None;
     if p.detailed
         && serde_json::to_vec(&tools).map(|v| v.len()).unwrap_or(0) as u64
-            > engine.limits.inline_bytes / 2
+            > engine.limits().inline_bytes / 2
     {
         for t in &mut tools {
             t.input_schema = None;

@@ -148,9 +148,9 @@ async fn load(
     let engine = engine.clone();
     let path = path.to_owned();
     tokio::task::spawn_blocking(move || {
-        let (mut file, resolved) = engine.roots.open_read(&path)?;
+        let (mut file, resolved) = engine.roots().open_read(&path)?;
         let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-        let limit = engine.limits.max_input_bytes;
+        let limit = engine.limits().max_input_bytes;
         if size > limit {
             let hint = if matches!(
                 format,

@@ -116,7 +116,7 @@ async fn run<T: Send + 'static>(
     };
     let engine = engine.clone();
     let job = tokio::task::spawn_blocking(move || {
-        let (file, resolved) = engine.roots.open_read(&path)?;
+        let (file, resolved) = engine.roots().open_read(&path)?;
         let result = work(&engine.files, file, &resolved.path, &watch);
         if let Err(FileError::Cancelled) = &result {
             // The client gave up and hears nothing more of this request; the log says where

@@ -82,10 +82,10 @@ pub fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpError> 
             McpError::resource_not_found(format!("no stored response has the URI {uri}"), None)
         })?;
     let (file, _) = engine
-        .roots
+        .roots()
         .open_read(&path)
         .map_err(|e| McpError::resource_not_found(format!("{uri} cannot be read: {e}"), None))?;
-    let limit = engine.limits.max_upstream_message_bytes;
+    let limit = engine.limits().max_upstream_message_bytes;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     if size > limit {
         return Err(McpError::invalid_params(

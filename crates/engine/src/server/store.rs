@@ -114,7 +114,7 @@ pub async fn store(
     let duration = started.elapsed();
     tokio::task::spawn_blocking(move || {
         engine.store.store(
-            &engine.roots,
+            &engine.roots(),
             StoreRequest {
                 server: &server,
                 tool: &tool,
@@ -200,7 +200,7 @@ pub async fn offload_if_large(
     started: Instant,
 ) -> CallToolResult {
     let size = answer_size(&result);
-    let budget = engine.limits.inline_bytes;
+    let budget = engine.limits().inline_bytes;
     if result.is_error == Some(true) || size <= budget {
         return result;
     }

@@ -18,6 +18,9 @@ pub use progress::ProgressRoute;
 pub use supervisor::{CallOptions, Upstream};
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use arc_swap::ArcSwap;
 
 use rmcp::model::Tool;
 use serde::Serialize;
@@ -29,8 +32,8 @@ use search_path::SearchPath;
 pub struct PoolContext {
     secrets: Arc<dyn SecretSource>,
     search_path: SearchPath,
-    /// The largest single message accepted from an upstream.
-    answer_limit: u64,
+    /// The largest single message accepted from an upstream (read when a connection opens).
+    answer_limit: AtomicU64,
 }
 
 /// A server's state as clients and the app see it.
@@ -62,7 +65,25 @@ pub struct ServerTools {
 }
 
 pub struct Pool {
-    servers: Vec<Arc<Upstream>>,
+    ctx: Arc<PoolContext>,
+    servers: ArcSwap<Vec<Arc<Upstream>>>,
+    /// Serialises reconfigurations so that two never interleave.
+    applying: tokio::sync::Mutex<()>,
+}
+
+/// What a reconfiguration did, by server name.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+pub struct PoolChange {
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    /// Servers whose entry changed: stopped, to start again with the new entry.
+    pub restarted: Vec<String>,
+}
+
+impl PoolChange {
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.restarted.is_empty()
+    }
 }
 
 impl Pool {
@@ -74,38 +95,92 @@ impl Pool {
         let ctx = Arc::new(PoolContext {
             secrets,
             search_path: SearchPath::from_env(),
-            answer_limit,
+            answer_limit: AtomicU64::new(answer_limit),
         });
+        let servers = servers
+            .iter()
+            .map(|(name, entry)| Arc::new(Upstream::new(name.clone(), entry.clone(), ctx.clone())))
+            .collect();
         Self {
-            servers: servers
-                .iter()
-                .map(|(name, entry)| {
-                    Arc::new(Upstream::new(name.clone(), entry.clone(), ctx.clone()))
-                })
-                .collect(),
+            ctx,
+            servers: ArcSwap::from_pointee(servers),
+            applying: tokio::sync::Mutex::default(),
         }
     }
 
-    pub fn servers(&self) -> &[Arc<Upstream>] {
-        &self.servers
+    /// The configured servers, in configuration order (a snapshot: a reconfiguration does not
+    /// change a list already taken).
+    pub fn servers(&self) -> Arc<Vec<Arc<Upstream>>> {
+        self.servers.load_full()
     }
 
     /// The server called `name`, or an error naming the closest names.
-    pub fn get(&self, name: &str) -> Result<&Arc<Upstream>, UpstreamError> {
-        self.servers
+    pub fn get(&self, name: &str) -> Result<Arc<Upstream>, UpstreamError> {
+        let servers = self.servers.load();
+        servers
             .iter()
             .find(|s| s.name() == name)
+            .cloned()
             .ok_or_else(|| UpstreamError::UnknownServer {
                 name: name.to_owned(),
-                suggestions: closest(name, self.servers.iter().map(|s| s.name())),
+                suggestions: closest(name, servers.iter().map(|s| s.name())),
             })
+    }
+
+    /// Makes the pool match `servers`: a server whose entry is unchanged keeps its connection
+    /// (calls in flight go on), a changed one is stopped and starts again with its new entry on
+    /// next use, a removed one is stopped, an added one starts on first use.
+    pub async fn apply(&self, servers: &[(String, ServerEntry)], answer_limit: u64) -> PoolChange {
+        let _one_at_a_time = self.applying.lock().await;
+        self.ctx.answer_limit.store(answer_limit, Ordering::Relaxed);
+        let old = self.servers.load_full();
+        let mut change = PoolChange::default();
+        let next: Vec<Arc<Upstream>> = servers
+            .iter()
+            .map(
+                |(name, entry)| match old.iter().find(|s| s.name() == name) {
+                    Some(same) if same.entry() == entry => same.clone(),
+                    found => {
+                        if found.is_some() {
+                            change.restarted.push(name.clone());
+                        } else {
+                            change.added.push(name.clone());
+                        }
+                        Arc::new(Upstream::new(name.clone(), entry.clone(), self.ctx.clone()))
+                    }
+                },
+            )
+            .collect();
+        let gone: Vec<Arc<Upstream>> = old
+            .iter()
+            .filter(|s| !next.iter().any(|n| Arc::ptr_eq(n, s)))
+            .cloned()
+            .collect();
+        change.removed = gone
+            .iter()
+            .map(|s| s.name().to_owned())
+            .filter(|n| !change.restarted.contains(n))
+            .collect();
+        self.servers.store(Arc::new(next));
+        futures::future::join_all(gone.iter().map(|s| s.stop())).await;
+        if !change.is_empty() {
+            tracing::info!(?change, "upstream servers reconfigured");
+        }
+        change
+    }
+
+    /// Stops `name` and starts it again at once; answers its tools (or why it did not start).
+    pub async fn restart(&self, name: &str) -> Result<Arc<Vec<Tool>>, UpstreamError> {
+        let server = self.get(name)?;
+        server.stop().await;
+        server.tools().await
     }
 
     /// Asks every listed server for its tools in parallel (disabled ones are reported, not
     /// started). Each answer is bounded by that server's timeout.
     pub async fn list_tools(&self, only: Option<&str>) -> Vec<ServerTools> {
-        let selected = self
-            .servers
+        let servers = self.servers();
+        let selected = servers
             .iter()
             .filter(|s| only.is_none_or(|o| s.name() == o));
         let asks = selected.map(|server| async move {
@@ -136,6 +211,6 @@ impl Pool {
 
     /// Stops every server and terminates their process groups.
     pub async fn shutdown(&self) {
-        futures::future::join_all(self.servers.iter().map(|s| s.stop())).await;
+        futures::future::join_all(self.servers().iter().map(|s| s.stop())).await;
     }
 }

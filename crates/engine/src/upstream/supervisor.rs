@@ -130,6 +130,16 @@ impl Upstream {
         }
     }
 
+    /// The last failure (start, crash, call), even when the server has recovered since.
+    pub fn last_error(&self) -> Option<String> {
+        self.with_health(|h| h.last_error.clone())
+    }
+
+    /// The tools of a running server, without starting it.
+    pub fn tool_count(&self) -> Option<usize> {
+        self.with_health(|h| h.tool_count)
+    }
+
     fn with_health<T>(&self, f: impl FnOnce(&mut Health) -> T) -> T {
         f(&mut self.health.lock().unwrap_or_else(|p| p.into_inner()))
     }
@@ -238,7 +248,10 @@ impl Upstream {
             tools: tools.clone(),
         };
         let ctx = ConnectContext {
-            answer_limit: self.ctx.answer_limit,
+            answer_limit: self
+                .ctx
+                .answer_limit
+                .load(std::sync::atomic::Ordering::Relaxed),
             name: &self.name,
             secrets: self.ctx.secrets.as_ref(),
             search_path: &self.ctx.search_path,

@@ -40,7 +40,7 @@ pub async fn run(
             "batch_size must be at least 1",
         ));
     }
-    let (file, _) = engine.roots.open_read(&p.file_path)?;
+    let (file, _) = engine.roots().open_read(&p.file_path)?;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Chunk>(2);
     let size = usize::try_from(size).unwrap_or(usize::MAX).min(1_000_000);
     let options = inputs::ReadOptions {

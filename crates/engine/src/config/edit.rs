@@ -1,0 +1,238 @@
+//! Changes to `config.json` made on the user's behalf (by the desktop app): one server or the
+//! list of roots at a time, on the file's JSON document, so everything else in it — unknown keys,
+//! key order, other servers — stays as the user wrote it.
+//!
+//! A file that does not parse is never written over: the edit fails and says where the file is
+//! broken. Writes go to a temporary file in the same directory that is then renamed over the
+//! original, so the file is always whole, whoever reads it meanwhile.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{ConfigError, RootEntry, ServerEntry};
+
+/// Why an edit was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl EditError {
+    pub fn code(&self) -> crate::ErrorCode {
+        match self {
+            Self::Config(e) => e.code(),
+            Self::Invalid(_) => crate::ErrorCode::InvalidArguments,
+            Self::Write { .. } => crate::ErrorCode::WriteFailed,
+        }
+    }
+}
+
+/// Reads `path` as a JSON object (a missing or blank file is an empty one), lets `change` edit
+/// it, and writes it back whole. Answers what `change` answered.
+pub fn edit<T>(
+    path: &Path,
+    change: impl FnOnce(&mut Map<String, Value>) -> Result<T, EditError>,
+) -> Result<T, EditError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_owned(),
+                source,
+            }
+            .into());
+        }
+    };
+    // The whole file must be a valid configuration before anything is changed in it.
+    super::Config::parse(&text, path)?;
+    let mut doc = if text.trim().is_empty() {
+        Map::new()
+    } else {
+        match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(doc)) => doc,
+            _ => {
+                return Err(EditError::Invalid(format!(
+                    "{} is not a JSON object",
+                    path.display()
+                )));
+            }
+        }
+    };
+    let answer = change(&mut doc)?;
+    let updated = Value::Object(doc);
+    super::Config::parse(&updated.to_string(), path)?;
+    write_whole(path, &updated)?;
+    Ok(answer)
+}
+
+fn write_whole(path: &Path, doc: &Value) -> Result<(), EditError> {
+    let failed = |source| EditError::Write {
+        path: path.to_owned(),
+        source,
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".config-")
+        .suffix(".json.tmp")
+        .tempfile_in(dir)
+        .map_err(failed)?;
+    let mut text = serde_json::to_vec_pretty(doc).map_err(|e| failed(std::io::Error::other(e)))?;
+    text.push(b'\n');
+    tmp.write_all(&text).map_err(failed)?;
+    tmp.as_file().sync_all().map_err(failed)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        // Keep the permissions people gave their file (it may hold tokens).
+        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+    }
+    tmp.persist(path).map_err(|e| failed(e.error))?;
+    Ok(())
+}
+
+fn servers(doc: &mut Map<String, Value>) -> Result<&mut Map<String, Value>, EditError> {
+    let servers = doc
+        .entry("mcpServers")
+        .or_insert_with(|| Value::Object(Map::new()));
+    servers
+        .as_object_mut()
+        .ok_or_else(|| EditError::Invalid("\"mcpServers\" is not an object".into()))
+}
+
+fn check_name(name: &str) -> Result<(), EditError> {
+    if name.trim().is_empty() || name.trim() != name {
+        return Err(EditError::Invalid(
+            "a server needs a name without leading or trailing spaces".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Adds server `name`, or replaces the server `previous` (its old name when renaming, else
+/// `name`) at the same place in the file. Keys of the old entry that Offload does not know are
+/// kept. Adding a name that exists, or renaming onto one, is refused.
+pub fn put_server(
+    doc: &mut Map<String, Value>,
+    previous: Option<&str>,
+    name: &str,
+    entry: &ServerEntry,
+) -> Result<(), EditError> {
+    check_name(name)?;
+    entry.transport(name)?;
+    let servers = servers(doc)?;
+    let old_name = previous.unwrap_or(name);
+    let exists = servers.contains_key(old_name);
+    if previous.is_some() && !exists {
+        return Err(EditError::Invalid(format!(
+            "there is no server '{old_name}'"
+        )));
+    }
+    if (previous.is_none() && servers.contains_key(name))
+        || (old_name != name && servers.contains_key(name))
+    {
+        return Err(EditError::Invalid(format!(
+            "a server called '{name}' exists already; choose another name"
+        )));
+    }
+    let mut value = serde_json::to_value(entry).map_err(|e| EditError::Invalid(e.to_string()))?;
+    if let (Some(Value::Object(old)), Value::Object(new)) = (servers.get(old_name), &mut value) {
+        for (k, v) in old {
+            if !is_known_entry_key(k) && !new.contains_key(k) {
+                new.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    if exists {
+        // In place: the server keeps its position in the file.
+        let mut value = Some(value);
+        *servers = std::mem::take(servers)
+            .into_iter()
+            .map(|(k, v)| {
+                if k == old_name {
+                    (name.to_owned(), value.take().unwrap_or(v))
+                } else {
+                    (k, v)
+                }
+            })
+            .collect();
+    } else {
+        servers.insert(name.to_owned(), value);
+    }
+    Ok(())
+}
+
+fn is_known_entry_key(key: &str) -> bool {
+    matches!(
+        key,
+        "type"
+            | "command"
+            | "args"
+            | "env"
+            | "cwd"
+            | "url"
+            | "headers"
+            | "disabled"
+            | "timeoutSecs"
+    )
+}
+
+/// Removes server `name`.
+pub fn remove_server(doc: &mut Map<String, Value>, name: &str) -> Result<(), EditError> {
+    servers(doc)?
+        .shift_remove(name)
+        .map(|_| ())
+        .ok_or_else(|| EditError::Invalid(format!("there is no server '{name}'")))
+}
+
+/// Turns server `name` on or off, touching only its `disabled` key.
+pub fn set_server_enabled(
+    doc: &mut Map<String, Value>,
+    name: &str,
+    enabled: bool,
+) -> Result<(), EditError> {
+    let entry = servers(doc)?
+        .get_mut(name)
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| EditError::Invalid(format!("there is no server '{name}'")))?;
+    if enabled {
+        entry.shift_remove("disabled");
+    } else {
+        entry.insert("disabled".into(), Value::Bool(true));
+    }
+    Ok(())
+}
+
+/// The `roots` of the document.
+pub fn roots(doc: &Map<String, Value>) -> Result<Vec<RootEntry>, EditError> {
+    match doc.get("roots") {
+        None => Ok(Vec::new()),
+        Some(v) => serde_json::from_value(v.clone())
+            .map_err(|e| EditError::Invalid(format!("\"roots\" is not a list of roots: {e}"))),
+    }
+}
+
+/// Replaces the `roots` of the document (the first writable one is the default directory).
+pub fn set_roots(doc: &mut Map<String, Value>, roots: &[RootEntry]) -> Result<(), EditError> {
+    let value = serde_json::to_value(roots).map_err(|e| EditError::Invalid(e.to_string()))?;
+    match doc.get_mut("roots") {
+        Some(slot) => *slot = value,
+        // A new key goes first, where people look for it.
+        None => {
+            doc.shift_insert(0, "roots".into(), value);
+        }
+    }
+    Ok(())
+}

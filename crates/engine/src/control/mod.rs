@@ -1,0 +1,81 @@
+//! What the desktop app shows and changes, as plain functions over an [`Engine`]: the overview,
+//! upstream servers and allowed directories. Every change is written to `config.json` (keeping
+//! everything else in it) and put in effect at once, the same way a hand edit of the file is.
+//!
+//! This module holds the app's logic so that it is tested without a window; the Tauri commands
+//! only convert arguments and call it. It must never depend on a GUI toolkit.
+
+mod overview;
+mod roots;
+mod servers;
+#[cfg(test)]
+mod tests;
+
+pub use overview::{Activity, Overview, ServerCounts, Status, overview, status};
+pub use roots::{RootView, add_root, remove_root, roots, set_default_root, set_root_writable};
+pub use servers::{
+    ServerSpec, ServerView, ToolView, put_server, remove_server, restart_server, server_tools,
+    servers, set_server_enabled,
+};
+
+use serde::Serialize;
+
+use crate::config::edit::EditError;
+use crate::{Engine, ErrorCode};
+
+/// A failed change: a stable code for the window to branch on, and a message that says what to
+/// do.
+#[derive(Debug, Clone, Serialize, thiserror::Error)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[error("{message}")]
+pub struct ControlError {
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl ControlError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidArguments, message)
+    }
+}
+
+impl From<EditError> for ControlError {
+    fn from(e: EditError) -> Self {
+        Self::new(e.code(), e.to_string())
+    }
+}
+
+impl From<crate::config::ConfigError> for ControlError {
+    fn from(e: crate::config::ConfigError) -> Self {
+        Self::new(e.code(), e.to_string())
+    }
+}
+
+/// Edits the engine's configuration file with `change` and puts the result in effect.
+async fn edit_config<T>(
+    engine: &Engine,
+    change: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>) -> Result<T, EditError>,
+) -> Result<T, ControlError> {
+    let path = engine.config_path().ok_or_else(|| {
+        ControlError::new(
+            ErrorCode::ConfigInvalid,
+            "this Offload runs without a configuration file, so it cannot be changed here",
+        )
+    })?;
+    let answer = crate::config::edit::edit(path, change)?;
+    engine.reload().await?;
+    Ok(answer)
+}
+
+/// Pauses or resumes calls to upstream tools.
+pub fn set_paused(engine: &Engine, paused: bool) {
+    engine.set_paused(paused);
+}

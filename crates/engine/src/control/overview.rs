@@ -1,0 +1,141 @@
+//! The proxy at a glance: running or paused, connected clients, servers by state, and what
+//! Offload did today (calls, and bytes kept out of the model's context).
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::Engine;
+use crate::events::{Event, EventKind};
+use crate::sessions::Session;
+use crate::upstream::ServerState;
+
+/// What the tray shows; cheap enough to compute every second.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Status {
+    pub paused: bool,
+    pub clients: usize,
+    pub servers: ServerCounts,
+    /// Why `config.json` is not in effect, when it does not parse.
+    pub config_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ServerCounts {
+    pub total: usize,
+    pub ready: usize,
+    pub errors: usize,
+    pub disabled: usize,
+}
+
+/// The Overview screen.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Overview {
+    pub status: Status,
+    #[cfg_attr(feature = "ts", ts(as = "Vec<SessionTs>"))]
+    pub clients: Vec<Session>,
+    pub config_path: Option<String>,
+    pub today: Activity,
+    /// Everything in the audit log (it keeps about 40 MB of history).
+    pub recorded: Activity,
+}
+
+/// `Session` as the window sees it (the engine's type stays free of TypeScript concerns).
+#[cfg(feature = "ts")]
+#[derive(ts_rs::TS)]
+#[ts(rename = "Session")]
+#[allow(dead_code)]
+struct SessionTs {
+    #[ts(type = "number")]
+    id: u64,
+    client: String,
+    version: String,
+    since: String,
+}
+
+/// Calls served, from the audit log: this process's and every embedded `offload mcp`'s.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Activity {
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub calls: u64,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub errors: u64,
+    /// Bytes that reached a file or a tool instead of the model: stored answers (less the
+    /// link and summary the model got) and file content passed to tools.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub bytes_kept: u64,
+    pub since: Option<DateTime<Utc>>,
+}
+
+impl Activity {
+    fn add(&mut self, event: &Event) {
+        if event.kind == EventKind::FileRef {
+            // Counted with the call that carried the reference.
+        } else {
+            self.calls += 1;
+            if event.outcome != "ok" {
+                self.errors += 1;
+            }
+        }
+        self.bytes_kept += kept(event);
+        self.since = Some(self.since.map_or(event.time, |s| s.min(event.time)));
+    }
+}
+
+/// The bytes an event kept out of the model's context.
+fn kept(event: &Event) -> u64 {
+    if event.outcome != "ok" {
+        return 0;
+    }
+    match event.kind {
+        EventKind::Store => event.bytes_in.saturating_sub(event.bytes_out),
+        EventKind::FileContent | EventKind::Batch | EventKind::FileRef => event.bytes_in,
+        EventKind::Call | EventKind::Tool => 0,
+    }
+}
+
+pub fn status(engine: &Engine) -> Status {
+    let mut servers = ServerCounts::default();
+    for server in engine.pool.servers().iter() {
+        servers.total += 1;
+        match server.status().status {
+            ServerState::Ready => servers.ready += 1,
+            ServerState::Error => servers.errors += 1,
+            ServerState::Disabled => servers.disabled += 1,
+            ServerState::Idle | ServerState::Starting => {}
+        }
+    }
+    Status {
+        paused: engine.is_paused(),
+        clients: engine.sessions.list().len(),
+        servers,
+        config_error: engine.config_error(),
+    }
+}
+
+pub fn overview(engine: &Engine) -> Overview {
+    let midnight = Utc::now()
+        .with_timezone(&chrono::Local)
+        .date_naive()
+        .and_hms_opt(0, 0, 0)
+        .and_then(|t| t.and_local_timezone(chrono::Local).earliest())
+        .map(|t| t.with_timezone(&Utc));
+    let mut today = Activity::default();
+    let mut recorded = Activity::default();
+    for event in engine.events.history(usize::MAX) {
+        recorded.add(&event);
+        if midnight.is_some_and(|m| event.time >= m) {
+            today.add(&event);
+        }
+    }
+    Overview {
+        status: status(engine),
+        clients: engine.sessions.list(),
+        config_path: engine.config_path().map(|p| p.display().to_string()),
+        today,
+        recorded,
+    }
+}

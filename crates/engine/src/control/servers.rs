@@ -1,0 +1,189 @@
+//! Upstream servers as the app's Servers screen shows and edits them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{ControlError, edit_config};
+use crate::config::ServerEntry;
+use crate::config::edit;
+use crate::upstream::ServerState;
+use crate::{Engine, ErrorCode};
+
+/// The part of a server entry people edit; keys Offload does not know are kept in the file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ServerSpec {
+    /// `stdio` or `http`.
+    pub transport: String,
+    #[serde(default)]
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub timeout_secs: Option<u64>,
+    #[serde(default)]
+    pub enabled: bool,
+}
+
+impl ServerSpec {
+    fn from_entry(name: &str, entry: &ServerEntry) -> Self {
+        let http = matches!(
+            entry.transport(name),
+            Ok(crate::config::Transport::Http { .. })
+        );
+        Self {
+            transport: if http { "http" } else { "stdio" }.into(),
+            command: entry.command.clone().unwrap_or_default(),
+            args: entry.args.clone(),
+            env: entry.env.clone(),
+            cwd: entry.cwd.clone(),
+            url: entry.url.clone().unwrap_or_default(),
+            headers: entry.headers.clone(),
+            timeout_secs: entry.timeout_secs,
+            enabled: !entry.disabled,
+        }
+    }
+
+    fn to_entry(&self) -> Result<ServerEntry, ControlError> {
+        let some = |s: &str| Some(s.trim().to_owned()).filter(|s| !s.is_empty());
+        let mut entry = ServerEntry {
+            disabled: !self.enabled,
+            timeout_secs: self.timeout_secs.filter(|s| *s > 0),
+            ..ServerEntry::default()
+        };
+        match self.transport.as_str() {
+            "stdio" => {
+                entry.command = Some(some(&self.command).ok_or_else(|| {
+                    ControlError::invalid("a stdio server needs a command to run")
+                })?);
+                entry.args = self.args.clone();
+                entry.env = self.env.clone();
+                entry.cwd = self.cwd.as_deref().and_then(some);
+            }
+            "http" => {
+                let url = some(&self.url)
+                    .ok_or_else(|| ControlError::invalid("an HTTP server needs a URL"))?;
+                url::Url::parse(&url)
+                    .map_err(|e| ControlError::invalid(format!("'{url}' is not a URL ({e})")))?;
+                entry.kind = Some("http".into());
+                entry.url = Some(url);
+                entry.headers = self.headers.clone();
+            }
+            other => {
+                return Err(ControlError::invalid(format!(
+                    "unknown transport '{other}' (use stdio or http)"
+                )));
+            }
+        }
+        Ok(entry)
+    }
+}
+
+/// One server on the Servers screen.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ServerView {
+    pub name: String,
+    pub spec: ServerSpec,
+    #[cfg_attr(
+        feature = "ts",
+        ts(type = "\"idle\" | \"starting\" | \"ready\" | \"error\" | \"disabled\"")
+    )]
+    pub status: ServerState,
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub tool_count: Option<usize>,
+    pub last_error: Option<String>,
+    /// The last lines the server wrote to stderr.
+    pub stderr: String,
+}
+
+/// One tool of a server.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ToolView {
+    pub name: String,
+    pub description: Option<String>,
+}
+
+pub fn servers(engine: &Engine) -> Vec<ServerView> {
+    engine
+        .pool
+        .servers()
+        .iter()
+        .map(|s| ServerView {
+            name: s.name().to_owned(),
+            spec: ServerSpec::from_entry(s.name(), s.entry()),
+            status: s.status().status,
+            tool_count: s.tool_count(),
+            last_error: s.last_error(),
+            stderr: s.stderr_tail(40),
+        })
+        .collect()
+}
+
+/// The tools of `name` (starting it if it is not running).
+pub async fn server_tools(engine: &Engine, name: &str) -> Result<Vec<ToolView>, ControlError> {
+    let server = engine.pool.get(name).map_err(tool_error)?;
+    let tools = server.tools().await.map_err(tool_error)?;
+    Ok(tools.iter().map(tool_view).collect())
+}
+
+fn tool_view(t: &rmcp::model::Tool) -> ToolView {
+    ToolView {
+        name: t.name.to_string(),
+        description: t.description.as_ref().map(ToString::to_string),
+    }
+}
+
+fn tool_error(e: crate::upstream::UpstreamError) -> ControlError {
+    let e: crate::ToolError = e.into();
+    ControlError::new(e.code, e.message)
+}
+
+/// Adds a server, or replaces `previous` (renaming it when `name` differs).
+pub async fn put_server(
+    engine: &Engine,
+    previous: Option<&str>,
+    name: &str,
+    spec: &ServerSpec,
+) -> Result<(), ControlError> {
+    let entry = spec.to_entry()?;
+    edit_config(engine, |doc| edit::put_server(doc, previous, name, &entry)).await
+}
+
+pub async fn remove_server(engine: &Engine, name: &str) -> Result<(), ControlError> {
+    edit_config(engine, |doc| edit::remove_server(doc, name)).await
+}
+
+pub async fn set_server_enabled(
+    engine: &Engine,
+    name: &str,
+    enabled: bool,
+) -> Result<(), ControlError> {
+    edit_config(engine, |doc| edit::set_server_enabled(doc, name, enabled)).await
+}
+
+/// Stops `name` and starts it again; answers its tool count.
+pub async fn restart_server(engine: &Engine, name: &str) -> Result<usize, ControlError> {
+    let server = engine.pool.get(name).map_err(tool_error)?;
+    if server.entry().disabled {
+        return Err(ControlError::new(
+            ErrorCode::ServerDisabled,
+            format!("'{name}' is disabled; enable it to start it"),
+        ));
+    }
+    let tools = engine.pool.restart(name).await.map_err(tool_error)?;
+    Ok(tools.len())
+}

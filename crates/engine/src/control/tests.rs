@@ -1,0 +1,378 @@
+//! The app's operations on a real engine: a real config file, the fixture server as upstream,
+//! the real file watcher.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use offload_testkit::{TestContext, target_bin};
+use serde_json::{Value, json};
+
+use super::*;
+use crate::config::{AppDirs, NoKeychain};
+use crate::events::{Event, EventKind};
+use crate::upstream::ServerState;
+use crate::{Engine, EngineOptions, ErrorCode};
+
+fn engine(t: &TestContext) -> Arc<Engine> {
+    let options = EngineOptions {
+        config_path: Some(t.config_path.clone()),
+        compat: Default::default(),
+        secrets: Arc::new(NoKeychain),
+        dirs: Some(AppDirs {
+            config_dir: t.home.join("config"),
+            data_dir: t.home.join("data"),
+            runtime_dir: None,
+        }),
+    };
+    Arc::new(Engine::load(options).expect("engine").0)
+}
+
+fn fixture() -> ServerSpec {
+    ServerSpec {
+        transport: "stdio".into(),
+        command: target_bin("offload-fixture").display().to_string(),
+        enabled: true,
+        ..ServerSpec::default()
+    }
+}
+
+fn file(t: &TestContext) -> Value {
+    serde_json::from_slice(&std::fs::read(&t.config_path).unwrap()).unwrap()
+}
+
+fn names(engine: &Engine) -> Vec<String> {
+    servers(engine).into_iter().map(|s| s.name).collect()
+}
+
+#[tokio::test]
+async fn servers_are_added_edited_toggled_renamed_and_removed_in_the_file() {
+    let t = TestContext::new();
+    t.write_config(json!({
+        "mine": {"kept": true},
+        "roots": [t.root],
+        "mcpServers": {"a": {"command": target_bin("offload-fixture"), "note": "keep me"}},
+    }));
+    let engine = engine(&t);
+
+    put_server(&engine, None, "b", &fixture()).await.unwrap();
+    assert_eq!(names(&engine), ["a", "b"]);
+    let tools = server_tools(&engine, "b").await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    let view = servers(&engine)
+        .into_iter()
+        .find(|s| s.name == "b")
+        .unwrap();
+    assert_eq!(view.status, ServerState::Ready);
+    assert_eq!(view.tool_count, Some(tools.len()));
+
+    set_server_enabled(&engine, "b", false).await.unwrap();
+    assert_eq!(file(&t)["mcpServers"]["b"]["disabled"], true);
+    assert_eq!(servers(&engine)[1].status, ServerState::Disabled);
+    set_server_enabled(&engine, "b", true).await.unwrap();
+    assert!(file(&t)["mcpServers"]["b"].get("disabled").is_none());
+    assert_eq!(servers(&engine)[1].status, ServerState::Idle);
+
+    // Edit and rename "a": it stays first, and the key Offload does not know stays with it.
+    let mut spec = fixture();
+    spec.args = vec!["--flag".into()];
+    spec.timeout_secs = Some(5);
+    put_server(&engine, Some("a"), "first", &spec)
+        .await
+        .unwrap();
+    let doc = file(&t);
+    let order: Vec<&String> = doc["mcpServers"].as_object().unwrap().keys().collect();
+    assert_eq!(order, ["first", "b"]);
+    assert_eq!(doc["mcpServers"]["first"]["note"], "keep me");
+    assert_eq!(doc["mcpServers"]["first"]["timeoutSecs"], 5);
+    assert_eq!(doc["mine"], json!({"kept": true}));
+
+    remove_server(&engine, "b").await.unwrap();
+    assert_eq!(names(&engine), ["first"]);
+
+    let clash = put_server(&engine, None, "first", &fixture())
+        .await
+        .unwrap_err();
+    assert_eq!(clash.code, ErrorCode::InvalidArguments);
+    assert!(clash.message.contains("exists already"), "{clash}");
+    let missing = remove_server(&engine, "nope").await.unwrap_err();
+    assert!(missing.message.contains("no server 'nope'"), "{missing}");
+    let no_command = ServerSpec {
+        transport: "stdio".into(),
+        ..ServerSpec::default()
+    };
+    let e = put_server(&engine, None, "x", &no_command)
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("needs a command"), "{e}");
+    let bad_url = ServerSpec {
+        transport: "http".into(),
+        url: "not a url".into(),
+        ..ServerSpec::default()
+    };
+    let e = put_server(&engine, None, "x", &bad_url).await.unwrap_err();
+    assert!(e.message.contains("is not a URL"), "{e}");
+    assert_eq!(names(&engine), ["first"], "failed edits change nothing");
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn changing_one_server_leaves_the_others_running() {
+    let t = TestContext::new();
+    t.write_servers(json!({
+        "a": TestContext::fixture(&[]),
+        "b": TestContext::fixture(&[]),
+    }));
+    let engine = engine(&t);
+    server_tools(&engine, "a").await.unwrap();
+    server_tools(&engine, "b").await.unwrap();
+    let a = engine.pool.get("a").unwrap();
+    let b = engine.pool.get("b").unwrap();
+
+    let mut spec = fixture();
+    spec.env.insert("CHANGED".into(), "1".into());
+    put_server(&engine, Some("b"), "b", &spec).await.unwrap();
+
+    assert!(
+        Arc::ptr_eq(&a, &engine.pool.get("a").unwrap()),
+        "a untouched"
+    );
+    assert_eq!(a.status().status, ServerState::Ready, "a still running");
+    assert!(
+        !Arc::ptr_eq(&b, &engine.pool.get("b").unwrap()),
+        "b replaced"
+    );
+    assert_eq!(
+        restart_server(&engine, "b").await.unwrap(),
+        a.tool_count().unwrap()
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_broken_file_is_reported_kept_and_never_overwritten() {
+    let t = TestContext::new();
+    t.write_servers(json!({"a": TestContext::fixture(&[])}));
+    let engine = engine(&t);
+    let broken = "{\n  \"mcpServers\": {,\n}\n";
+    std::fs::write(&t.config_path, broken).unwrap();
+
+    let e = engine.reload().await.unwrap_err();
+    assert!(e.to_string().contains("line 2"), "{e}");
+    assert!(status(&engine).config_error.unwrap().contains("line 2"));
+    assert_eq!(names(&engine), ["a"], "the configuration in effect stays");
+
+    let e = put_server(&engine, None, "b", &fixture())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::ConfigInvalid);
+    let e = add_root(&engine, t.root.to_str().unwrap(), true)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::ConfigInvalid);
+    assert_eq!(std::fs::read_to_string(&t.config_path).unwrap(), broken);
+
+    t.write_servers(json!({"c": TestContext::fixture(&[])}));
+    engine.reload().await.unwrap();
+    assert_eq!(status(&engine).config_error, None);
+    assert_eq!(names(&engine), ["c"]);
+}
+
+#[tokio::test]
+async fn directories_are_added_made_default_made_read_only_and_removed() {
+    let t = TestContext::new();
+    t.write_config(json!({"mcpServers": {}}));
+    let engine = engine(&t);
+    let builtin = roots(&engine);
+    assert_eq!(builtin.len(), 1);
+    assert!(!builtin[0].configured && builtin[0].default && builtin[0].writable);
+
+    let data = t.tmp.path().join("data set");
+    std::fs::create_dir(&data).unwrap();
+    let data = std::fs::canonicalize(data).unwrap();
+    let data_s = data.to_str().unwrap();
+    add_root(&engine, data_s, true).await.unwrap();
+    let listed = roots(&engine);
+    assert_eq!(
+        listed.len(),
+        2,
+        "the built-in directory is kept: {listed:?}"
+    );
+    assert!(listed.iter().all(|r| r.configured));
+    assert_eq!(listed[0].path, builtin[0].path);
+    assert!(listed[0].default);
+
+    set_default_root(&engine, data_s).await.unwrap();
+    assert_eq!(roots(&engine)[0].path, data_s);
+    assert_eq!(engine.roots().default_dir(), Some(data.as_path()));
+
+    set_root_writable(&engine, data_s, false).await.unwrap();
+    assert_eq!(
+        file(&t)["roots"][0],
+        json!({"path": data_s, "writable": false})
+    );
+    assert!(
+        !roots(&engine)[0].default,
+        "a read-only directory is not the default"
+    );
+    let e = set_default_root(&engine, data_s).await.unwrap_err();
+    assert!(e.message.contains("read-only"), "{e}");
+
+    let e = add_root(&engine, data_s, true).await.unwrap_err();
+    assert!(e.message.contains("already allowed"), "{e}");
+    let e = add_root(&engine, "relative/dir", true).await.unwrap_err();
+    assert!(e.message.contains("not an absolute path"), "{e}");
+    let gone = t.tmp.path().join("gone");
+    let e = add_root(&engine, gone.to_str().unwrap(), true)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::PathNotFound);
+    let a_file = t.tmp.path().join("f.txt");
+    std::fs::write(&a_file, "x").unwrap();
+    let e = add_root(&engine, a_file.to_str().unwrap(), true)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::PathUnusable);
+
+    remove_root(&engine, data_s).await.unwrap();
+    assert_eq!(roots(&engine).len(), 1);
+    let e = remove_root(&engine, data_s).await.unwrap_err();
+    assert!(e.message.contains("not an allowed directory"), "{e}");
+
+    // A read-only directory that vanished is shown with the reason (writable ones are created).
+    add_root(&engine, data_s, false).await.unwrap();
+    std::fs::remove_dir(&data).unwrap();
+    engine.reload().await.unwrap();
+    let missing = roots(&engine)
+        .into_iter()
+        .find(|r| r.path == data_s)
+        .unwrap();
+    assert!(missing.problem.unwrap().contains("cannot be used"));
+}
+
+#[tokio::test]
+async fn edits_on_disk_are_picked_up_while_running() {
+    let t = TestContext::new();
+    t.write_servers(json!({"a": TestContext::fixture(&[])}));
+    let engine = engine(&t);
+    let _watch = crate::config_watch::watch(engine.clone()).unwrap().unwrap();
+    let mut changed = engine.watch();
+    server_tools(&engine, "a").await.unwrap();
+    let a = engine.pool.get("a").unwrap();
+
+    // Saved the way editors save: a new file renamed over the old one.
+    let next = json!({"roots": [t.root], "mcpServers": {
+        "a": TestContext::fixture(&[]),
+        "b": TestContext::fixture(&[]),
+    }});
+    let tmp = t.config_path.with_extension("swp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(&next).unwrap()).unwrap();
+    std::fs::rename(&tmp, &t.config_path).unwrap();
+
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while names(&engine) != ["a", "b"] {
+            changed.changed().await.unwrap();
+        }
+    })
+    .await
+    .expect("the new server appears");
+    assert!(
+        Arc::ptr_eq(&a, &engine.pool.get("a").unwrap()),
+        "a untouched"
+    );
+
+    std::fs::write(&t.config_path, "{oops").unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while engine.config_error().is_none() {
+            changed.changed().await.unwrap();
+        }
+    })
+    .await
+    .expect("the broken file is reported");
+    assert_eq!(names(&engine), ["a", "b"]);
+    engine.shutdown().await;
+}
+
+#[test]
+fn overview_counts_calls_and_bytes_kept_out_of_context() {
+    let t = TestContext::new();
+    t.write_servers(json!({}));
+    let engine = engine(&t);
+    let event = |kind, bytes_in, bytes_out, outcome: &str| Event {
+        time: chrono::Utc::now(),
+        kind,
+        tool: "t".into(),
+        client: None,
+        server: None,
+        upstream_tool: None,
+        file: None,
+        format: None,
+        bytes_in,
+        bytes_out,
+        rows: None,
+        batches: None,
+        duration_ms: 1,
+        outcome: outcome.into(),
+        pid: 1,
+    };
+    engine
+        .events
+        .emit(event(EventKind::Store, 1_000_000, 500, "ok"));
+    engine
+        .events
+        .emit(event(EventKind::FileContent, 20_000, 100, "ok"));
+    engine
+        .events
+        .emit(event(EventKind::FileRef, 3_000, 0, "ok"));
+    engine.events.emit(event(EventKind::Call, 50, 40, "ok"));
+    engine
+        .events
+        .emit(event(EventKind::Store, 9_999, 100, "upstream_tool_error"));
+    let o = overview(&engine);
+    assert_eq!(o.today.calls, 4, "a $file reference is part of its call");
+    assert_eq!(o.today.errors, 1);
+    assert_eq!(o.today.bytes_kept, 999_500 + 20_000 + 3_000);
+    assert_eq!(o.recorded, o.today);
+    assert_eq!(o.status.clients, 0);
+    assert!(!o.status.paused);
+    set_paused(&engine, true);
+    assert!(status(&engine).paused);
+}
+
+#[tokio::test]
+async fn while_paused_upstream_tools_are_not_called() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+
+    let t = TestContext::new();
+    t.write_servers(json!({"a": TestContext::fixture(&[])}));
+    let engine = engine(&t);
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let served = tokio::spawn({
+        let engine = engine.clone();
+        async move { engine.serve(ours).await }
+    });
+    let client = ().serve(theirs).await.unwrap();
+    let call = |text: &str| {
+        let args = json!({"server": "a", "tool_name": "echo", "tool_args": {"text": text}});
+        CallToolRequestParams::new("call_tool").with_arguments(args.as_object().unwrap().clone())
+    };
+
+    set_paused(&engine, true);
+    let paused = client.call_tool(call("hi")).await.unwrap();
+    assert_eq!(paused.is_error, Some(true));
+    let error = &paused.structured_content.unwrap()["error"];
+    assert_eq!(error["code"], "paused");
+    assert_eq!(
+        status(&engine).servers.ready,
+        0,
+        "the server was not even started"
+    );
+
+    set_paused(&engine, false);
+    let resumed = client.call_tool(call("hi")).await.unwrap();
+    assert_ne!(resumed.is_error, Some(true), "{resumed:?}");
+    assert_eq!(status(&engine).clients, 1);
+    client.cancel().await.unwrap();
+    served.await.unwrap().unwrap();
+    engine.shutdown().await;
+}
