@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Sets up and runs every Offload test: formatting, lints, the engine's GUI-free check, unit and
-# end-to-end tests, and interop with published MCP SDKs and servers.
+# Sets up and runs every Offload test: formatting, lints, the engine's GUI-free check, the
+# TypeScript types' drift check, unit and end-to-end tests of the engine and CLI, interop with
+# published MCP SDKs and servers, the front end's component tests, and the desktop app driven
+# through WebDriver.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +19,13 @@ if cargo tree -p offload-engine -e normal --locked | grep -qi tauri; then
   exit 1
 fi
 
+echo "== front end: types, component tests" >&2
+npm --prefix ui run --silent check
+npm --prefix ui test --silent
+
 echo "== build and test" >&2
 cargo build --workspace --bins --locked
 cargo test --workspace --locked -- --include-ignored
+
+echo "== desktop app end to end" >&2
+scripts/e2e.sh

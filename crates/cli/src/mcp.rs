@@ -54,7 +54,7 @@ fn runtime() -> Option<tokio::runtime::Runtime> {
 }
 
 pub fn run(config: Option<PathBuf>, args: McpArgs) -> ExitCode {
-    init_logging();
+    offload_engine::logging::init();
     let Some(runtime) = runtime() else {
         return ExitCode::FAILURE;
     };
@@ -149,7 +149,7 @@ fn load(config: Option<PathBuf>, compat: CompatInputs) -> Option<Arc<Engine>> {
 
 /// `offload serve`: the engine on the local socket until a signal.
 pub fn host(config: Option<PathBuf>) -> ExitCode {
-    init_logging();
+    offload_engine::logging::init();
     let Some(runtime) = runtime() else {
         return ExitCode::FAILURE;
     };
@@ -244,33 +244,5 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
-    }
-}
-
-/// Logs to stderr, or to `OFFLOAD_LOG_FILE` when set; level from `OFFLOAD_LOG` (default info).
-///
-/// rmcp logs whole messages at debug level, and messages carry tool arguments and results that
-/// may hold secrets; so rmcp stays at info unless `OFFLOAD_LOG` names it explicitly.
-fn init_logging() {
-    use tracing_subscriber::EnvFilter;
-    let mut spec = std::env::var("OFFLOAD_LOG").unwrap_or_else(|_| "info".into());
-    if !spec.contains("rmcp") {
-        spec.push_str(",rmcp=info");
-    }
-    let filter = EnvFilter::try_new(&spec).unwrap_or_else(|_| EnvFilter::new("info,rmcp=info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(false)
-        .with_target(false);
-    match std::env::var_os("OFFLOAD_LOG_FILE") {
-        Some(path) => match std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-        {
-            Ok(file) => builder.with_writer(std::sync::Mutex::new(file)).init(),
-            Err(_) => builder.with_writer(std::io::stderr).init(),
-        },
-        None => builder.with_writer(std::io::stderr).init(),
     }
 }

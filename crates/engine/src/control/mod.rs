@@ -11,6 +11,8 @@ mod servers;
 #[cfg(test)]
 mod tests;
 
+#[cfg(feature = "ts")]
+pub use overview::SessionTs;
 pub use overview::{Activity, Overview, ServerCounts, Status, overview, status};
 pub use roots::{RootView, add_root, remove_root, roots, set_default_root, set_root_writable};
 pub use servers::{

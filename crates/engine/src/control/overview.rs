@@ -12,6 +12,7 @@ use crate::upstream::ServerState;
 /// What the tray shows; cheap enough to compute every second.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct Status {
     pub paused: bool,
     pub clients: usize,
@@ -22,6 +23,7 @@ pub struct Status {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct ServerCounts {
     pub total: usize,
     pub ready: usize,
@@ -32,6 +34,7 @@ pub struct ServerCounts {
 /// The Overview screen.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct Overview {
     pub status: Status,
     #[cfg_attr(feature = "ts", ts(as = "Vec<SessionTs>"))]
@@ -47,7 +50,7 @@ pub struct Overview {
 #[derive(ts_rs::TS)]
 #[ts(rename = "Session")]
 #[allow(dead_code)]
-struct SessionTs {
+pub struct SessionTs {
     #[ts(type = "number")]
     id: u64,
     client: String,
@@ -58,6 +61,7 @@ struct SessionTs {
 /// Calls served, from the audit log: this process's and every embedded `offload mcp`'s.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct Activity {
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub calls: u64,

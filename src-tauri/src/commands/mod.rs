@@ -1,0 +1,32 @@
+//! The commands the window calls, one module per screen. Each converts its arguments, calls one
+//! `offload_engine::control` function and answers its result or `{code, message}`.
+
+pub mod overview;
+pub mod roots;
+pub mod servers;
+pub mod settings;
+
+use tauri::Runtime;
+use tauri::ipc::Invoke;
+
+/// Every command, for `Builder::invoke_handler`.
+pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'static {
+    tauri::generate_handler![
+        overview::overview,
+        overview::status,
+        overview::set_paused,
+        servers::servers,
+        servers::server_tools,
+        servers::put_server,
+        servers::remove_server,
+        servers::set_server_enabled,
+        servers::restart_server,
+        roots::roots,
+        roots::add_root,
+        roots::remove_root,
+        roots::set_default_root,
+        roots::set_root_writable,
+        settings::autostart,
+        settings::set_autostart,
+    ]
+}

@@ -1,0 +1,42 @@
+//! The Directories screen. `add_root` is what the native folder picker's choice is given to.
+
+use offload_engine::control::{self, ControlError, RootView};
+use tauri::State;
+
+use crate::AppState;
+
+#[tauri::command]
+pub fn roots(state: State<'_, AppState>) -> Vec<RootView> {
+    control::roots(&state.engine)
+}
+
+#[tauri::command]
+pub async fn add_root(
+    state: State<'_, AppState>,
+    path: String,
+    writable: bool,
+) -> Result<(), ControlError> {
+    control::add_root(&state.engine, &path, writable).await
+}
+
+#[tauri::command]
+pub async fn remove_root(state: State<'_, AppState>, path: String) -> Result<(), ControlError> {
+    control::remove_root(&state.engine, &path).await
+}
+
+#[tauri::command]
+pub async fn set_default_root(
+    state: State<'_, AppState>,
+    path: String,
+) -> Result<(), ControlError> {
+    control::set_default_root(&state.engine, &path).await
+}
+
+#[tauri::command]
+pub async fn set_root_writable(
+    state: State<'_, AppState>,
+    path: String,
+    writable: bool,
+) -> Result<(), ControlError> {
+    control::set_root_writable(&state.engine, &path, writable).await
+}

@@ -1,0 +1,52 @@
+//! The Servers screen.
+
+use offload_engine::control::{self, ControlError, ServerSpec, ServerView, ToolView};
+use tauri::State;
+
+use crate::AppState;
+
+#[tauri::command]
+pub fn servers(state: State<'_, AppState>) -> Vec<ServerView> {
+    control::servers(&state.engine)
+}
+
+#[tauri::command]
+pub async fn server_tools(
+    state: State<'_, AppState>,
+    name: String,
+) -> Result<Vec<ToolView>, ControlError> {
+    control::server_tools(&state.engine, &name).await
+}
+
+/// Adds a server, or replaces `previous` (renaming it when `name` differs).
+#[tauri::command]
+pub async fn put_server(
+    state: State<'_, AppState>,
+    previous: Option<String>,
+    name: String,
+    spec: ServerSpec,
+) -> Result<(), ControlError> {
+    control::put_server(&state.engine, previous.as_deref(), &name, &spec).await
+}
+
+#[tauri::command]
+pub async fn remove_server(state: State<'_, AppState>, name: String) -> Result<(), ControlError> {
+    control::remove_server(&state.engine, &name).await
+}
+
+#[tauri::command]
+pub async fn set_server_enabled(
+    state: State<'_, AppState>,
+    name: String,
+    enabled: bool,
+) -> Result<(), ControlError> {
+    control::set_server_enabled(&state.engine, &name, enabled).await
+}
+
+#[tauri::command]
+pub async fn restart_server(
+    state: State<'_, AppState>,
+    name: String,
+) -> Result<usize, ControlError> {
+    control::restart_server(&state.engine, &name).await
+}

@@ -1,0 +1,59 @@
+//! The TypeScript declarations of what crosses the IPC boundary, generated from the Rust types
+//! into `ui/src/lib/types.ts` and checked for drift by a test (`cargo test` fails when the file
+//! is stale; `OFFLOAD_UPDATE_TYPES=1 cargo test -p offload-app types` rewrites it).
+
+use offload_engine::control::{
+    Activity, ControlError, Overview, RootView, ServerCounts, ServerSpec, ServerView, SessionTs,
+    Status, ToolView,
+};
+use ts_rs::{Config, TS};
+
+/// Where the generated declarations live, from the repository root.
+pub const PATH: &str = "ui/src/lib/types.ts";
+
+/// The whole generated file.
+pub fn declarations() -> String {
+    let cfg = Config::new().with_large_int("number");
+    let mut out = String::from(
+        "// Generated from the Rust types by src-tauri/src/types.rs. Do not edit by hand:\n\
+         // run `OFFLOAD_UPDATE_TYPES=1 cargo test -p offload-app types`.\n",
+    );
+    let decls = [
+        Status::decl(&cfg),
+        ServerCounts::decl(&cfg),
+        Overview::decl(&cfg),
+        SessionTs::decl(&cfg),
+        Activity::decl(&cfg),
+        ServerSpec::decl(&cfg),
+        ServerView::decl(&cfg),
+        ToolView::decl(&cfg),
+        RootView::decl(&cfg),
+        ControlError::decl(&cfg),
+    ];
+    for decl in decls {
+        out.push_str("\nexport ");
+        out.push_str(&decl);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_typescript_declarations_are_up_to_date() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(PATH);
+        let want = declarations();
+        if std::env::var_os("OFFLOAD_UPDATE_TYPES").is_some() {
+            std::fs::write(&path, &want).expect("write types.ts");
+            return;
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{PATH} is stale: run `OFFLOAD_UPDATE_TYPES=1 cargo test -p offload-app types`"
+        );
+    }
+}

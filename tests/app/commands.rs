@@ -1,0 +1,209 @@
+use std::sync::Arc;
+
+use offload_app::AppState;
+use offload_engine::config::{AppDirs, NoKeychain};
+use offload_engine::{Engine, EngineOptions};
+use offload_testkit::{TestContext, target_bin};
+use serde_json::{Value, json};
+use tauri::test::{
+    INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder, mock_context, noop_assets,
+};
+use tauri::webview::InvokeRequest;
+use tauri::{App, WebviewWindow, WebviewWindowBuilder};
+
+struct Harness {
+    t: TestContext,
+    _app: App<MockRuntime>,
+    window: WebviewWindow<MockRuntime>,
+}
+
+fn harness(config: Value) -> Harness {
+    let t = TestContext::new();
+    t.write_config(config);
+    let options = EngineOptions {
+        config_path: Some(t.config_path.clone()),
+        compat: Default::default(),
+        secrets: Arc::new(NoKeychain),
+        dirs: Some(AppDirs {
+            config_dir: t.home.join("config"),
+            data_dir: t.home.join("data"),
+            runtime_dir: None,
+        }),
+    };
+    let engine = Arc::new(Engine::load(options).expect("engine").0);
+    let app = offload_app::app(mock_builder(), AppState::new(engine))
+        .build(mock_context(noop_assets()))
+        .expect("app");
+    let window = WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .expect("window");
+    Harness {
+        t,
+        _app: app,
+        window,
+    }
+}
+
+impl Harness {
+    fn invoke(&self, cmd: &str, args: Value) -> Result<Value, Value> {
+        get_ipc_response(
+            &self.window,
+            InvokeRequest {
+                cmd: cmd.into(),
+                callback: tauri::ipc::CallbackFn(0),
+                error: tauri::ipc::CallbackFn(1),
+                // The mock webview serves the app from `tauri://localhost` (a local origin).
+                url: "tauri://localhost".parse().unwrap(),
+                body: tauri::ipc::InvokeBody::Json(args),
+                headers: Default::default(),
+                invoke_key: INVOKE_KEY.to_string(),
+            },
+        )
+        .map(|body| body.deserialize::<Value>().expect("json answer"))
+    }
+
+    fn ok(&self, cmd: &str, args: Value) -> Value {
+        self.invoke(cmd, args)
+            .unwrap_or_else(|e| panic!("{cmd} failed: {e}"))
+    }
+
+    fn file(&self) -> Value {
+        serde_json::from_slice(&std::fs::read(&self.t.config_path).unwrap()).unwrap()
+    }
+}
+
+fn fixture_spec() -> Value {
+    json!({"transport": "stdio", "command": target_bin("offload-fixture"), "args": [], "enabled": true})
+}
+
+#[test]
+fn server_commands_add_list_toggle_restart_edit_and_remove() {
+    let h = harness(json!({"mcpServers": {}}));
+    assert_eq!(h.ok("servers", json!({})), json!([]));
+
+    h.ok(
+        "put_server",
+        json!({"previous": null, "name": "fx", "spec": fixture_spec()}),
+    );
+    let tools = h.ok("server_tools", json!({"name": "fx"}));
+    assert!(
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "echo"),
+        "{tools}"
+    );
+    let listed = h.ok("servers", json!({}));
+    assert_eq!(listed[0]["name"], "fx");
+    assert_eq!(listed[0]["status"], "ready");
+    assert_eq!(listed[0]["spec"]["transport"], "stdio");
+    assert!(listed[0]["toolCount"].as_u64().unwrap() > 0);
+
+    h.ok(
+        "set_server_enabled",
+        json!({"name": "fx", "enabled": false}),
+    );
+    assert_eq!(h.ok("servers", json!({}))[0]["status"], "disabled");
+    assert_eq!(h.file()["mcpServers"]["fx"]["disabled"], true);
+    let refused = h
+        .invoke("restart_server", json!({"name": "fx"}))
+        .unwrap_err();
+    assert_eq!(refused["code"], "server_disabled");
+    h.ok("set_server_enabled", json!({"name": "fx", "enabled": true}));
+    let count = h.ok("restart_server", json!({"name": "fx"}));
+    assert_eq!(count, listed[0]["toolCount"]);
+
+    let mut spec = fixture_spec();
+    spec["timeoutSecs"] = json!(9);
+    h.ok(
+        "put_server",
+        json!({"previous": "fx", "name": "renamed", "spec": spec}),
+    );
+    assert_eq!(h.file()["mcpServers"]["renamed"]["timeoutSecs"], 9);
+
+    let e = h
+        .invoke(
+            "put_server",
+            json!({"previous": null, "name": "bad", "spec": {"transport": "stdio", "command": ""}}),
+        )
+        .unwrap_err();
+    assert_eq!(e["code"], "invalid_arguments");
+    assert!(
+        e["message"].as_str().unwrap().contains("needs a command"),
+        "{e}"
+    );
+    let e = h
+        .invoke("server_tools", json!({"name": "nope"}))
+        .unwrap_err();
+    assert_eq!(e["code"], "unknown_server");
+
+    h.ok("remove_server", json!({"name": "renamed"}));
+    assert_eq!(h.ok("servers", json!({})), json!([]));
+}
+
+#[test]
+fn root_commands_add_default_read_only_and_remove() {
+    let h = harness(json!({"mcpServers": {}}));
+    let builtin = h.ok("roots", json!({}));
+    assert_eq!(builtin.as_array().unwrap().len(), 1);
+    assert_eq!(builtin[0]["configured"], false);
+
+    let dir = h.t.root.display().to_string();
+    h.ok("add_root", json!({"path": dir, "writable": true}));
+    h.ok("set_default_root", json!({"path": dir}));
+    let roots = h.ok("roots", json!({}));
+    assert_eq!(roots[0]["path"], dir);
+    assert_eq!(roots[0]["default"], true);
+    assert_eq!(roots[0]["files"], 0);
+
+    h.ok("set_root_writable", json!({"path": dir, "writable": false}));
+    assert_eq!(h.file()["roots"][0]["writable"], false);
+    let e = h
+        .invoke(
+            "add_root",
+            json!({"path": "not/absolute", "writable": true}),
+        )
+        .unwrap_err();
+    assert_eq!(e["code"], "invalid_arguments");
+    h.ok("remove_root", json!({"path": dir}));
+    assert_eq!(h.ok("roots", json!({})).as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn overview_status_and_pause() {
+    let h = harness(
+        json!({"mcpServers": {"fx": {"command": target_bin("offload-fixture"), "disabled": true}}}),
+    );
+    let status = h.ok("status", json!({}));
+    assert_eq!(status["paused"], false);
+    assert_eq!(status["servers"]["disabled"], 1);
+    let paused = h.ok("set_paused", json!({"paused": true}));
+    assert_eq!(paused["paused"], true);
+    let overview = h.ok("overview", json!({}));
+    assert_eq!(overview["status"]["paused"], true);
+    assert_eq!(overview["clients"], json!([]));
+    assert_eq!(overview["today"]["calls"], 0);
+    assert_eq!(
+        overview["configPath"],
+        h.t.config_path.display().to_string()
+    );
+}
+
+#[test]
+fn a_broken_config_file_is_reported_and_kept() {
+    let h = harness(json!({"mcpServers": {}}));
+    std::fs::write(&h.t.config_path, "{ broken").unwrap();
+    let e = h
+        .invoke(
+            "put_server",
+            json!({"previous": null, "name": "fx", "spec": fixture_spec()}),
+        )
+        .unwrap_err();
+    assert_eq!(e["code"], "config_invalid");
+    assert!(e["message"].as_str().unwrap().contains("line 1"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(&h.t.config_path).unwrap(),
+        "{ broken"
+    );
+}

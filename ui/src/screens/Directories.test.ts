@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { render, screen, waitFor } from "@testing-library/svelte";
+import userEvent from "@testing-library/user-event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import Directories from "./Directories.svelte";
+import * as f from "../lib/fixtures";
+import type { RootView } from "../lib/types";
+
+describe("Directories", () => {
+  it("adds the folder chosen in the picker", async () => {
+    let roots: RootView[] = [f.root({ path: "/builtin", configured: false })];
+    const added: unknown[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "roots") return roots;
+      if (cmd === "plugin:dialog|open") return "/home/me/datasets";
+      if (cmd === "add_root") {
+        added.push(args);
+        roots = [f.root({ path: "/builtin", default: true }), f.root({ path: "/home/me/datasets", default: false, files: 0, bytes: 0 })];
+      }
+    });
+    render(Directories);
+    expect(await screen.findByText("Built in: used while no folder is configured.")).toBeInTheDocument();
+    await userEvent.click(screen.getByTestId("add-root"));
+    await waitFor(() => expect(screen.getAllByTestId("root-row")).toHaveLength(2));
+    expect(added).toEqual([{ path: "/home/me/datasets", writable: true }]);
+    expect(screen.getByText("/home/me/datasets")).toBeInTheDocument();
+  });
+
+  it("does nothing when the picker is cancelled, and shows refusals", async () => {
+    let picked: string | null = null;
+    mockIPC((cmd) => {
+      if (cmd === "roots") return [f.root()];
+      if (cmd === "plugin:dialog|open") return picked;
+      if (cmd === "add_root") throw { code: "invalid_arguments", message: "'/data' is already allowed" };
+    });
+    render(Directories);
+    await userEvent.click(await screen.findByTestId("add-root"));
+    expect(screen.queryByTestId("roots-error")).toBeNull();
+    picked = "/data";
+    await userEvent.click(screen.getByTestId("add-root"));
+    expect(await screen.findByTestId("roots-error")).toHaveTextContent("already allowed");
+  });
+
+  it("shows stored files, problems, and removes after confirmation", async () => {
+    let roots = [f.root(), f.root({ path: "/gone", default: false, problem: "cannot be used: No such file", resolved: null, files: 0, bytes: 0 })];
+    mockIPC((cmd, args: any) => {
+      if (cmd === "roots") return roots;
+      if (cmd === "remove_root") roots = roots.filter((r) => r.path !== args.path);
+    });
+    render(Directories);
+    expect(await screen.findByText("3 files · 2.0 KB")).toBeInTheDocument();
+    expect(screen.getByText("cannot be used: No such file")).toBeInTheDocument();
+    await userEvent.click(screen.getByLabelText("Remove /gone"));
+    await userEvent.click(screen.getByRole("button", { name: "Remove" }));
+    await waitFor(() => expect(screen.getAllByTestId("root-row")).toHaveLength(1));
+  });
+});
