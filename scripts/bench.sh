@@ -4,6 +4,7 @@
 # to offload-bench, e.g. `scripts/bench.sh latency --calls 5000` or `scripts/bench.sh files --gigabytes 10`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+npm --prefix ui run --silent build >/dev/null
 cargo build --release --locked --workspace --bins >&2
 # The peer the file tools are measured beside (skipped by the bench when npm is missing).
 peer="$HOME/.cache/offload/desktop-commander"
@@ -14,6 +15,13 @@ if command -v npm >/dev/null && [ ! -f "$peer/node_modules/@wonderwhy-er/desktop
     @wonderwhy-er/desktop-commander@0.2.52 >&2) || echo "desktop-commander not installed" >&2
 fi
 bench="${CARGO_TARGET_DIR:-target}/release/offload-bench"
+# The app bench needs a display: a virtual one and a private D-Bus session when there is none.
+app() {
+  if [ -n "${DISPLAY:-}" ]; then "$bench" app "$@"; else
+    scripts/setup-e2e.sh >/dev/null
+    xvfb-run -a dbus-run-session -- "$bench" app "$@" 2> >(grep -v "^dbus-daemon\|SpiRegistry" >&2)
+  fi
+}
 if [ "$#" -eq 0 ]; then
   "$bench" latency
   echo
@@ -22,6 +30,11 @@ if [ "$#" -eq 0 ]; then
   "$bench" file-content
   echo
   "$bench" files
+  echo
+  app
+elif [ "$1" = app ]; then
+  shift
+  app "$@"
 else
   "$bench" "$@"
 fi

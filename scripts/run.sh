@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# Sets up and runs Offload: builds the `offload` binary (release) and serves MCP on stdio
-# (`offload mcp`), which is what an MCP client launches. Extra arguments are passed on, e.g.
-# allowed directories: scripts/run.sh ~/Offload ~/datasets
+# Sets up and runs Offload. Where there is a display: builds the desktop app and the `offload`
+# binary (release) and starts the app, which lives in the tray and serves every MCP client.
+# Without a display: serves MCP on stdio (`offload mcp`), which is what an MCP client launches;
+# extra arguments are passed on, e.g. allowed directories: scripts/run.sh ~/Offload ~/datasets
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+target="${CARGO_TARGET_DIR:-target}"
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ "$#" -eq 0 ]; then
+  cargo build --release --locked -p offload-cli -p offload-app >&2
+  echo "Offload runs in the tray; its window opens from there. MCP clients connect with: $target/release/offload mcp" >&2
+  exec "$target/release/offload-app" --show
+fi
 cargo build --release --locked -p offload-cli >&2
-exec target/release/offload mcp "$@"
+exec "$target/release/offload" mcp "$@"

@@ -7,7 +7,7 @@
 
 pub mod commands;
 pub mod host;
-mod tray;
+pub mod tray;
 pub mod types;
 mod window;
 
@@ -20,7 +20,7 @@ pub use host::AppState;
 
 /// Starts the app: the engine and socket first (so clients connect within a second), then the
 /// tray. The window opens from the tray, on a second launch, or at once with `--show` or under
-/// WebDriver (`TAURI_WEBVIEW_AUTOMATION`).
+/// WebDriver (`TAURI_WEBVIEW_AUTOMATION`); closing it leaves Offload running in the tray.
 pub fn run() -> ExitCode {
     let started = Instant::now();
     offload_engine::logging::init();
@@ -57,21 +57,23 @@ pub fn run() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    app.run(|handle, event| {
-        if let RunEvent::Exit = event {
+    app.run(|handle, event| match event {
+        // The last window closed: Offload stays in the tray. Quit asks with an exit code.
+        RunEvent::ExitRequested {
+            code: None, api, ..
+        } => api.prevent_exit(),
+        RunEvent::Exit => {
             let engine = handle.state::<AppState>().engine.clone();
             tauri::async_runtime::block_on(engine.shutdown());
             tracing::info!("Offload app stopped");
         }
+        _ => {}
     });
     ExitCode::SUCCESS
 }
 
-/// Offload's state, commands and window behaviour on any runtime: the real one, or Tauri's mock
+/// Offload's state and commands on any runtime: the real one, or Tauri's mock
 /// runtime in tests.
 pub fn app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::Builder<R> {
-    builder
-        .manage(state)
-        .invoke_handler(commands::handler())
-        .on_window_event(window::on_event)
+    builder.manage(state).invoke_handler(commands::handler())
 }

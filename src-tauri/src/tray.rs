@@ -140,7 +140,8 @@ pub fn update<R: Runtime>(app: &AppHandle<R>, now: &Snapshot) {
     let _ = tray.set_tooltip(Some(headline(&now.status)));
 }
 
-fn on_menu<R: Runtime>(app: &AppHandle<R>, id: &str) {
+/// What a click on the menu item `id` does.
+pub fn on_menu<R: Runtime>(app: &AppHandle<R>, id: &str) {
     let engine = app.state::<AppState>().engine.clone();
     match id {
         "open" => crate::window::show(app),

@@ -11,13 +11,13 @@ use tauri::test::{
 use tauri::webview::InvokeRequest;
 use tauri::{App, WebviewWindow, WebviewWindowBuilder};
 
-struct Harness {
-    t: TestContext,
-    _app: App<MockRuntime>,
+pub struct Harness {
+    pub t: TestContext,
+    pub app: App<MockRuntime>,
     window: WebviewWindow<MockRuntime>,
 }
 
-fn harness(config: Value) -> Harness {
+pub fn harness(config: Value) -> Harness {
     let t = TestContext::new();
     t.write_config(config);
     let options = EngineOptions {
@@ -37,11 +37,7 @@ fn harness(config: Value) -> Harness {
     let window = WebviewWindowBuilder::new(&app, "main", Default::default())
         .build()
         .expect("window");
-    Harness {
-        t,
-        _app: app,
-        window,
-    }
+    Harness { t, app, window }
 }
 
 impl Harness {
@@ -67,7 +63,7 @@ impl Harness {
             .unwrap_or_else(|e| panic!("{cmd} failed: {e}"))
     }
 
-    fn file(&self) -> Value {
+    pub fn file(&self) -> Value {
         serde_json::from_slice(&std::fs::read(&self.t.config_path).unwrap()).unwrap()
     }
 }

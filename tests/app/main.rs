@@ -3,3 +3,4 @@
 //! end-to-end test (`scripts/e2e.sh`).
 
 mod commands;
+mod tray;

@@ -5,6 +5,7 @@
 // A benchmark reports on stdout: that is its whole output.
 #![allow(clippy::print_stdout)]
 
+mod app;
 mod file_content;
 mod files;
 mod latency;
@@ -27,6 +28,14 @@ enum Bench {
     /// call_tool → fixture echo through `offload mcp`, beside the same call made directly to the
     /// fixture; and list_available_tools over two servers, beside listing both directly.
     Latency {
+        /// Measured calls per side (after warm-up).
+        #[arg(long, default_value_t = 2000)]
+        calls: usize,
+    },
+    /// The desktop app as host: cold start, idle memory, client start and call latency through
+    /// it, beside `offload serve`, the embedded engine and the direct call. Needs a display
+    /// (scripts/bench.sh runs it under Xvfb).
+    App {
         /// Measured calls per side (after warm-up).
         #[arg(long, default_value_t = 2000)]
         calls: usize,
@@ -58,6 +67,7 @@ enum Bench {
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().bench {
         Bench::Latency { calls } => latency::run(calls).await,
+        Bench::App { calls } => app::run(calls).await,
         Bench::Store => store::run().await,
         Bench::FileContent { gigabytes } => file_content::run(gigabytes).await,
         Bench::Files { gigabytes, dir } => files::run(gigabytes, dir).await,

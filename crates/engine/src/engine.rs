@@ -263,13 +263,17 @@ impl Source {
 }
 
 /// The `offload` program that extracts PDF text in a child process: this program when it is
-/// `offload` (the shim and the CLI), or the one named by `OFFLOAD_HELPER` (the desktop app sets
-/// its sidecar). Without one, extraction runs in-process, checked page by page.
+/// `offload` (the shim and the CLI), the `offload` installed beside it (the desktop app's
+/// sidecar), or the one named by `OFFLOAD_HELPER`. Without one, extraction runs in-process,
+/// checked page by page.
 fn pdf_helper() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("OFFLOAD_HELPER") {
         return Some(PathBuf::from(path));
     }
-    std::env::current_exe()
-        .ok()
-        .filter(|exe| exe.file_stem().is_some_and(|s| s == "offload"))
+    let exe = std::env::current_exe().ok()?;
+    if exe.file_stem().is_some_and(|s| s == "offload") {
+        return Some(exe);
+    }
+    let sidecar = exe.with_file_name(format!("offload{}", std::env::consts::EXE_SUFFIX));
+    sidecar.is_file().then_some(sidecar)
 }

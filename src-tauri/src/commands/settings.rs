@@ -18,6 +18,12 @@ pub fn autostart<R: Runtime>(app: AppHandle<R>) -> Result<bool, ControlError> {
 pub fn set_autostart<R: Runtime>(app: AppHandle<R>, enabled: bool) -> Result<bool, ControlError> {
     let launcher = app.autolaunch();
     if enabled {
+        // On Linux the login item goes to ~/.config/autostart, which the launcher library
+        // creates only when ~/.config exists.
+        #[cfg(target_os = "linux")]
+        if let Some(dirs) = directories::BaseDirs::new() {
+            std::fs::create_dir_all(dirs.home_dir().join(".config")).map_err(failed)?;
+        }
         launcher.enable().map_err(failed)?;
     } else {
         launcher.disable().map_err(failed)?;

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds the Debian package of the desktop app with the `offload` binary inside (a Tauri
+# sidecar: installed as /usr/bin/offload beside /usr/bin/offload-app), and prints its path.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+target="${CARGO_TARGET_DIR:-target}"
+triple="$(rustc -vV | sed -n 's/^host: //p')"
+cargo build --release --locked -p offload-cli >&2
+mkdir -p binaries
+cp "$target/release/offload" "binaries/offload-$triple"
+ui/node_modules/.bin/tauri build --bundles deb --config src-tauri/bundle.conf.json >&2
+ls "$target"/release/bundle/deb/*.deb
