@@ -49,7 +49,10 @@ fi
 # app embeds.
 stamp() { cat "$@" 2>/dev/null | sha256sum | cut -d' ' -f1; }
 if [ ! -d ui/node_modules ] || [ "$(cat ui/node_modules/.offload-stamp 2>/dev/null)" != "$(stamp ui/package-lock.json)" ]; then
-  (cd ui && npm ci --no-audit --no-fund --loglevel=error)
+  # `npm install` rather than `npm ci`: the lock file leaves out the other platforms' optional
+  # builds of rollup and the Tauri CLI, which `npm ci` insists on; install keeps the locked
+  # versions all the same.
+  (cd ui && npm install --no-audit --no-fund --loglevel=error)
   stamp ui/package-lock.json > ui/node_modules/.offload-stamp
 fi
 npm --prefix ui run --silent build >/dev/null
