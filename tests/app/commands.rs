@@ -24,11 +24,7 @@ pub fn harness(config: Value) -> Harness {
         config_path: Some(t.config_path.clone()),
         compat: Default::default(),
         secrets: Arc::new(NoKeychain),
-        dirs: Some(AppDirs {
-            config_dir: t.home.join("config"),
-            data_dir: t.home.join("data"),
-            runtime_dir: None,
-        }),
+        dirs: Some(AppDirs::under(&t.home)),
     };
     let engine = Arc::new(Engine::load(options).expect("engine").0);
     let app = offload_app::app(mock_builder(), AppState::new(engine))

@@ -26,6 +26,15 @@ impl AppDirs {
         })
     }
 
+    /// Everything below one directory (tests, portable set-ups): `config/`, `data/`, `run/`.
+    pub fn under(base: &Path) -> Self {
+        Self {
+            config_dir: base.join("config"),
+            data_dir: base.join("data"),
+            runtime_dir: Some(base.join("run")),
+        }
+    }
+
     pub fn config_file(&self) -> PathBuf {
         self.config_dir.join("config.json")
     }

@@ -38,17 +38,18 @@ pub struct ServerSpec {
 
 impl ServerSpec {
     fn from_entry(name: &str, entry: &ServerEntry) -> Self {
-        let http = matches!(
-            entry.transport(name),
-            Ok(crate::config::Transport::Http { .. })
-        );
+        // The URL as the transport reads it: also Windsurf's `serverUrl` and Gemini's `httpUrl`.
+        let remote = match entry.transport(name) {
+            Ok(crate::config::Transport::Http { url, .. }) => Some(url),
+            _ => None,
+        };
         Self {
-            transport: if http { "http" } else { "stdio" }.into(),
+            transport: if remote.is_some() { "http" } else { "stdio" }.into(),
             command: entry.command.clone().unwrap_or_default(),
             args: entry.args.clone(),
             env: entry.env.clone(),
             cwd: entry.cwd.clone(),
-            url: entry.url.clone().unwrap_or_default(),
+            url: remote.unwrap_or_default(),
             headers: entry.headers.clone(),
             timeout_secs: entry.timeout_secs,
             enabled: !entry.disabled,

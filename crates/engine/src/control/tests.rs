@@ -18,11 +18,7 @@ fn engine(t: &TestContext) -> Arc<Engine> {
         config_path: Some(t.config_path.clone()),
         compat: Default::default(),
         secrets: Arc::new(NoKeychain),
-        dirs: Some(AppDirs {
-            config_dir: t.home.join("config"),
-            data_dir: t.home.join("data"),
-            runtime_dir: None,
-        }),
+        dirs: Some(AppDirs::under(&t.home)),
     };
     Arc::new(Engine::load(options).expect("engine").0)
 }
@@ -113,6 +109,28 @@ async fn servers_are_added_edited_toggled_renamed_and_removed_in_the_file() {
     assert!(e.message.contains("is not a URL"), "{e}");
     assert_eq!(names(&engine), ["first"], "failed edits change nothing");
     engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_remote_server_written_the_windsurf_way_is_shown_and_edited_with_its_url() {
+    let t = TestContext::new();
+    t.write_servers(json!({"remote": {"serverUrl": "https://example.invalid/mcp"}}));
+    let engine = engine(&t);
+    let view = servers(&engine).remove(0);
+    assert_eq!(view.spec.transport, "http");
+    assert_eq!(view.spec.url, "https://example.invalid/mcp");
+    let mut spec = view.spec;
+    spec.timeout_secs = Some(30);
+    put_server(&engine, Some("remote"), "remote", &spec)
+        .await
+        .unwrap();
+    let entry = &file(&t)["mcpServers"]["remote"];
+    assert_eq!(entry["url"], "https://example.invalid/mcp");
+    assert_eq!(
+        entry["serverUrl"], "https://example.invalid/mcp",
+        "kept as written"
+    );
+    assert_eq!(entry["timeoutSecs"], 30);
 }
 
 #[tokio::test]
