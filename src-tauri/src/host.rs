@@ -1,11 +1,11 @@
 //! The app as host: one engine, its configuration watched, and the local socket that every
 //! `offload mcp` connects to. The engine keeps serving while the window is closed.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
-use offload_engine::config::{AppDirs, NoKeychain};
+use offload_engine::config::NoKeychain;
 use offload_engine::config_watch::{self, ConfigWatch};
 use offload_engine::{Engine, EngineOptions, ipc};
 use tauri::{AppHandle, Emitter, Manager, Runtime};
@@ -13,8 +13,6 @@ use tauri::{AppHandle, Emitter, Manager, Runtime};
 /// What every command and the tray share.
 pub struct AppState {
     pub engine: Arc<Engine>,
-    /// Kept for as long as the app runs.
-    watch: Mutex<Option<ConfigWatch>>,
 }
 
 /// The event the window listens to: something it shows changed.
@@ -37,22 +35,16 @@ impl AppState {
     }
 
     pub fn new(engine: Arc<Engine>) -> Self {
-        Self {
-            engine,
-            watch: Mutex::new(None),
-        }
+        Self { engine }
     }
 }
 
 /// Binds the socket and serves on it, watches `config.json`, and keeps the tray and window
 /// told of changes.
-pub fn start<R: Runtime>(app: &AppHandle<R>, started: Instant) -> anyhow::Result<()> {
-    let state = app.state::<AppState>();
-    let engine = state.engine.clone();
-    let socket = AppDirs::platform()
-        .map(|dirs| ipc::socket_path(&dirs))
-        .context("cannot determine the home directory")?;
-    tauri::async_runtime::block_on(async {
+pub fn start<R: Runtime>(app: &AppHandle<R>, started: Instant) {
+    let engine = app.state::<AppState>().engine.clone();
+    let socket = ipc::socket_path(&engine.dirs);
+    let watch = tauri::async_runtime::block_on(async {
         match ipc::Host::bind(&socket).await {
             Ok(host) => {
                 tracing::info!(
@@ -65,18 +57,19 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, started: Instant) -> anyhow::Result
             // The window still shows and edits the configuration; clients use the other host.
             Err(e) => tracing::error!("not serving clients: {e}"),
         }
-        match config_watch::watch(engine.clone()) {
-            Ok(watch) => *state.watch.lock().unwrap_or_else(|p| p.into_inner()) = watch,
-            Err(e) => tracing::warn!("configuration changes apply at the next start: {e}"),
-        }
+        config_watch::watch_or_warn(engine.clone())
     });
-    tauri::async_runtime::spawn(notify_changes(app.clone(), engine));
-    Ok(())
+    tauri::async_runtime::spawn(notify_changes(app.clone(), engine, watch));
 }
 
 /// Tells the tray and the window whenever what they show changes: the configuration, the
 /// pause, connected clients, or a server's state (polled, as servers change on their own).
-async fn notify_changes<R: Runtime>(app: AppHandle<R>, engine: Arc<Engine>) {
+/// Holds the configuration watch, which so lasts as long as the app.
+async fn notify_changes<R: Runtime>(
+    app: AppHandle<R>,
+    engine: Arc<Engine>,
+    _watch: Option<ConfigWatch>,
+) {
     let mut config = engine.watch();
     let mut sessions = engine.sessions.watch();
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(500));

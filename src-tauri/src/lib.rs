@@ -42,7 +42,7 @@ pub fn run() -> ExitCode {
         ));
     let app = match app(builder, state)
         .setup(move |app| {
-            host::start(app.handle(), started)?;
+            host::start(app.handle(), started);
             tray::create(app.handle())?;
             if window::wanted_at_start() {
                 window::show(app.handle());

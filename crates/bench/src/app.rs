@@ -5,9 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use offload_testkit::{Client, TestContext, call, connect, target_bin};
+use offload_testkit::{TestContext, connect, target_bin};
 use serde_json::json;
 
+use crate::latency::{echo_direct, echo_proxied, session_starts};
 use crate::offload::as_users;
 use crate::stats::{header, row, summarize};
 
@@ -138,19 +139,7 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     );
 
     // A client session through the app, beside an embedded one.
-    let mut via_app = Vec::with_capacity(30);
-    let mut embedded = Vec::with_capacity(30);
-    for _ in 0..30 {
-        for (mode, samples) in [("app", &mut via_app), ("embedded", &mut embedded)] {
-            let cmd = as_users(ctx.offload_command(&["--mode", mode]));
-            let t = Instant::now();
-            let client = connect(cmd).await;
-            samples.push(t.elapsed());
-            client.cancel().await?;
-        }
-    }
-    let sa = summarize(&mut via_app);
-    let se = summarize(&mut embedded);
+    let (sa, se) = session_starts(&ctx, 30).await?;
     println!();
     println!("offload mcp start + initialize, 30 starts each");
     println!("{}", header("via app", "embedded"));
@@ -161,15 +150,15 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     let proxied = connect(as_users(ctx.offload_command(&["--mode", "embedded"]))).await;
     let direct = connect(tokio::process::Command::new(target_bin("offload-fixture"))).await;
     for _ in 0..200 {
-        echo(&hosted, true).await;
-        echo(&proxied, true).await;
-        echo(&direct, false).await;
+        echo_proxied(&hosted).await;
+        echo_proxied(&proxied).await;
+        echo_direct(&direct).await;
     }
     let (mut h, mut p, mut d) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..calls {
-        h.push(echo(&hosted, true).await);
-        p.push(echo(&proxied, true).await);
-        d.push(echo(&direct, false).await);
+        h.push(echo_proxied(&hosted).await);
+        p.push(echo_proxied(&proxied).await);
+        d.push(echo_direct(&direct).await);
     }
     let (h, p, d) = (summarize(&mut h), summarize(&mut p), summarize(&mut d));
     println!();
@@ -194,23 +183,4 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     direct.cancel().await?;
     stop(app).await;
     Ok(())
-}
-
-async fn echo(client: &Client, proxied: bool) -> Duration {
-    let t = Instant::now();
-    let r = if proxied {
-        call(
-            client,
-            "call_tool",
-            json!({"server": "fx", "tool_name": "echo", "tool_args": {"text": "ping"}}),
-        )
-        .await
-    } else {
-        let mut params = rmcp::model::CallToolRequestParams::new("echo");
-        params.arguments = json!({"text": "ping"}).as_object().cloned();
-        client.call_tool(params).await.expect("direct echo")
-    };
-    let took = t.elapsed();
-    assert_ne!(r.is_error, Some(true), "{r:?}");
-    took
 }

@@ -8,7 +8,7 @@ use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
 use serde_json::json;
 
 use crate::offload::as_users;
-use crate::stats::{header, row, summarize};
+use crate::stats::{Summary, header, row, summarize};
 
 const WARMUP: usize = 200;
 
@@ -104,19 +104,7 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
 
     // Starting a client session: spawn `offload mcp` and complete the handshake.
     let starts = 30;
-    let mut via_host = Vec::with_capacity(starts);
-    let mut embedded = Vec::with_capacity(starts);
-    for _ in 0..starts {
-        for (mode, samples) in [("app", &mut via_host), ("embedded", &mut embedded)] {
-            let cmd = as_users(ctx.offload_command(&["--mode", mode]));
-            let t = Instant::now();
-            let client = connect(cmd).await;
-            samples.push(t.elapsed());
-            client.cancel().await?;
-        }
-    }
-    let sh = summarize(&mut via_host);
-    let se = summarize(&mut embedded);
+    let (sh, se) = session_starts(&ctx, starts).await?;
     println!();
     println!("offload mcp start + initialize, {starts} starts each");
     println!("{}", header("via host", "embedded"));
@@ -139,7 +127,28 @@ pub async fn run(calls: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn echo_direct(client: &Client) -> Duration {
+/// `offload mcp` spawned and initialized `n` times through the host (`--mode app`) and
+/// embedded, alternating: the two summaries.
+pub(crate) async fn session_starts(
+    ctx: &TestContext,
+    n: usize,
+) -> anyhow::Result<(Summary, Summary)> {
+    let mut via_host = Vec::with_capacity(n);
+    let mut embedded = Vec::with_capacity(n);
+    for _ in 0..n {
+        for (mode, samples) in [("app", &mut via_host), ("embedded", &mut embedded)] {
+            let cmd = as_users(ctx.offload_command(&["--mode", mode]));
+            let t = Instant::now();
+            let client = connect(cmd).await;
+            samples.push(t.elapsed());
+            client.cancel().await?;
+        }
+    }
+    Ok((summarize(&mut via_host), summarize(&mut embedded)))
+}
+
+/// `echo` called straight on the fixture.
+pub(crate) async fn echo_direct(client: &Client) -> Duration {
     let mut params = CallToolRequestParams::new("echo");
     params.arguments = json!({"text": "ping"}).as_object().cloned();
     let t = Instant::now();
@@ -149,7 +158,8 @@ async fn echo_direct(client: &Client) -> Duration {
     took
 }
 
-async fn echo_proxied(client: &Client) -> Duration {
+/// `call_tool` → fixture `echo` through Offload.
+pub(crate) async fn echo_proxied(client: &Client) -> Duration {
     let t = Instant::now();
     let r = call(
         client,

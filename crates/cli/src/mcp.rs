@@ -167,7 +167,7 @@ pub fn host(config: Option<PathBuf>) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        let _watch = watch_config(&engine);
+        let _watch = offload_engine::config_watch::watch_or_warn(engine.clone());
         tokio::select! {
             () = host.serve(engine.clone()) => {}
             () = shutdown_signal() => {}
@@ -187,7 +187,7 @@ async fn serve(config: Option<PathBuf>, args: McpArgs) -> ExitCode {
         return ExitCode::FAILURE;
     };
     tracing::info!("serving in embedded mode");
-    let _watch = watch_config(&engine);
+    let _watch = offload_engine::config_watch::watch_or_warn(engine.clone());
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         eprintln!(
             "offload mcp is serving MCP on stdin/stdout and waits for a client.\n\
@@ -211,15 +211,6 @@ async fn serve(config: Option<PathBuf>, args: McpArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// Puts edits of `config.json` in effect while serving; without a watcher, they apply at the
-/// next start.
-fn watch_config(engine: &Arc<Engine>) -> Option<offload_engine::config_watch::ConfigWatch> {
-    offload_engine::config_watch::watch(engine.clone())
-        .inspect_err(|e| tracing::warn!("configuration changes apply at the next start: {e}"))
-        .ok()
-        .flatten()
 }
 
 fn rmcp_stdio() -> (tokio::io::Stdin, tokio::io::Stdout) {

@@ -75,6 +75,15 @@ pub fn watch(engine: Arc<Engine>) -> std::io::Result<Option<ConfigWatch>> {
     }))
 }
 
+/// [`watch`] for a long-running process: a watch that cannot start is logged (changes then
+/// apply at the next start) rather than stopping anything.
+pub fn watch_or_warn(engine: Arc<Engine>) -> Option<ConfigWatch> {
+    watch(engine)
+        .inspect_err(|e| tracing::warn!("configuration changes apply at the next start: {e}"))
+        .ok()
+        .flatten()
+}
+
 fn absolute(path: &std::path::Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
 }

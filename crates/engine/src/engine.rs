@@ -33,7 +33,9 @@ pub struct Engine {
     /// The client sessions being served.
     pub sessions: Sessions,
     pub dirs: AppDirs,
-    source: Source,
+    /// The configuration file and compatibility inputs; `None` for an engine built from a
+    /// configuration value.
+    source: Option<Source>,
     /// The configuration in effect, and why the file on disk is not (when it does not parse).
     config: Mutex<(Config, Option<String>)>,
     paused: AtomicBool,
@@ -52,9 +54,9 @@ pub struct EngineOptions {
 }
 
 /// The configuration's origin, read again on every reload.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct Source {
-    path: Option<PathBuf>,
+    path: PathBuf,
     compat: CompatInputs,
 }
 
@@ -79,18 +81,16 @@ impl Engine {
             })?,
         };
         let source = Source {
-            path: Some(
-                options
-                    .config_path
-                    .clone()
-                    .unwrap_or_else(|| dirs.config_file()),
-            ),
+            path: options
+                .config_path
+                .clone()
+                .unwrap_or_else(|| dirs.config_file()),
             compat: options.compat,
         };
         let (config, mut warnings) = source.read()?;
         let (mut engine, more) = Self::from_config(&config, &dirs, options.secrets);
         warnings.extend(more);
-        engine.source = source;
+        engine.source = Some(source);
         Ok((engine, warnings))
     }
 
@@ -119,7 +119,7 @@ impl Engine {
             }),
             sessions: Sessions::default(),
             dirs: dirs.clone(),
-            source: Source::default(),
+            source: None,
             config: Mutex::new((config.clone(), None)),
             paused: AtomicBool::new(false),
             changed: watch::channel(0).0,
@@ -139,7 +139,7 @@ impl Engine {
 
     /// The configuration file, when the engine was loaded from one.
     pub fn config_path(&self) -> Option<&std::path::Path> {
-        self.source.path.as_deref()
+        self.source.as_ref().map(|s| s.path.as_path())
     }
 
     /// The configuration in effect (compatibility inputs applied).
@@ -159,10 +159,10 @@ impl Engine {
     /// Reads the configuration file again and applies it. When the file does not parse, the
     /// configuration in effect stays, and the error is kept for the app to show.
     pub async fn reload(&self) -> Result<Reloaded, ConfigError> {
-        if self.source.path.is_none() {
+        let Some(source) = &self.source else {
             return Ok(Reloaded::default());
-        }
-        match self.source.read() {
+        };
+        match source.read() {
             Ok((config, warnings)) => {
                 let mut reloaded = self.apply(config).await;
                 reloaded.warnings.splice(0..0, warnings);
@@ -253,10 +253,7 @@ impl Engine {
 
 impl Source {
     fn read(&self) -> Result<(Config, Vec<String>), ConfigError> {
-        let mut config = match &self.path {
-            Some(path) => Config::load(path)?,
-            None => Config::default(),
-        };
+        let mut config = Config::load(&self.path)?;
         let warnings = apply_compat(&mut config, &self.compat)?;
         Ok((config, warnings))
     }

@@ -21,6 +21,7 @@ pub mod server;
 pub mod sessions;
 pub mod store;
 pub mod upstream;
+mod whole_file;
 
 pub use engine::{Engine, EngineOptions, Reloaded};
 pub use error::{ErrorCode, ToolError};

@@ -17,6 +17,6 @@ pub fn status(state: State<'_, AppState>) -> Status {
 
 #[tauri::command]
 pub fn set_paused(state: State<'_, AppState>, paused: bool) -> Status {
-    control::set_paused(&state.engine, paused);
+    state.engine.set_paused(paused);
     control::status(&state.engine)
 }

@@ -4,9 +4,8 @@
 //!
 //! A file that does not parse is never written over: the edit fails and says where the file is
 //! broken. Writes go to a temporary file in the same directory that is then renamed over the
-//! original, so the file is always whole, whoever reads it meanwhile.
+//! original ([`crate::whole_file`]), so the file is always whole, whoever reads it meanwhile.
 
-use std::io::Write;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -77,30 +76,14 @@ pub fn edit<T>(
 }
 
 fn write_whole(path: &Path, doc: &Value) -> Result<(), EditError> {
-    let failed = |source| EditError::Write {
+    crate::whole_file::replace(path, |w| {
+        serde_json::to_writer_pretty(&mut *w, doc).map_err(std::io::Error::other)?;
+        w.write_all(b"\n")
+    })
+    .map_err(|source| EditError::Write {
         path: path.to_owned(),
         source,
-    };
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(failed)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".config-")
-        .suffix(".json.tmp")
-        .tempfile_in(dir)
-        .map_err(failed)?;
-    let mut text = serde_json::to_vec_pretty(doc).map_err(|e| failed(std::io::Error::other(e)))?;
-    text.push(b'\n');
-    tmp.write_all(&text).map_err(failed)?;
-    tmp.as_file().sync_all().map_err(failed)?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        // Keep the permissions people gave their file (it may hold tokens).
-        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-    }
-    tmp.persist(path).map_err(|e| failed(e.error))?;
-    Ok(())
+    })
 }
 
 fn servers(doc: &mut Map<String, Value>) -> Result<&mut Map<String, Value>, EditError> {

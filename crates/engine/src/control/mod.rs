@@ -76,8 +76,3 @@ async fn edit_config<T>(
     engine.reload().await?;
     Ok(answer)
 }
-
-/// Pauses or resumes calls to upstream tools.
-pub fn set_paused(engine: &Engine, paused: bool) {
-    engine.set_paused(paused);
-}

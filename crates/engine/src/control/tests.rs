@@ -352,7 +352,7 @@ fn overview_counts_calls_and_bytes_kept_out_of_context() {
     assert_eq!(o.recorded, o.today);
     assert_eq!(o.status.clients, 0);
     assert!(!o.status.paused);
-    set_paused(&engine, true);
+    engine.set_paused(true);
     assert!(status(&engine).paused);
 }
 
@@ -375,7 +375,7 @@ async fn while_paused_upstream_tools_are_not_called() {
         CallToolRequestParams::new("call_tool").with_arguments(args.as_object().unwrap().clone())
     };
 
-    set_paused(&engine, true);
+    engine.set_paused(true);
     let paused = client.call_tool(call("hi")).await.unwrap();
     assert_eq!(paused.is_error, Some(true));
     let error = &paused.structured_content.unwrap()["error"];
@@ -386,7 +386,7 @@ async fn while_paused_upstream_tools_are_not_called() {
         "the server was not even started"
     );
 
-    set_paused(&engine, false);
+    engine.set_paused(false);
     let resumed = client.call_tool(call("hi")).await.unwrap();
     assert_ne!(resumed.is_error, Some(true), "{resumed:?}");
     assert_eq!(status(&engine).clients, 1);

@@ -148,19 +148,13 @@ impl Index {
 
     /// Writes the whole index anew (atomically).
     fn rewrite(&mut self) -> std::io::Result<()> {
-        let dir = self
-            .path
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        std::fs::create_dir_all(&dir)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
-        for r in &self.records {
-            serde_json::to_writer(&mut tmp, r).map_err(std::io::Error::other)?;
-            tmp.write_all(b"\n")?;
-        }
-        tmp.as_file().sync_all()?;
-        tmp.persist(&self.path).map_err(|e| e.error)?;
+        crate::whole_file::replace(&self.path, |w| {
+            for r in &self.records {
+                serde_json::to_writer(&mut *w, r).map_err(std::io::Error::other)?;
+                w.write_all(b"\n")?;
+            }
+            Ok(())
+        })?;
         self.read_up_to = std::fs::metadata(&self.path)?.len();
         Ok(())
     }
