@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
-use offload_engine::config::NoKeychain;
 use offload_engine::config_watch::{self, ConfigWatch};
+use offload_engine::keychain::Keychain;
 use offload_engine::{Engine, EngineOptions, ipc};
 use tauri::{AppHandle, Emitter, Manager, Runtime};
 
@@ -24,7 +24,7 @@ impl AppState {
         let options = EngineOptions {
             config_path: std::env::var_os("OFFLOAD_CONFIG").map(Into::into),
             compat: Default::default(),
-            secrets: Arc::new(NoKeychain),
+            secrets: Arc::new(Keychain::platform()),
             dirs: None,
         };
         let (engine, warnings) = Engine::load(options).context("Offload's configuration")?;

@@ -3,8 +3,8 @@
 //! is stale; `OFFLOAD_UPDATE_TYPES=1 cargo test -p offload-app types` rewrites it).
 
 use offload_engine::control::{
-    Activity, ControlError, Overview, RootView, ServerCounts, ServerSpec, ServerView, SessionTs,
-    Status, ToolView,
+    Activity, ControlError, NewSecret, Overview, Place, PlainSecret, RootView, SecretRef,
+    ServerCounts, ServerSpec, ServerView, SessionTs, Status, ToolView,
 };
 use ts_rs::{Config, TS};
 
@@ -26,6 +26,10 @@ pub fn declarations() -> String {
         Activity::decl(&cfg),
         ServerSpec::decl(&cfg),
         ServerView::decl(&cfg),
+        Place::decl(&cfg),
+        SecretRef::decl(&cfg),
+        PlainSecret::decl(&cfg),
+        NewSecret::decl(&cfg),
         ToolView::decl(&cfg),
         RootView::decl(&cfg),
         ControlError::decl(&cfg),

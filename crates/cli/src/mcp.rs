@@ -10,7 +10,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
-use offload_engine::config::{AppDirs, CompatInputs, NoKeychain};
+use offload_engine::config::{AppDirs, CompatInputs};
+use offload_engine::keychain::Keychain;
 use offload_engine::{Engine, EngineOptions, ipc};
 
 #[derive(Args)]
@@ -130,7 +131,7 @@ fn load(config: Option<PathBuf>, compat: CompatInputs) -> Option<Arc<Engine>> {
     let options = EngineOptions {
         config_path: config,
         compat,
-        secrets: Arc::new(NoKeychain),
+        secrets: Arc::new(Keychain::platform()),
         dirs: None,
     };
     match Engine::load(options) {

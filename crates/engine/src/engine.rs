@@ -33,6 +33,8 @@ pub struct Engine {
     /// The client sessions being served.
     pub sessions: Sessions,
     pub dirs: AppDirs,
+    /// Where `${keyring:}` values are read from and the app saves them.
+    pub secrets: Arc<dyn SecretSource>,
     /// The configuration file and compatibility inputs; `None` for an engine built from a
     /// configuration value.
     source: Option<Source>,
@@ -107,7 +109,7 @@ impl Engine {
             roots: ArcSwap::from_pointee(roots),
             pool: Pool::new(
                 &config.mcp_servers,
-                secrets,
+                secrets.clone(),
                 config.limits.max_upstream_answer_bytes,
             ),
             limits: ArcSwap::from_pointee(config.limits.clone()),
@@ -119,6 +121,7 @@ impl Engine {
             }),
             sessions: Sessions::default(),
             dirs: dirs.clone(),
+            secrets,
             source: None,
             config: Mutex::new((config.clone(), None)),
             paused: AtomicBool::new(false),

@@ -14,6 +14,7 @@ pub mod files;
 pub mod formats;
 pub mod inputs;
 pub mod ipc;
+pub mod keychain;
 pub mod logging;
 pub mod refs;
 pub mod roots;

@@ -18,6 +18,7 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         servers::servers,
         servers::server_tools,
         servers::put_server,
+        servers::move_secrets_to_keychain,
         servers::remove_server,
         servers::set_server_enabled,
         servers::restart_server,

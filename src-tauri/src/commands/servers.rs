@@ -1,6 +1,6 @@
 //! The Servers screen.
 
-use offload_engine::control::{self, ControlError, ServerSpec, ServerView, ToolView};
+use offload_engine::control::{self, ControlError, NewSecret, ServerSpec, ServerView, ToolView};
 use tauri::State;
 
 use crate::AppState;
@@ -25,8 +25,19 @@ pub async fn put_server(
     previous: Option<String>,
     name: String,
     spec: ServerSpec,
+    secrets: Option<Vec<NewSecret>>,
 ) -> Result<(), ControlError> {
-    control::put_server(&state.engine, previous.as_deref(), &name, &spec).await
+    let secrets = secrets.unwrap_or_default();
+    control::put_server(&state.engine, previous.as_deref(), &name, &spec, &secrets).await
+}
+
+/// Moves the server's plain-text secrets into the keychain; answers how many moved.
+#[tauri::command]
+pub async fn move_secrets_to_keychain(
+    state: State<'_, AppState>,
+    name: String,
+) -> Result<usize, ControlError> {
+    control::move_secrets_to_keychain(&state.engine, &name).await
 }
 
 #[tauri::command]

@@ -9,6 +9,20 @@ use super::ConfigError;
 pub trait SecretSource: Send + Sync {
     /// The secret called `name`, `Ok(None)` when there is none.
     fn secret(&self, name: &str) -> Result<Option<String>, String>;
+
+    /// Saves `value` as the secret `name` (the app's server editor). Read-only by default.
+    fn set_secret(&self, name: &str, _value: &str) -> Result<(), String> {
+        Err(format!(
+            "cannot save '{name}': no writable keychain is available to this process"
+        ))
+    }
+
+    /// Removes the secret `name`; removing one that is not there is not an error.
+    fn delete_secret(&self, name: &str) -> Result<(), String> {
+        Err(format!(
+            "cannot remove '{name}': no writable keychain is available to this process"
+        ))
+    }
 }
 
 /// The secret source used when no keychain is wired in: every `${keyring:}` lookup fails with a

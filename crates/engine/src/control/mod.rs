@@ -7,6 +7,7 @@
 
 mod overview;
 mod roots;
+mod secrets;
 mod servers;
 #[cfg(test)]
 mod tests;
@@ -15,9 +16,10 @@ mod tests;
 pub use overview::SessionTs;
 pub use overview::{Activity, Overview, ServerCounts, Status, overview, status};
 pub use roots::{RootView, add_root, remove_root, roots, set_default_root, set_root_writable};
+pub use secrets::{NewSecret, Place, PlainSecret, SecretRef, secret_name};
 pub use servers::{
-    ServerSpec, ServerView, ToolView, put_server, remove_server, restart_server, server_tools,
-    servers, set_server_enabled,
+    ServerSpec, ServerView, ToolView, move_secrets_to_keychain, put_server, remove_server,
+    restart_server, server_tools, servers, set_server_enabled,
 };
 
 use serde::Serialize;

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::secrets::{self, NewSecret, PlainSecret, SecretRef};
 use super::{ControlError, edit_config};
 use crate::config::ServerEntry;
 use crate::config::edit;
@@ -108,6 +109,10 @@ pub struct ServerView {
     pub last_error: Option<String>,
     /// The last lines the server wrote to stderr.
     pub stderr: String,
+    /// Values kept in the keychain.
+    pub secrets: Vec<SecretRef>,
+    /// Values that look secret and are written in the file: offered for moving to the keychain.
+    pub plain_secrets: Vec<PlainSecret>,
 }
 
 /// One tool of a server.
@@ -123,13 +128,18 @@ pub fn servers(engine: &Engine) -> Vec<ServerView> {
         .pool
         .servers()
         .iter()
-        .map(|s| ServerView {
-            name: s.name().to_owned(),
-            spec: ServerSpec::from_entry(s.name(), s.entry()),
-            status: s.status().status,
-            tool_count: s.tool_count(),
-            last_error: s.last_error(),
-            stderr: s.stderr_tail(40),
+        .map(|s| {
+            let spec = ServerSpec::from_entry(s.name(), s.entry());
+            ServerView {
+                name: s.name().to_owned(),
+                status: s.status().status,
+                tool_count: s.tool_count(),
+                last_error: s.last_error(),
+                stderr: s.stderr_tail(40),
+                secrets: secrets::secret_refs(engine, &spec),
+                plain_secrets: secrets::plain_secrets(&spec),
+                spec,
+            }
         })
         .collect()
 }
@@ -153,19 +163,52 @@ fn tool_error(e: crate::upstream::UpstreamError) -> ControlError {
     ControlError::new(e.code, e.message)
 }
 
-/// Adds a server, or replaces `previous` (renaming it when `name` differs).
+/// Adds a server, or replaces `previous` (renaming it when `name` differs). `new_secrets` are
+/// saved to the keychain first and the entry refers to them; they are taken back when the file
+/// cannot be written.
 pub async fn put_server(
     engine: &Engine,
     previous: Option<&str>,
     name: &str,
     spec: &ServerSpec,
+    new_secrets: &[NewSecret],
 ) -> Result<(), ControlError> {
+    spec.to_entry()?; // an invalid entry saves no secret
+    let mut spec = spec.clone();
+    let saved = secrets::save(engine, name, &mut spec, new_secrets)?;
     let entry = spec.to_entry()?;
-    edit_config(engine, |doc| edit::put_server(doc, previous, name, &entry)).await
+    let written = edit_config(engine, |doc| edit::put_server(doc, previous, name, &entry)).await;
+    if written.is_err() {
+        secrets::forget(engine, &saved);
+    }
+    written
 }
 
+/// Moves the values of `name` that look secret and are written in plain text into the keychain.
+/// Answers how many moved.
+pub async fn move_secrets_to_keychain(engine: &Engine, name: &str) -> Result<usize, ControlError> {
+    let server = engine.pool.get(name).map_err(tool_error)?;
+    let spec = ServerSpec::from_entry(name, server.entry());
+    let moving = secrets::to_move(&spec);
+    if !moving.is_empty() {
+        put_server(engine, Some(name), name, &spec, &moving).await?;
+    }
+    Ok(moving.len())
+}
+
+/// Removes the server, and the keychain secrets only it referred to.
 pub async fn remove_server(engine: &Engine, name: &str) -> Result<(), ControlError> {
-    edit_config(engine, |doc| edit::remove_server(doc, name)).await
+    let views = servers(engine);
+    let (gone, others): (Vec<_>, Vec<_>) = views.into_iter().partition(|s| s.name == name);
+    edit_config(engine, |doc| edit::remove_server(doc, name)).await?;
+    let orphans: Vec<String> = gone
+        .iter()
+        .flat_map(|s| &s.secrets)
+        .map(|r| r.name.clone())
+        .filter(|n| !others.iter().flat_map(|s| &s.secrets).any(|r| &r.name == n))
+        .collect();
+    secrets::forget(engine, &orphans);
+    Ok(())
 }
 
 pub async fn set_server_enabled(

@@ -8,19 +8,39 @@ use offload_testkit::{TestContext, target_bin};
 use serde_json::{Value, json};
 
 use super::*;
-use crate::config::{AppDirs, NoKeychain};
+use crate::config::{AppDirs, NoKeychain, SecretSource};
 use crate::events::{Event, EventKind};
+use crate::keychain::Keychain;
 use crate::upstream::ServerState;
 use crate::{Engine, EngineOptions, ErrorCode};
 
 fn engine(t: &TestContext) -> Arc<Engine> {
+    engine_with(t, Arc::new(NoKeychain))
+}
+
+fn engine_with(t: &TestContext, secrets: Arc<dyn SecretSource>) -> Arc<Engine> {
     let options = EngineOptions {
         config_path: Some(t.config_path.clone()),
         compat: Default::default(),
-        secrets: Arc::new(NoKeychain),
+        secrets,
         dirs: Some(AppDirs::under(&t.home)),
     };
     Arc::new(Engine::load(options).expect("engine").0)
+}
+
+/// A keychain over keyring-core's in-memory mock store: the real Secret Service is exercised by
+/// the app's E2E run, which starts one; unit tests have no session bus.
+fn mock_keychain() -> Arc<Keychain> {
+    Arc::new(Keychain::with_store(
+        keyring_core::mock::Store::new().unwrap(),
+    ))
+}
+
+async fn env_of(engine: &Engine, server: &str, name: &str) -> Value {
+    let args = json!({"name": name}).as_object().cloned();
+    let r = engine.pool.get(server).unwrap();
+    let r = r.call("env", args, Default::default()).await.unwrap();
+    r.structured_content.unwrap()["value"].clone()
 }
 
 fn fixture() -> ServerSpec {
@@ -50,7 +70,9 @@ async fn servers_are_added_edited_toggled_renamed_and_removed_in_the_file() {
     }));
     let engine = engine(&t);
 
-    put_server(&engine, None, "b", &fixture()).await.unwrap();
+    put_server(&engine, None, "b", &fixture(), &[])
+        .await
+        .unwrap();
     assert_eq!(names(&engine), ["a", "b"]);
     let tools = server_tools(&engine, "b").await.unwrap();
     assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
@@ -72,7 +94,7 @@ async fn servers_are_added_edited_toggled_renamed_and_removed_in_the_file() {
     let mut spec = fixture();
     spec.args = vec!["--flag".into()];
     spec.timeout_secs = Some(5);
-    put_server(&engine, Some("a"), "first", &spec)
+    put_server(&engine, Some("a"), "first", &spec, &[])
         .await
         .unwrap();
     let doc = file(&t);
@@ -85,7 +107,7 @@ async fn servers_are_added_edited_toggled_renamed_and_removed_in_the_file() {
     remove_server(&engine, "b").await.unwrap();
     assert_eq!(names(&engine), ["first"]);
 
-    let clash = put_server(&engine, None, "first", &fixture())
+    let clash = put_server(&engine, None, "first", &fixture(), &[])
         .await
         .unwrap_err();
     assert_eq!(clash.code, ErrorCode::InvalidArguments);
@@ -96,7 +118,7 @@ async fn servers_are_added_edited_toggled_renamed_and_removed_in_the_file() {
         transport: "stdio".into(),
         ..ServerSpec::default()
     };
-    let e = put_server(&engine, None, "x", &no_command)
+    let e = put_server(&engine, None, "x", &no_command, &[])
         .await
         .unwrap_err();
     assert!(e.message.contains("needs a command"), "{e}");
@@ -105,7 +127,9 @@ async fn servers_are_added_edited_toggled_renamed_and_removed_in_the_file() {
         url: "not a url".into(),
         ..ServerSpec::default()
     };
-    let e = put_server(&engine, None, "x", &bad_url).await.unwrap_err();
+    let e = put_server(&engine, None, "x", &bad_url, &[])
+        .await
+        .unwrap_err();
     assert!(e.message.contains("is not a URL"), "{e}");
     assert_eq!(names(&engine), ["first"], "failed edits change nothing");
     engine.shutdown().await;
@@ -121,7 +145,7 @@ async fn a_remote_server_written_the_windsurf_way_is_shown_and_edited_with_its_u
     assert_eq!(view.spec.url, "https://example.invalid/mcp");
     let mut spec = view.spec;
     spec.timeout_secs = Some(30);
-    put_server(&engine, Some("remote"), "remote", &spec)
+    put_server(&engine, Some("remote"), "remote", &spec, &[])
         .await
         .unwrap();
     let entry = &file(&t)["mcpServers"]["remote"];
@@ -148,7 +172,9 @@ async fn changing_one_server_leaves_the_others_running() {
 
     let mut spec = fixture();
     spec.env.insert("CHANGED".into(), "1".into());
-    put_server(&engine, Some("b"), "b", &spec).await.unwrap();
+    put_server(&engine, Some("b"), "b", &spec, &[])
+        .await
+        .unwrap();
 
     assert!(
         Arc::ptr_eq(&a, &engine.pool.get("a").unwrap()),
@@ -179,7 +205,7 @@ async fn a_broken_file_is_reported_kept_and_never_overwritten() {
     assert!(status(&engine).config_error.unwrap().contains("line 2"));
     assert_eq!(names(&engine), ["a"], "the configuration in effect stays");
 
-    let e = put_server(&engine, None, "b", &fixture())
+    let e = put_server(&engine, None, "b", &fixture(), &[])
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::ConfigInvalid);
@@ -393,4 +419,118 @@ async fn while_paused_upstream_tools_are_not_called() {
     client.cancel().await.unwrap();
     served.await.unwrap().unwrap();
     engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn secrets_saved_in_the_editor_reach_the_server_and_never_the_file() {
+    let t = TestContext::new();
+    t.write_servers(json!({"other": TestContext::fixture(&[])}));
+    let keychain = mock_keychain();
+    let engine = engine_with(&t, keychain.clone());
+
+    let mut spec = fixture();
+    spec.env.insert("MODE".into(), "fast".into());
+    let secret = NewSecret {
+        place: Place::Env,
+        key: "API_KEY".into(),
+        value: "s3cret-value".into(),
+    };
+    put_server(&engine, None, "b", &spec, &[secret])
+        .await
+        .unwrap();
+
+    let text = std::fs::read_to_string(&t.config_path).unwrap();
+    assert!(!text.contains("s3cret-value"), "{text}");
+    assert_eq!(
+        file(&t)["mcpServers"]["b"]["env"]["API_KEY"],
+        "${keyring:b_api_key}"
+    );
+    assert_eq!(
+        keychain.secret("b_api_key").unwrap().as_deref(),
+        Some("s3cret-value")
+    );
+    assert_eq!(env_of(&engine, "b", "API_KEY").await, "s3cret-value");
+    let view = servers(&engine)
+        .into_iter()
+        .find(|s| s.name == "b")
+        .unwrap();
+    assert_eq!(
+        view.secrets,
+        [SecretRef {
+            place: Place::Env,
+            key: "API_KEY".into(),
+            name: "b_api_key".into(),
+            present: true,
+        }]
+    );
+    assert!(view.plain_secrets.is_empty());
+
+    // An empty secret is refused before anything is saved.
+    let empty = NewSecret {
+        place: Place::Env,
+        key: "TOKEN".into(),
+        value: String::new(),
+    };
+    let e = put_server(&engine, Some("b"), "b", &spec, &[empty])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArguments);
+
+    // Removing the server removes the secret only it used.
+    remove_server(&engine, "b").await.unwrap();
+    assert_eq!(keychain.secret("b_api_key").unwrap(), None);
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn plain_text_secrets_are_offered_and_moved_into_the_keychain() {
+    let t = TestContext::new();
+    let mut entry = TestContext::fixture(&[]);
+    entry["env"] = json!({"GITHUB_TOKEN": "ghp_plain", "MODE": "fast"});
+    entry["custom"] = json!("kept");
+    t.write_servers(json!({"gh": entry}));
+    let keychain = mock_keychain();
+    let engine = engine_with(&t, keychain.clone());
+
+    let view = servers(&engine).into_iter().next().unwrap();
+    assert_eq!(
+        view.plain_secrets,
+        [PlainSecret {
+            place: Place::Env,
+            key: "GITHUB_TOKEN".into()
+        }]
+    );
+    assert_eq!(move_secrets_to_keychain(&engine, "gh").await.unwrap(), 1);
+    let text = std::fs::read_to_string(&t.config_path).unwrap();
+    assert!(!text.contains("ghp_plain"), "{text}");
+    let server = &file(&t)["mcpServers"]["gh"];
+    assert_eq!(server["env"]["GITHUB_TOKEN"], "${keyring:gh_github_token}");
+    assert_eq!(server["env"]["MODE"], "fast");
+    assert_eq!(server["custom"], "kept");
+    assert_eq!(env_of(&engine, "gh", "GITHUB_TOKEN").await, "ghp_plain");
+    assert_eq!(move_secrets_to_keychain(&engine, "gh").await.unwrap(), 0);
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_secret_is_taken_back_when_the_file_cannot_be_written() {
+    let t = TestContext::new();
+    t.write_servers(json!({}));
+    let keychain = mock_keychain();
+    let engine = engine_with(&t, keychain.clone());
+    std::fs::write(&t.config_path, "{ broken").unwrap();
+    engine.reload().await.unwrap_err();
+    let secret = NewSecret {
+        place: Place::Header,
+        key: "Authorization".into(),
+        value: "Bearer t".into(),
+    };
+    let mut spec = fixture();
+    spec.transport = "http".into();
+    spec.url = "http://127.0.0.1:9/mcp".into();
+    let e = put_server(&engine, None, "r", &spec, &[secret])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::ConfigInvalid);
+    assert_eq!(keychain.secret("r_authorization").unwrap(), None);
 }

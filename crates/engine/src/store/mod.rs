@@ -9,7 +9,7 @@ mod records;
 mod summary;
 mod write;
 
-pub use records::{Record, SideFile, elide};
+pub use records::{Record, SideFile, elide, looks_secret};
 pub use summary::{Column, Summary, human_bytes};
 
 use std::path::{Path, PathBuf};

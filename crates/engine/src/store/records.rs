@@ -216,29 +216,31 @@ fn recover(path: &Path, bytes: u64) -> Option<Record> {
     })
 }
 
+/// Whether a key (an argument, an env variable, a header) names something secret.
+pub fn looks_secret(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    [
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "apikey",
+        "api_key",
+        "api-key",
+        "authorization",
+        "auth",
+        "credential",
+        "private",
+        "cookie",
+        "session",
+    ]
+    .iter()
+    .any(|s| k.contains(s))
+}
+
 /// The call's arguments as recorded: values under secret-looking keys replaced, long strings
 /// and big lists shortened, deep nesting cut.
 pub fn elide(value: &Value) -> Value {
-    fn secret_key(k: &str) -> bool {
-        let k = k.to_ascii_lowercase();
-        [
-            "token",
-            "secret",
-            "password",
-            "passwd",
-            "apikey",
-            "api_key",
-            "api-key",
-            "authorization",
-            "auth",
-            "credential",
-            "private",
-            "cookie",
-            "session",
-        ]
-        .iter()
-        .any(|s| k.contains(s))
-    }
     fn go(v: &Value, depth: usize) -> Value {
         if depth > 6 {
             return Value::String("[elided: nested too deep]".into());
@@ -254,7 +256,7 @@ pub fn elide(value: &Value) -> Value {
             Value::Object(m) => Value::Object(
                 m.iter()
                     .map(|(k, v)| {
-                        let v = if secret_key(k) && !v.is_null() {
+                        let v = if looks_secret(k) && !v.is_null() {
                             Value::String("[redacted]".into())
                         } else {
                             go(v, depth + 1)
