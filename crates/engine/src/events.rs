@@ -17,6 +17,7 @@ use tokio::sync::broadcast;
 
 /// What kind of work an event records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
     /// A discovery or file tool (no upstream call).
@@ -34,7 +35,9 @@ pub enum EventKind {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Event {
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub time: DateTime<Utc>,
     pub kind: EventKind,
     /// The Offload tool that was called.
@@ -51,13 +54,18 @@ pub struct Event {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub bytes_in: u64,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub bytes_out: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub rows: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub batches: Option<u64>,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub duration_ms: u64,
     /// `ok`, or the error code (`upstream_tool_error` when the upstream answered isError).
     pub outcome: String,

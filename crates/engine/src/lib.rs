@@ -4,6 +4,7 @@
 //! servers, and the MCP server surface that clients talk to. It must never depend on a GUI
 //! toolkit: the desktop app and the `offload` command are thin shells over this crate.
 
+pub mod activity;
 pub mod config;
 pub mod config_watch;
 pub mod control;

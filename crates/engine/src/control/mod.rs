@@ -5,16 +5,22 @@
 //! This module holds the app's logic so that it is tested without a window; the Tauri commands
 //! only convert arguments and call it. It must never depend on a GUI toolkit.
 
+mod log;
 mod overview;
+mod preview;
+mod responses;
 mod roots;
 mod secrets;
 mod servers;
 #[cfg(test)]
 mod tests;
 
+pub use log::call_log;
 #[cfg(feature = "ts")]
 pub use overview::SessionTs;
 pub use overview::{Activity, Overview, ServerCounts, Status, overview, status};
+pub use preview::{ColumnView, FileInfo, Page, SchemaView, content, file_info, schema, summary};
+pub use responses::{CallView, ResponseView, Responses, delete_response, response_call, responses};
 pub use roots::{RootView, add_root, remove_root, roots, set_default_root, set_root_writable};
 pub use secrets::{NewSecret, Place, PlainSecret, SecretRef, secret_name};
 pub use servers::{

@@ -13,10 +13,13 @@ const LINE_CAP: usize = 400;
 const TAIL: u64 = 5;
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Summary {
     pub path: String,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub size: u64,
     /// Lines in the file (0 for binary files).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub line_count: u64,
     /// False when the count was estimated (very large files).
     pub line_count_exact: bool,

@@ -1,0 +1,246 @@
+//! The Responses screen: every stored response in every allowed directory, from the records
+//! index (server, tool, call) and from the files themselves (anything else found in the roots),
+//! newest first; the recorded call of one; deleting one.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::ControlError;
+use crate::roots::Access;
+use crate::store::Record;
+use crate::{Engine, ErrorCode};
+
+/// Files found in the roots are looked for this deep (the root itself is depth 0)...
+const SCAN_DEPTH: usize = 2;
+/// ...and at most this many are listed, so a root holding a huge tree stays quick.
+const SCAN_LIMIT: usize = 50_000;
+
+/// One stored response (or file found in a root).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ResponseView {
+    pub path: String,
+    pub name: String,
+    /// The allowed directory that holds it.
+    pub root: String,
+    /// The upstream server and tool, for recorded responses.
+    pub server: Option<String>,
+    pub tool: Option<String>,
+    pub description: Option<String>,
+    /// When it was stored (recorded) or last modified (found).
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub time: DateTime<Utc>,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub bytes: u64,
+    /// The file's format (its extension for found files).
+    pub format: String,
+    /// Whether the records index holds its call (the Call tab).
+    pub recorded: bool,
+    /// Whether it may be deleted (it is in a writable directory).
+    pub deletable: bool,
+}
+
+/// The list, newest first.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Responses {
+    pub items: Vec<ResponseView>,
+    /// True when the roots hold more files than are listed.
+    pub truncated: bool,
+}
+
+/// The call that produced a stored response, as recorded (secrets and large values elided).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct CallView {
+    pub server: String,
+    pub tool: String,
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+    pub arguments: Value,
+    pub description: Option<String>,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub time: DateTime<Utc>,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub duration_ms: u64,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub bytes: u64,
+    pub format: String,
+    /// Binary files written beside it (images, audio).
+    pub files: Vec<String>,
+    /// False for records rebuilt from files after the index was lost (no arguments).
+    pub complete: bool,
+}
+
+pub fn responses(engine: &Engine) -> Responses {
+    let roots = engine.roots();
+    let root_of = |path: &Path| {
+        roots
+            .list()
+            .iter()
+            .filter(|r| path.starts_with(&r.path))
+            .max_by_key(|r| r.path.as_os_str().len())
+            .cloned()
+    };
+    let mut seen: HashSet<PathBuf> = HashSet::new();
+    let mut items = Vec::new();
+    for record in engine.store.records() {
+        let path = PathBuf::from(&record.path);
+        if !seen.insert(path.clone()) {
+            continue;
+        }
+        seen.extend(record.files.iter().map(|f| PathBuf::from(&f.path)));
+        let (Ok(meta), Some(root)) = (std::fs::metadata(&path), root_of(&path)) else {
+            continue; // deleted, or no longer in an allowed directory
+        };
+        items.push(ResponseView {
+            name: file_name(&path),
+            root: root.path.display().to_string(),
+            server: Some(record.server),
+            tool: Some(record.tool),
+            description: record.description,
+            time: record.time,
+            bytes: meta.len(),
+            format: record.format,
+            recorded: !record.recovered,
+            deletable: root.writable,
+            path: record.path,
+        });
+    }
+    let mut truncated = false;
+    for root in roots.list() {
+        let mut found = Vec::new();
+        truncated |= !scan(
+            &root.path,
+            SCAN_DEPTH,
+            &mut found,
+            SCAN_LIMIT - items.len().min(SCAN_LIMIT),
+        );
+        for (path, meta) in found {
+            if seen.contains(&path) || !seen.insert(path.clone()) {
+                continue;
+            }
+            items.push(ResponseView {
+                name: file_name(&path),
+                root: root.path.display().to_string(),
+                server: None,
+                tool: None,
+                description: None,
+                time: meta
+                    .modified()
+                    .map(DateTime::<Utc>::from)
+                    .unwrap_or_default(),
+                bytes: meta.len(),
+                format: path
+                    .extension()
+                    .map(|e| e.to_string_lossy().to_lowercase())
+                    .unwrap_or_default(),
+                recorded: false,
+                deletable: root.writable,
+                path: path.display().to_string(),
+            });
+        }
+    }
+    items.sort_by(|a, b| b.time.cmp(&a.time));
+    Responses { items, truncated }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Regular files under `dir` (not following links, skipping hidden names). False when `room`
+/// ran out before the walk was done.
+fn scan(
+    dir: &Path,
+    depth: usize,
+    out: &mut Vec<(PathBuf, std::fs::Metadata)>,
+    room: usize,
+) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return true;
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() && depth > 0 {
+            if !scan(&entry.path(), depth - 1, out, room) {
+                return false;
+            }
+        } else if kind.is_file()
+            && let Ok(meta) = entry.metadata()
+        {
+            if out.len() >= room {
+                return false;
+            }
+            out.push((entry.path(), meta));
+        }
+    }
+    true
+}
+
+/// The recorded call of the stored response at `path`.
+pub fn response_call(engine: &Engine, path: &str) -> Result<CallView, ControlError> {
+    let record = find(engine, path).ok_or_else(|| {
+        ControlError::new(
+            ErrorCode::PathNotFound,
+            format!("no call is recorded for '{path}'"),
+        )
+    })?;
+    Ok(CallView {
+        complete: !record.recovered,
+        server: record.server,
+        tool: record.tool,
+        arguments: record.arguments,
+        description: record.description,
+        time: record.time,
+        duration_ms: record.duration_ms,
+        bytes: record.bytes,
+        format: record.format,
+        files: record.files.into_iter().map(|f| f.path).collect(),
+    })
+}
+
+fn find(engine: &Engine, path: &str) -> Option<Record> {
+    engine.store.records().into_iter().find(|r| r.path == path)
+}
+
+/// Deletes the stored response at `path` and the binary files recorded beside it. Only files
+/// inside a writable allowed directory can be deleted (checked after resolving links).
+pub fn delete_response(engine: &Engine, path: &str) -> Result<(), ControlError> {
+    let roots = engine.roots();
+    let resolved = roots
+        .resolve(path, Access::Write)
+        .map_err(|e| ControlError::new(e.code(), e.to_string()))?;
+    if !resolved.path.is_file() {
+        return Err(ControlError::invalid(format!("'{path}' is not a file")));
+    }
+    let side_files: Vec<String> = find(engine, path)
+        .map(|r| r.files.into_iter().map(|f| f.path).collect())
+        .unwrap_or_default();
+    std::fs::remove_file(&resolved.path).map_err(|e| {
+        ControlError::new(
+            ErrorCode::WriteFailed,
+            format!("cannot delete '{path}': {e}"),
+        )
+    })?;
+    for side in side_files {
+        if let Ok(r) = roots.resolve(&side, Access::Write)
+            && let Err(e) = std::fs::remove_file(&r.path)
+        {
+            tracing::warn!("cannot delete '{side}': {e}");
+        }
+    }
+    Ok(())
+}
