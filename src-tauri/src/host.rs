@@ -17,6 +17,10 @@ pub struct AppState {
 
 /// The event the window listens to: something it shows changed.
 pub const CHANGED: &str = "offload://changed";
+/// New calls (a batch of events, oldest first), from every Offload process.
+pub const CALLS: &str = "offload://calls";
+/// Stored responses were added, changed or removed.
+pub const RESPONSES: &str = "offload://responses";
 
 impl AppState {
     /// The engine from `OFFLOAD_CONFIG` or the platform's `config.json`.
@@ -59,7 +63,25 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, started: Instant) {
         }
         config_watch::watch_or_warn(engine.clone())
     });
-    tauri::async_runtime::spawn(notify_changes(app.clone(), engine, watch));
+    tauri::async_runtime::spawn(notify_changes(app.clone(), engine.clone(), watch));
+    tauri::async_runtime::spawn(feed(app.clone(), engine));
+}
+
+/// Streams new calls and changes to stored responses to the window, a few times a second (a
+/// burst of calls arrives as one batch).
+async fn feed<R: Runtime>(app: AppHandle<R>, engine: Arc<Engine>) {
+    let mut feed = offload_engine::activity::Feed::new(engine);
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
+    loop {
+        tick.tick().await;
+        let update = feed.poll();
+        if !update.events.is_empty() {
+            let _ = app.emit(CALLS, &update.events);
+        }
+        if update.responses_changed {
+            let _ = app.emit(RESPONSES, ());
+        }
+    }
 }
 
 /// Tells the tray and the window whenever what they show changes: the configuration, the

@@ -3,9 +3,12 @@
 //! is stale; `OFFLOAD_UPDATE_TYPES=1 cargo test -p offload-app types` rewrites it).
 
 use offload_engine::control::{
-    Activity, ControlError, NewSecret, Overview, Place, PlainSecret, RootView, SecretRef,
-    ServerCounts, ServerSpec, ServerView, SessionTs, Status, ToolView,
+    Activity, CallView, ColumnView, ControlError, FileInfo, NewSecret, Overview, Page, Place,
+    PlainSecret, ResponseView, Responses, RootView, SchemaView, SecretRef, ServerCounts,
+    ServerSpec, ServerView, SessionTs, Status, ToolView,
 };
+use offload_engine::events::{Event, EventKind};
+use offload_engine::files::Summary;
 use ts_rs::{Config, TS};
 
 /// Where the generated declarations live, from the repository root.
@@ -32,6 +35,16 @@ pub fn declarations() -> String {
         NewSecret::decl(&cfg),
         ToolView::decl(&cfg),
         RootView::decl(&cfg),
+        ResponseView::decl(&cfg),
+        Responses::decl(&cfg),
+        CallView::decl(&cfg),
+        FileInfo::decl(&cfg),
+        ColumnView::decl(&cfg),
+        SchemaView::decl(&cfg),
+        Page::decl(&cfg),
+        Summary::decl(&cfg),
+        EventKind::decl(&cfg),
+        Event::decl(&cfg),
         ControlError::decl(&cfg),
     ];
     for decl in decls {

@@ -1,13 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { render, screen, waitFor } from "@testing-library/svelte";
 import userEvent from "@testing-library/user-event";
-import { mockIPC } from "@tauri-apps/api/mocks";
+import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
 import { emit } from "@tauri-apps/api/event";
 import App from "./App.svelte";
 import * as f from "./lib/fixtures";
 
 function backend() {
   let paused = false;
+  mockWindows("main");
   mockIPC(
     (cmd, args: any) => {
       if (cmd === "status") return f.status({ paused });

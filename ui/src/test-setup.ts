@@ -8,3 +8,11 @@ afterEach(() => {
   cleanup();
   clearMocks();
 });
+
+// jsdom has no layout, so no ResizeObserver (Svelte's bind:clientHeight uses it); a no-op one
+// lets components mount, and lists fall back to their default height.
+globalThis.ResizeObserver ??= class {
+  observe() {}
+  unobserve() {}
+  disconnect() {}
+} as unknown as typeof ResizeObserver;

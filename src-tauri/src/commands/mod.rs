@@ -1,7 +1,9 @@
 //! The commands the window calls, one module per screen. Each converts its arguments, calls one
 //! `offload_engine::control` function and answers its result or `{code, message}`.
 
+pub mod log;
 pub mod overview;
+pub mod responses;
 pub mod roots;
 pub mod servers;
 pub mod settings;
@@ -27,6 +29,15 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         roots::remove_root,
         roots::set_default_root,
         roots::set_root_writable,
+        responses::responses,
+        responses::response_call,
+        responses::delete_response,
+        responses::file_info,
+        responses::file_summary,
+        responses::file_schema,
+        responses::file_content,
+        responses::reveal,
+        log::call_log,
         settings::autostart,
         settings::set_autostart,
     ]

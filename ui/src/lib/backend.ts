@@ -3,18 +3,53 @@
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import { open } from "@tauri-apps/plugin-dialog";
+import { getCurrentWebview } from "@tauri-apps/api/webview";
 import type {
+  CallView,
   ControlError,
+  Event,
+  FileInfo,
+  NewSecret,
   Overview,
+  Page,
+  Responses,
   RootView,
+  SchemaView,
   ServerSpec,
   ServerView,
   Status,
+  Summary,
   ToolView,
 } from "./types";
 
 /** The event the app emits whenever something the window shows changed. */
 export const CHANGED = "offload://changed";
+/** New calls, a batch at a time, from every Offload process. */
+export const CALLS = "offload://calls";
+/** Stored responses were added, changed or removed. */
+export const RESPONSES = "offload://responses";
+
+/** A synchronous disposer for a listener that is registered asynchronously: stopped at once if
+ * it is already registered, or as soon as it is (a screen may close before that). */
+function disposer(registering: Promise<UnlistenFn>): () => void {
+  let stop: UnlistenFn | null = null;
+  let done = false;
+  // Unlistening late (the window is going away) may fail; nothing is left to clean up then.
+  const quietly = (unlisten: UnlistenFn) => Promise.resolve().then(unlisten).catch(() => {});
+  registering.then((unlisten) => {
+    if (done) quietly(unlisten);
+    else stop = unlisten;
+  });
+  return () => {
+    done = true;
+    if (stop) quietly(stop);
+  };
+}
+
+/** Calls `handler` with each `name` event's payload until the returned function is called. */
+function subscribe<T>(name: string, handler: (payload: T) => void): () => void {
+  return disposer(listen<T>(name, (event) => handler(event.payload)));
+}
 
 /** A command's failure: the engine's `{code, message}`, or a message for anything else. */
 export function errorOf(e: unknown): ControlError {
@@ -32,8 +67,9 @@ export const backend = {
 
   servers: () => invoke<ServerView[]>("servers"),
   serverTools: (name: string) => invoke<ToolView[]>("server_tools", { name }),
-  putServer: (previous: string | null, name: string, spec: ServerSpec) =>
-    invoke<void>("put_server", { previous, name, spec }),
+  putServer: (previous: string | null, name: string, spec: ServerSpec, secrets: NewSecret[] = []) =>
+    invoke<void>("put_server", { previous, name, spec, secrets }),
+  moveSecretsToKeychain: (name: string) => invoke<number>("move_secrets_to_keychain", { name }),
   removeServer: (name: string) => invoke<void>("remove_server", { name }),
   setServerEnabled: (name: string, enabled: boolean) =>
     invoke<void>("set_server_enabled", { name, enabled }),
@@ -46,6 +82,18 @@ export const backend = {
   setRootWritable: (path: string, writable: boolean) =>
     invoke<void>("set_root_writable", { path, writable }),
 
+  responses: () => invoke<Responses>("responses"),
+  responseCall: (path: string) => invoke<CallView>("response_call", { path }),
+  deleteResponse: (path: string) => invoke<void>("delete_response", { path }),
+  reveal: (path: string) => invoke<void>("reveal", { path }),
+  fileInfo: (path: string) => invoke<FileInfo>("file_info", { path }),
+  fileSummary: (path: string) => invoke<Summary>("file_summary", { path }),
+  fileSchema: (path: string) => invoke<SchemaView>("file_schema", { path }),
+  fileContent: (path: string, offset: number, length: number) =>
+    invoke<Page>("file_content", { path, offset, length }),
+
+  callLog: (limit: number) => invoke<Event[]>("call_log", { limit }),
+
   autostart: () => invoke<boolean>("autostart"),
   setAutostart: (enabled: boolean) => invoke<boolean>("set_autostart", { enabled }),
 
@@ -56,16 +104,15 @@ export const backend = {
   },
 
   /** Calls `handler` on every change until the returned function is called. */
-  onChanged: (handler: (status: Status) => void): (() => void) => {
-    let stop: UnlistenFn | null = null;
-    let done = false;
-    listen<Status>(CHANGED, (event) => handler(event.payload)).then((unlisten) => {
-      if (done) unlisten();
-      else stop = unlisten;
-    });
-    return () => {
-      done = true;
-      stop?.();
-    };
-  },
+  onChanged: (handler: (status: Status) => void) => subscribe<Status>(CHANGED, handler),
+  onCalls: (handler: (events: Event[]) => void) => subscribe<Event[]>(CALLS, handler),
+  onResponses: (handler: () => void) => subscribe<null>(RESPONSES, handler),
+
+  /** Calls `handler` with the paths of files dropped on the window. */
+  onDrop: (handler: (paths: string[]) => void): (() => void) =>
+    disposer(
+      getCurrentWebview().onDragDropEvent((event) => {
+        if (event.payload.type === "drop" && event.payload.paths.length) handler(event.payload.paths);
+      }),
+    ),
 };

@@ -1,5 +1,15 @@
 // Sample answers of the app's commands, for component tests.
-import type { Overview, RootView, ServerView, Status } from "./types";
+import type {
+  Event,
+  Overview,
+  Page,
+  ResponseView,
+  RootView,
+  SchemaView,
+  ServerView,
+  Status,
+  Summary,
+} from "./types";
 
 export const status = (over: Partial<Status> = {}): Status => ({
   paused: false,
@@ -35,6 +45,8 @@ export const server = (over: Partial<ServerView> = {}): ServerView => ({
   toolCount: 2,
   lastError: null,
   stderr: "",
+  secrets: [],
+  plainSecrets: [],
   ...over,
 });
 
@@ -47,5 +59,82 @@ export const root = (over: Partial<RootView> = {}): RootView => ({
   problem: null,
   files: 3,
   bytes: 2048,
+  ...over,
+});
+
+export const response = (over: Partial<ResponseView> = {}): ResponseView => ({
+  path: "/data/crm-contacts-20261121T100000Z-ab12.csv",
+  name: "crm-contacts-20261121T100000Z-ab12.csv",
+  root: "/data",
+  server: "crm",
+  tool: "contacts",
+  description: "every contact",
+  time: "2026-11-21T10:00:00Z",
+  bytes: 2048,
+  format: "csv",
+  recorded: true,
+  deletable: true,
+  ...over,
+});
+
+export const summary = (over: Partial<Summary> = {}): Summary => ({
+  path: "/data/x.csv",
+  size: 2048,
+  line_count: 3,
+  line_count_exact: true,
+  extension: "csv",
+  content_type: "text/csv",
+  encoding: "utf-8",
+  head: "id,name\n1,Ada",
+  tail: null,
+  truncated: false,
+  note: null,
+  ...over,
+});
+
+export const schema = (over: Partial<SchemaView> = {}): SchemaView => ({
+  format: "csv",
+  facts: [["row count", "2"]],
+  columns: [
+    { name: "id", kind: "integer", nullable: false, samples: ["1", "2"] },
+    { name: "name", kind: "string", nullable: true, samples: ["Ada"] },
+  ],
+  outline: null,
+  note: null,
+  ...over,
+});
+
+export const page = (over: Partial<Page> = {}): Page => ({
+  kind: "table",
+  text: null,
+  columns: ["id", "name"],
+  rows: [["1", "Ada"], ["2", "Grace"]],
+  image: null,
+  offset: 0,
+  count: 2,
+  total: 2,
+  nextOffset: null,
+  truncated: false,
+  note: null,
+  ...over,
+});
+
+let pid = 100;
+export const event = (over: Partial<Event> = {}): Event => ({
+  time: "2026-11-21T10:00:00Z",
+  kind: "call",
+  tool: "call_tool",
+  client: "claude/1.0",
+  server: "crm",
+  upstream_tool: "contacts",
+  file: null,
+  format: null,
+  bytes_in: 10,
+  bytes_out: 2048,
+  rows: null,
+  batches: null,
+  duration_ms: 12,
+  outcome: "ok",
+  pid: pid++,
   ...over,
 });

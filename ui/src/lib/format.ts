@@ -31,21 +31,3 @@ export function words(line: string): string[] {
 export function line(parts: string[]): string {
   return parts.map((p) => (/\s|^$/.test(p) ? `"${p}"` : p)).join(" ");
 }
-
-/** `KEY=value` lines ⇄ an object. */
-export function pairs(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const raw of text.split("\n")) {
-    const l = raw.trim();
-    if (!l) continue;
-    const at = l.indexOf("=");
-    if (at > 0) out[l.slice(0, at).trim()] = l.slice(at + 1).trim();
-  }
-  return out;
-}
-
-export function unpairs(map: Record<string, string>): string {
-  return Object.entries(map)
-    .map(([k, v]) => `${k}=${v}`)
-    .join("\n");
-}

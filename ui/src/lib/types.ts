@@ -34,7 +34,31 @@ export type ServerView = { name: string, spec: ServerSpec, status: "idle" | "sta
 /**
  * The last lines the server wrote to stderr.
  */
-stderr: string, };
+stderr: string, 
+/**
+ * Values kept in the keychain.
+ */
+secrets: Array<SecretRef>, 
+/**
+ * Values that look secret and are written in the file: offered for moving to the keychain.
+ */
+plainSecrets: Array<PlainSecret>, };
+
+export type Place = "env" | "header";
+
+export type SecretRef = { place: Place, key: string, 
+/**
+ * The keychain entry (`${keyring:NAME}`).
+ */
+name: string, 
+/**
+ * Whether the keychain holds it.
+ */
+present: boolean, };
+
+export type PlainSecret = { place: Place, key: string, };
+
+export type NewSecret = { place: Place, key: string, value: string, };
 
 export type ToolView = { name: string, description: string | null, };
 
@@ -63,5 +87,141 @@ problem: string | null,
  * Stored responses inside it, and their size.
  */
 files: number, bytes: number, };
+
+export type ResponseView = { path: string, name: string, 
+/**
+ * The allowed directory that holds it.
+ */
+root: string, 
+/**
+ * The upstream server and tool, for recorded responses.
+ */
+server: string | null, tool: string | null, description: string | null, 
+/**
+ * When it was stored (recorded) or last modified (found).
+ */
+time: string, bytes: number, 
+/**
+ * The file's format (its extension for found files).
+ */
+format: string, 
+/**
+ * Whether the records index holds its call (the Call tab).
+ */
+recorded: boolean, 
+/**
+ * Whether it may be deleted (it is in a writable directory).
+ */
+deletable: boolean, };
+
+export type Responses = { items: Array<ResponseView>, 
+/**
+ * True when the roots hold more files than are listed.
+ */
+truncated: boolean, };
+
+export type CallView = { server: string, tool: string, arguments: unknown, description: string | null, time: string, durationMs: number, bytes: number, format: string, 
+/**
+ * Binary files written beside it (images, audio).
+ */
+files: Array<string>, 
+/**
+ * False for records rebuilt from files after the index was lost (no arguments).
+ */
+complete: boolean, };
+
+export type FileInfo = { 
+/**
+ * Canonical.
+ */
+path: string, name: string, folder: string, bytes: number, 
+/**
+ * The allowed directory that holds it, if any.
+ */
+root: string | null, };
+
+export type ColumnView = { name: string, 
+/**
+ * `integer`, `string`, ... (`a|b` when values differ); empty when unknown.
+ */
+kind: string, nullable: boolean, samples: Array<string>, };
+
+export type SchemaView = { format: string, 
+/**
+ * Scalar facts (rows, delimiter, encoding, ...), as label and value.
+ */
+facts: Array<[string, string]>, 
+/**
+ * Columns of a table, keys of JSON/YAML records, elements of XML, first sheet's columns.
+ */
+columns: Array<ColumnView>, 
+/**
+ * The compact shape of structured data (`[{id: integer, ...}]`).
+ */
+outline: string | null, note: string | null, };
+
+export type Page = { 
+/**
+ * `text`, `table`, `sheet`, `pdf` or `image`.
+ */
+kind: string, text: string | null, 
+/**
+ * Tables: the header and the rows of this page.
+ */
+columns: Array<string> | null, rows: Array<Array<string>> | null, 
+/**
+ * Images: a `data:` URL of the (possibly scaled) image.
+ */
+image: string | null, offset: number, count: number, total: number | null, nextOffset: number | null, truncated: boolean, note: string | null, };
+
+export type Summary = { path: string, size: number, 
+/**
+ * Lines in the file (0 for binary files).
+ */
+line_count: number, 
+/**
+ * False when the count was estimated (very large files).
+ */
+line_count_exact: boolean, extension: string, content_type: string, 
+/**
+ * `utf-8`, `utf-16le (bom)`, `windows-1252`, ..., or `binary`.
+ */
+encoding: string, 
+/**
+ * The first `max_lines` lines, joined with newlines; long lines cut with a marker.
+ */
+head: string, 
+/**
+ * The last 5 lines, only when the file has more than `max_lines + 5` lines.
+ */
+tail: string | null, 
+/**
+ * Whether anything was left out (lines between head and tail, or cut lines).
+ */
+truncated: boolean, 
+/**
+ * For files that are not text: what they are and which tool reads them.
+ */
+note: string | null, };
+
+export type EventKind = "tool" | "call" | "store" | "file_content" | "batch" | "file_ref";
+
+export type Event = { time: string, kind: EventKind, 
+/**
+ * The Offload tool that was called.
+ */
+tool: string, 
+/**
+ * The client, as `name/version` from its handshake.
+ */
+client?: string | null, server?: string | null, upstream_tool?: string | null, file?: string | null, format?: string | null, bytes_in: number, bytes_out: number, rows?: number | null, batches?: number | null, duration_ms: number, 
+/**
+ * `ok`, or the error code (`upstream_tool_error` when the upstream answered isError).
+ */
+outcome: string, 
+/**
+ * The process that served it (to tell embedded shims from the app).
+ */
+pid: number, };
 
 export type ControlError = { code: string, message: string, };

@@ -72,4 +72,49 @@ describe("Servers", () => {
       spec: { transport: "stdio", command: "npx", args: ["-y", "@scope/server everything"], enabled: true },
     });
   });
+
+  it("saves values marked secret to the keychain and keeps stored ones as references", async () => {
+    const puts: any[] = [];
+    const stored = f.server({
+      spec: { ...f.server().spec, env: { MODE: "fast", TOKEN: "${keyring:fx_token}" } },
+      secrets: [{ place: "env", key: "TOKEN", name: "fx_token", present: true }],
+    });
+    mockIPC((cmd, args: any) => {
+      if (cmd === "servers") return [stored];
+      if (cmd === "server_tools") return [];
+      if (cmd === "put_server") puts.push(args);
+    });
+    render(Servers);
+    expect(await screen.findByTestId("server-secrets")).toHaveTextContent("TOKEN");
+    await userEvent.click(screen.getByTestId("server-edit"));
+    await userEvent.click(screen.getByTestId("server-env-add"));
+    const keys = screen.getAllByTestId("server-env-key");
+    const values = screen.getAllByTestId("server-env-value");
+    await userEvent.type(keys[2], "API_KEY");
+    await userEvent.type(values[2], "s3cret");
+    await userEvent.click(screen.getAllByTestId("server-env-secret")[2]);
+    expect(values[2]).toHaveAttribute("type", "password");
+    await userEvent.click(screen.getByTestId("server-save"));
+    await waitFor(() => expect(puts).toHaveLength(1));
+    expect(puts[0].spec.env).toEqual({ MODE: "fast", TOKEN: "${keyring:fx_token}", API_KEY: "" });
+    expect(puts[0].secrets).toEqual([{ place: "env", key: "API_KEY", value: "s3cret" }]);
+  });
+
+  it("offers to move plain-text secrets into the keychain", async () => {
+    let moved = 0;
+    mockIPC((cmd, args: any) => {
+      if (cmd === "servers")
+        return [f.server({ plainSecrets: moved ? [] : [{ place: "env", key: "GITHUB_TOKEN" }] })];
+      if (cmd === "server_tools") return [];
+      if (cmd === "move_secrets_to_keychain") {
+        expect(args).toEqual({ name: "fx" });
+        moved = 1;
+        return 1;
+      }
+    });
+    render(Servers);
+    expect(await screen.findByTestId("plain-secrets")).toHaveTextContent("GITHUB_TOKEN is written in config.json");
+    await userEvent.click(screen.getByTestId("move-secrets"));
+    await waitFor(() => expect(screen.queryByTestId("plain-secrets")).not.toBeInTheDocument());
+  });
 });

@@ -1,0 +1,81 @@
+//! The Responses screen, and the preview it shares with files dropped on the window.
+
+use offload_engine::control::{
+    self, CallView, ControlError, FileInfo, Page, Responses, SchemaView,
+};
+use offload_engine::files::Summary;
+use offload_engine::{Engine, ErrorCode};
+use tauri::State;
+
+use crate::AppState;
+
+/// Runs file work off the async threads.
+async fn blocking<T: Send + 'static>(
+    state: State<'_, AppState>,
+    work: impl FnOnce(&Engine) -> Result<T, ControlError> + Send + 'static,
+) -> Result<T, ControlError> {
+    let engine = state.engine.clone();
+    tauri::async_runtime::spawn_blocking(move || work(&engine))
+        .await
+        .map_err(|e| ControlError::new(ErrorCode::Internal, e.to_string()))?
+}
+
+#[tauri::command]
+pub async fn responses(state: State<'_, AppState>) -> Result<Responses, ControlError> {
+    blocking(state, |e| Ok(control::responses(e))).await
+}
+
+#[tauri::command]
+pub async fn response_call(
+    state: State<'_, AppState>,
+    path: String,
+) -> Result<CallView, ControlError> {
+    blocking(state, move |e| control::response_call(e, &path)).await
+}
+
+#[tauri::command]
+pub async fn delete_response(state: State<'_, AppState>, path: String) -> Result<(), ControlError> {
+    blocking(state, move |e| control::delete_response(e, &path)).await
+}
+
+#[tauri::command]
+pub async fn file_info(state: State<'_, AppState>, path: String) -> Result<FileInfo, ControlError> {
+    blocking(state, move |e| control::file_info(e, &path)).await
+}
+
+#[tauri::command]
+pub async fn file_summary(
+    state: State<'_, AppState>,
+    path: String,
+) -> Result<Summary, ControlError> {
+    blocking(state, move |e| control::summary(e, &path)).await
+}
+
+#[tauri::command]
+pub async fn file_schema(
+    state: State<'_, AppState>,
+    path: String,
+) -> Result<SchemaView, ControlError> {
+    blocking(state, move |e| control::schema(e, &path)).await
+}
+
+#[tauri::command]
+pub async fn file_content(
+    state: State<'_, AppState>,
+    path: String,
+    offset: u64,
+    length: u64,
+) -> Result<Page, ControlError> {
+    blocking(state, move |e| control::content(e, &path, offset, length)).await
+}
+
+/// Shows the file in the system's file manager.
+#[tauri::command]
+pub fn reveal(path: String) -> Result<(), ControlError> {
+    tauri_plugin_opener::reveal_item_in_dir(&path).map_err(|e| {
+        ControlError::new(
+            ErrorCode::PathUnusable,
+            format!("cannot show '{path}' in the file manager: {e}"),
+        )
+    })
+}

@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { render, screen, waitFor } from "@testing-library/svelte";
+import userEvent from "@testing-library/user-event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import { emit } from "@tauri-apps/api/event";
+import Log from "./Log.svelte";
+import * as f from "../lib/fixtures";
+
+describe("Live log", () => {
+  it("says what will appear when there is no call yet", async () => {
+    mockIPC((cmd) => (cmd === "call_log" ? [] : undefined), { shouldMockEvents: true });
+    render(Log);
+    expect(await screen.findByTestId("no-calls")).toHaveTextContent("offload mcp");
+  });
+
+  it("shows history, streams new calls, filters, pauses and shows details", async () => {
+    mockIPC(
+      (cmd, args: any) => {
+        if (cmd === "call_log") {
+          expect(args).toEqual({ limit: 1000 });
+          return [f.event(), f.event({ kind: "file_content", server: "db", upstream_tool: "insert", rows: 200, file: "/data/u.csv" })];
+        }
+      },
+      { shouldMockEvents: true },
+    );
+    render(Log);
+    await waitFor(() => expect(screen.getByTestId("log-count")).toHaveTextContent("2 shown"));
+    // Newest first.
+    expect(screen.getAllByTestId("log-row")[0]).toHaveTextContent("file-content");
+
+    await emit("offload://calls", [f.event({ outcome: "upstream_timeout", server: "slow" })]);
+    await waitFor(() => expect(screen.getByTestId("log-count")).toHaveTextContent("3 shown"));
+
+    await userEvent.click(screen.getByTestId("log-errors-only"));
+    expect(screen.getByTestId("log-count")).toHaveTextContent("1 shown");
+    await userEvent.click(screen.getByTestId("log-errors-only"));
+    await userEvent.click(screen.getByTestId("log-files-only"));
+    expect(screen.getByTestId("log-count")).toHaveTextContent("1 shown");
+    await userEvent.click(screen.getByTestId("log-files-only"));
+    await userEvent.selectOptions(screen.getByTestId("log-server"), "crm");
+    expect(screen.getByTestId("log-count")).toHaveTextContent("1 shown");
+    await userEvent.selectOptions(screen.getByTestId("log-server"), "");
+
+    await userEvent.click(screen.getByTestId("log-pause"));
+    await emit("offload://calls", [f.event(), f.event()]);
+    await waitFor(() => expect(screen.getByTestId("log-pause")).toHaveTextContent("Resume (2 new)"));
+    expect(screen.getByTestId("log-count")).toHaveTextContent("3 shown");
+    await userEvent.click(screen.getByTestId("log-pause"));
+    expect(screen.getByTestId("log-count")).toHaveTextContent("5 shown");
+
+    const db = screen.getAllByTestId("log-row").find((r) => r.textContent?.includes("db"))!;
+    await userEvent.click(db);
+    expect(screen.getByTestId("log-detail")).toHaveTextContent("/data/u.csv");
+    expect(screen.getByTestId("log-detail")).toHaveTextContent("200");
+  });
+
+  it("keeps at most 5,000 calls", async () => {
+    mockIPC((cmd) => (cmd === "call_log" ? [] : undefined), { shouldMockEvents: true });
+    render(Log);
+    await screen.findByTestId("no-calls");
+    for (let i = 0; i < 6; i++) await emit("offload://calls", Array.from({ length: 1000 }, () => f.event()));
+    await waitFor(() => expect(screen.getByTestId("log-count")).toHaveTextContent("5,000 shown"));
+  });
+});

@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import { render, screen, waitFor, within } from "@testing-library/svelte";
+import userEvent from "@testing-library/user-event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import { emit } from "@tauri-apps/api/event";
+import Responses from "./Responses.svelte";
+import * as f from "../lib/fixtures";
+import type { ResponseView } from "../lib/types";
+
+const many = (n: number): ResponseView[] =>
+  Array.from({ length: n }, (_, i) =>
+    f.response({
+      path: `/data/r${i}.json`,
+      name: `r${i}.json`,
+      server: i % 2 ? "crm" : "search",
+      tool: i % 2 ? "contacts" : "web",
+      format: i % 3 ? "json" : "csv",
+    }),
+  );
+
+describe("Responses", () => {
+  it("says what to do when nothing is stored", async () => {
+    mockIPC((cmd) => (cmd === "responses" ? { items: [], truncated: false } : undefined));
+    render(Responses);
+    expect(await screen.findByTestId("no-responses")).toHaveTextContent("call_tool_and_store");
+  });
+
+  it("shows the engine's error", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "responses") throw { code: "internal", message: "index unreadable" };
+    });
+    render(Responses);
+    expect(await screen.findByRole("alert")).toHaveTextContent("index unreadable");
+  });
+
+  it("renders only the rows in view of 10,000 and filters them", async () => {
+    mockIPC((cmd) => (cmd === "responses" ? { items: many(10_000), truncated: false } : undefined));
+    render(Responses);
+    expect(await screen.findByTestId("responses-count")).toHaveTextContent("10,000 responses");
+    expect(screen.getAllByTestId("response-row").length).toBeLessThan(60);
+
+    await userEvent.selectOptions(screen.getByTestId("filter-server"), "crm");
+    expect(screen.getByTestId("responses-count")).toHaveTextContent("5,000 of 10,000 responses");
+    await userEvent.selectOptions(screen.getByTestId("filter-format"), "csv");
+    expect(screen.getByTestId("responses-count")).toHaveTextContent("1,667 of 10,000");
+    await userEvent.type(screen.getByTestId("responses-search"), "r9998");
+    expect(screen.getByTestId("responses-count")).toHaveTextContent("0 of 10,000");
+    expect(screen.getByText("Nothing matches these filters.")).toBeInTheDocument();
+  });
+
+  it("previews the selected response: summary, schema columns, a table page, its call", async () => {
+    mockIPC((cmd, args: any) => {
+      if (cmd === "responses") return { items: [f.response()], truncated: false };
+      if (cmd === "file_summary") return f.summary();
+      if (cmd === "file_schema") return f.schema();
+      if (cmd === "file_content") {
+        expect(args).toMatchObject({ path: f.response().path, offset: 0, length: 100 });
+        return f.page();
+      }
+      if (cmd === "response_call")
+        return { server: "crm", tool: "contacts", arguments: { query: "all", api_key: "[redacted]" }, description: null, time: "2026-11-21T10:00:00Z", durationMs: 12, bytes: 2048, format: "csv", files: [], complete: true };
+    });
+    render(Responses);
+    await userEvent.click(await screen.findByTestId("response-row"));
+    expect(await screen.findByTestId("preview-head")).toHaveTextContent("id,name");
+    await userEvent.click(screen.getByTestId("tab-schema"));
+    const columns = await screen.findByTestId("schema-columns");
+    expect(within(columns).getByText("id")).toBeInTheDocument();
+    expect(within(columns).getByText("integer")).toBeInTheDocument();
+    await userEvent.click(screen.getByTestId("tab-content"));
+    const table = await screen.findByTestId("content-table");
+    expect(within(table).getByText("Grace")).toBeInTheDocument();
+    expect(screen.getByTestId("content-position")).toHaveTextContent("1–2 of 2");
+    await userEvent.click(screen.getByTestId("tab-call"));
+    expect(await screen.findByTestId("call-arguments")).toHaveTextContent("[redacted]");
+  });
+
+  it("deletes after confirmation and appears on the app's event", async () => {
+    let items = [f.response()];
+    const deleted: unknown[] = [];
+    mockIPC(
+      (cmd, args: any) => {
+        if (cmd === "responses") return { items, truncated: false };
+        if (cmd === "delete_response") {
+          deleted.push(args.path);
+          items = [];
+        }
+        if (cmd === "file_summary") return f.summary();
+      },
+      { shouldMockEvents: true },
+    );
+    render(Responses);
+    await userEvent.click(await screen.findByTestId("response-row"));
+    await userEvent.click(screen.getByTestId("delete-response"));
+    await userEvent.click(screen.getByTestId("confirm-delete"));
+    expect(await screen.findByTestId("no-responses")).toBeInTheDocument();
+    expect(deleted).toEqual([f.response().path]);
+
+    items = [f.response({ name: "new.json", path: "/data/new.json" })];
+    await emit("offload://responses", null);
+    await waitFor(() => expect(screen.getByText("new.json")).toBeInTheDocument());
+  });
+});
