@@ -11,10 +11,12 @@ use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-use notify_debouncer_mini::notify::{RecommendedWatcher, RecursiveMode};
-use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
+use notify_debouncer_mini::notify::event::ModifyKind;
+use notify_debouncer_mini::notify::{
+    self, EventKind, RecommendedWatcher, RecursiveMode, Watcher as _,
+};
 
 use crate::Engine;
 use crate::events::Event;
@@ -95,7 +97,7 @@ pub struct Feed {
     records_seen: Option<(u64, SystemTime)>,
     roots_seen: Vec<PathBuf>,
     files_changed: Arc<AtomicBool>,
-    watcher: Option<Debouncer<RecommendedWatcher>>,
+    watcher: Option<RecommendedWatcher>,
 }
 
 impl Feed {
@@ -135,22 +137,26 @@ impl Feed {
         }
         self.roots_seen = roots.clone();
         let flag = self.files_changed.clone();
-        let debouncer = new_debouncer(
-            Duration::from_millis(200),
-            move |result: DebounceEventResult| {
-                if result.is_ok_and(|events| !events.is_empty()) {
-                    flag.store(true, Ordering::Relaxed);
-                }
-            },
-        );
-        self.watcher = match debouncer {
-            Ok(mut d) => {
+        // Files created, written, renamed or removed; not reads (previews open files in the
+        // roots, which must not look like a change) nor metadata (access times).
+        let watcher = notify::recommended_watcher(move |result: notify::Result<notify::Event>| {
+            if let Ok(event) = result
+                && !matches!(
+                    event.kind,
+                    EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(_))
+                )
+            {
+                flag.store(true, Ordering::Relaxed);
+            }
+        });
+        self.watcher = match watcher {
+            Ok(mut w) => {
                 for root in &roots {
-                    if let Err(e) = d.watcher().watch(root, RecursiveMode::Recursive) {
+                    if let Err(e) = w.watch(root, RecursiveMode::Recursive) {
                         tracing::warn!("not watching {} for new files: {e}", root.display());
                     }
                 }
-                Some(d)
+                Some(w)
             }
             Err(e) => {
                 tracing::warn!("not watching the allowed directories: {e}");

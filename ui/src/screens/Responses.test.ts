@@ -100,4 +100,28 @@ describe("Responses", () => {
     await emit("offload://responses", null);
     await waitFor(() => expect(screen.getByText("new.json")).toBeInTheDocument());
   });
+
+  it("keeps the open tab when the list reloads", async () => {
+    let schemas = 0;
+    mockIPC(
+      (cmd) => {
+        if (cmd === "responses") return { items: [f.response()], truncated: false };
+        if (cmd === "file_summary") return f.summary();
+        if (cmd === "file_schema") {
+          schemas += 1;
+          return f.schema();
+        }
+      },
+      { shouldMockEvents: true },
+    );
+    render(Responses);
+    await userEvent.click(await screen.findByTestId("response-row"));
+    await userEvent.click(await screen.findByTestId("tab-schema"));
+    await screen.findByTestId("schema-columns");
+    await emit("offload://responses", null);
+    await emit("offload://responses", null);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(screen.getByTestId("schema-columns")).toBeInTheDocument();
+    expect(schemas).toBe(1);
+  });
 });

@@ -693,7 +693,7 @@ async fn the_feed_reports_new_calls_and_new_responses() {
     assert_eq!(update.events[0].kind, EventKind::Store);
     assert!(!feed.poll().responses_changed, "reported once");
 
-    // A file saved into a root by hand shows up too (the watcher debounces for 200 ms).
+    // A file saved into a root by hand shows up too; reading one is not a change.
     std::fs::write(t.root.join("by-hand.csv"), "a\n1\n").unwrap();
     let mut seen = false;
     for _ in 0..40 {
@@ -704,5 +704,10 @@ async fn the_feed_reports_new_calls_and_new_responses() {
         }
     }
     assert!(seen, "a new file in a root is noticed");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    feed.poll();
+    summary(&engine, t.root.join("by-hand.csv").to_str().unwrap()).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!feed.poll().responses_changed, "a preview is not a change");
     assert_eq!(call_log(&engine, 10).len(), 1);
 }
