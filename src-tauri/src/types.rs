@@ -2,10 +2,11 @@
 //! into `ui/src/lib/types.ts` and checked for drift by a test (`cargo test` fails when the file
 //! is stale; `OFFLOAD_UPDATE_TYPES=1 cargo test -p offload-app types` rewrites it).
 
+use offload_engine::clients::ClientView;
 use offload_engine::control::{
-    Activity, CallView, ColumnView, ControlError, FileInfo, NewSecret, Overview, Page, Place,
-    PlainSecret, ResponseView, Responses, RootView, SchemaView, SecretRef, ServerCounts,
-    ServerSpec, ServerView, SessionTs, Status, ToolView,
+    Activity, CallView, ClientChange, ColumnView, ControlError, FileInfo, ImportReport, Imported,
+    NewSecret, Overview, Page, Place, PlainSecret, ResponseView, Responses, RootView, SchemaView,
+    SecretRef, ServerCounts, ServerSpec, ServerView, SessionTs, Status, ToolView,
 };
 use offload_engine::events::{Event, EventKind};
 use offload_engine::files::Summary;
@@ -45,6 +46,10 @@ pub fn declarations() -> String {
         Summary::decl(&cfg),
         EventKind::decl(&cfg),
         Event::decl(&cfg),
+        ClientView::decl(&cfg),
+        ClientChange::decl(&cfg),
+        Imported::decl(&cfg),
+        ImportReport::decl(&cfg),
         ControlError::decl(&cfg),
     ];
     for decl in decls {

@@ -5,6 +5,7 @@
 //! toolkit: the desktop app and the `offload` command are thin shells over this crate.
 
 pub mod activity;
+pub mod clients;
 pub mod config;
 pub mod config_watch;
 pub mod control;

@@ -1,6 +1,7 @@
 //! The commands the window calls, one module per screen. Each converts its arguments, calls one
 //! `offload_engine::control` function and answers its result or `{code, message}`.
 
+pub mod clients;
 pub mod log;
 pub mod overview;
 pub mod responses;
@@ -38,6 +39,10 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         responses::file_content,
         responses::reveal,
         log::call_log,
+        clients::clients,
+        clients::connect_client,
+        clients::disconnect_client,
+        clients::import_client_servers,
         settings::autostart,
         settings::set_autostart,
     ]

@@ -6,6 +6,9 @@ import { open } from "@tauri-apps/plugin-dialog";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import type {
   CallView,
+  ClientChange,
+  ClientView,
+  ImportReport,
   ControlError,
   Event,
   FileInfo,
@@ -93,6 +96,12 @@ export const backend = {
     invoke<Page>("file_content", { path, offset, length }),
 
   callLog: (limit: number) => invoke<Event[]>("call_log", { limit }),
+
+  clients: () => invoke<ClientView[]>("clients"),
+  connectClient: (id: string) => invoke<ClientChange>("connect_client", { id }),
+  disconnectClient: (id: string) => invoke<ClientChange>("disconnect_client", { id }),
+  importClientServers: (id: string, removeFromClient: boolean) =>
+    invoke<ImportReport>("import_client_servers", { id, removeFromClient }),
 
   autostart: () => invoke<boolean>("autostart"),
   setAutostart: (enabled: boolean) => invoke<boolean>("set_autostart", { enabled }),

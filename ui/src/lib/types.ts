@@ -224,4 +224,40 @@ outcome: string,
  */
 pid: number, };
 
+export type ClientView = { id: string, name: string, path: string, 
+/**
+ * The client seems installed (its file or its folder exists).
+ */
+present: boolean, 
+/**
+ * Offload is in its file.
+ */
+connected: boolean, 
+/**
+ * Its other server entries (what *Import* would copy).
+ */
+servers: Array<string>, 
+/**
+ * Why its file cannot be read (it is then never written).
+ */
+error: string | null, };
+
+export type ClientChange = { 
+/**
+ * The copy of the file as it was (none when there was no file).
+ */
+backup: string | null, client: ClientView, };
+
+export type Imported = { name: string, 
+/**
+ * `None` when imported; otherwise why not.
+ */
+skipped: string | null, };
+
+export type ImportReport = { servers: Array<Imported>, 
+/**
+ * Set when the imported servers were removed from the client.
+ */
+backup: string | null, };
+
 export type ControlError = { code: string, message: string, };

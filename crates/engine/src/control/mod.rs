@@ -5,6 +5,7 @@
 //! This module holds the app's logic so that it is tested without a window; the Tauri commands
 //! only convert arguments and call it. It must never depend on a GUI toolkit.
 
+mod clients;
 mod log;
 mod overview;
 mod preview;
@@ -15,6 +16,9 @@ mod servers;
 #[cfg(test)]
 mod tests;
 
+pub use clients::{
+    ClientChange, ImportReport, Imported, clients, connect, disconnect, import_servers,
+};
 pub use log::call_log;
 #[cfg(feature = "ts")]
 pub use overview::SessionTs;

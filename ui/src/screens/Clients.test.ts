@@ -1,0 +1,84 @@
+import { describe, expect, it } from "vitest";
+import { render, screen, waitFor, within } from "@testing-library/svelte";
+import userEvent from "@testing-library/user-event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import Clients from "./Clients.svelte";
+import type { ClientView } from "../lib/types";
+
+const client = (over: Partial<ClientView> = {}): ClientView => ({
+  id: "claude-desktop",
+  name: "Claude Desktop",
+  path: "/home/me/.config/Claude/claude_desktop_config.json",
+  present: true,
+  connected: false,
+  servers: ["sqlite", "github"],
+  error: null,
+  ...over,
+});
+
+describe("Clients", () => {
+  it("says so when no known client is on the machine, and can show them all", async () => {
+    mockIPC((cmd) => (cmd === "clients" ? [client({ present: false, servers: [] })] : undefined));
+    render(Clients);
+    expect(await screen.findByTestId("no-clients-found")).toBeInTheDocument();
+    await userEvent.click(screen.getByTestId("clients-all"));
+    expect(screen.getByTestId("client-state")).toHaveTextContent("not found");
+  });
+
+  it("connects and disconnects, naming the backup", async () => {
+    let connected = false;
+    mockIPC((cmd, args: any) => {
+      if (cmd === "clients") return [client({ connected })];
+      if (cmd === "connect_client") {
+        expect(args).toEqual({ id: "claude-desktop" });
+        connected = true;
+        return { backup: "/home/me/.config/Claude/claude_desktop_config.json.offload-backup-1", client: client({ connected }) };
+      }
+      if (cmd === "disconnect_client") {
+        connected = false;
+        return { backup: null, client: client() };
+      }
+    });
+    render(Clients);
+    await userEvent.click(await screen.findByTestId("client-connect"));
+    await waitFor(() => expect(screen.getByTestId("client-state")).toHaveTextContent("connected"));
+    expect(screen.getByTestId("client-note")).toHaveTextContent("offload-backup-1");
+    await userEvent.click(screen.getByTestId("client-disconnect"));
+    await waitFor(() => expect(screen.getByTestId("client-state")).toHaveTextContent("not connected"));
+  });
+
+  it("imports servers, optionally moving them, and reports what was skipped", async () => {
+    const calls: unknown[] = [];
+    mockIPC((cmd, args: any) => {
+      if (cmd === "clients") return [client()];
+      if (cmd === "import_client_servers") {
+        calls.push(args);
+        return { servers: [{ name: "sqlite", skipped: null }, { name: "github", skipped: "Offload has a server of that name" }], backup: "/b" };
+      }
+    });
+    render(Clients);
+    const card = await screen.findByTestId("client-claude-desktop");
+    await userEvent.click(within(card).getByRole("checkbox"));
+    await userEvent.click(within(card).getByTestId("client-import"));
+    expect(await within(card).findByTestId("client-note")).toHaveTextContent("Imported 1 server. The previous file is kept as /b.");
+    expect(within(card).getByText("github: Offload has a server of that name")).toBeInTheDocument();
+    expect(calls).toEqual([{ id: "claude-desktop", removeFromClient: true }]);
+  });
+
+  it("shows a client file that does not parse and offers nothing to do with it", async () => {
+    mockIPC((cmd) => (cmd === "clients" ? [client({ error: "does not parse, so it is left alone" })] : undefined));
+    render(Clients);
+    expect(await screen.findByText(/left alone/)).toBeInTheDocument();
+    expect(screen.queryByTestId("client-connect")).not.toBeInTheDocument();
+  });
+
+  it("shows the engine's error in place", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "clients") return [client()];
+      if (cmd === "connect_client") throw { code: "server_unavailable", message: "cannot find the offload program" };
+    });
+    render(Clients);
+    await userEvent.click(await screen.findByTestId("client-connect"));
+    expect(await screen.findByTestId("client-note")).toHaveTextContent("cannot find the offload program");
+  });
+});
