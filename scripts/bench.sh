@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds in release mode and runs Offload's benchmarks; each prints our figure beside a
 # baseline measured in the same run. With no argument: all of them. Otherwise the arguments go
-# to offload-bench, e.g. `scripts/bench.sh latency --calls 5000` or `scripts/bench.sh files --gigabytes 10`.
+# to offload-bench, e.g. `scripts/bench.sh latency --calls 5000` or `scripts/bench.sh files --gigabytes 10`;
+# `scripts/bench.sh ui` runs the app's end-to-end test on release builds for the window's figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npm --prefix ui run --silent build >/dev/null
@@ -22,6 +23,11 @@ app() {
     xvfb-run -a dbus-run-session -- "$bench" app "$@" 2> >(grep -v "^dbus-daemon\|SpiRegistry" >&2)
   fi
 }
+# The window's figures come from the end-to-end run on release builds.
+ui() {
+  OFFLOAD_E2E_PROFILE=release scripts/e2e.sh | grep -E "^figure|passed" >&2
+  cat "${CARGO_TARGET_DIR:-target}/release/e2e-figures.json"
+}
 if [ "$#" -eq 0 ]; then
   "$bench" latency
   echo
@@ -32,6 +38,10 @@ if [ "$#" -eq 0 ]; then
   "$bench" files
   echo
   app
+  echo
+  ui
+elif [ "$1" = ui ]; then
+  ui
 elif [ "$1" = app ]; then
   shift
   app "$@"

@@ -199,3 +199,60 @@ fn a_broken_config_file_is_reported_and_kept() {
         "{ broken"
     );
 }
+
+#[test]
+fn response_preview_log_and_client_commands_answer_the_window() {
+    let h = harness(json!({"mcpServers": {}}));
+    let root = h.ok("roots", json!({}))[0]["resolved"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let csv = std::path::Path::new(&root).join("people.csv");
+    std::fs::write(&csv, "id,name\n1,Ada\n2,Grace\n").unwrap();
+    let path = csv.display().to_string();
+
+    let list = h.ok("responses", json!({}));
+    assert_eq!(list["items"][0]["name"], "people.csv");
+    assert_eq!(list["items"][0]["deletable"], true);
+    let info = h.ok("file_info", json!({"path": path}));
+    assert!(info["root"].is_string());
+    assert_eq!(h.ok("file_summary", json!({"path": path}))["line_count"], 3);
+    let schema = h.ok("file_schema", json!({"path": path}));
+    assert_eq!(
+        schema["columns"][0],
+        json!({"name": "id", "kind": "integer", "nullable": false, "samples": ["1", "2"]})
+    );
+    let page = h.ok(
+        "file_content",
+        json!({"path": path, "offset": 1, "length": 5}),
+    );
+    assert_eq!(page["rows"], json!([["2", "Grace"]]));
+    let e = h
+        .invoke("response_call", json!({"path": path}))
+        .unwrap_err();
+    assert_eq!(e["code"], "path_not_found");
+    let e = h
+        .invoke("file_summary", json!({"path": "/no/such/file"}))
+        .unwrap_err();
+    assert_eq!(e["code"], "path_not_found");
+    h.ok("delete_response", json!({"path": path}));
+    assert!(!csv.exists());
+
+    assert_eq!(h.ok("call_log", json!({"limit": 10})), json!([]));
+    let clients = h.ok("clients", json!({}));
+    assert_eq!(clients.as_array().unwrap().len(), 9);
+    let e = h
+        .invoke("disconnect_client", json!({"id": "nope"}))
+        .unwrap_err();
+    assert!(
+        e["message"].as_str().unwrap().contains("does not know"),
+        "{e}"
+    );
+    // The test binary has no `offload` beside it (the app's bundle does).
+    if which::which("offload").is_err() {
+        let e = h
+            .invoke("connect_client", json!({"id": "cursor"}))
+            .unwrap_err();
+        assert_eq!(e["code"], "server_unavailable", "{e}");
+    }
+}

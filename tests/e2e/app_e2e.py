@@ -23,7 +23,7 @@ from pathlib import Path
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-APP, OFFLOAD, FIXTURE, DRIVER, SHOTS = sys.argv[1:6]
+APP, OFFLOAD, FIXTURE, DRIVER, SHOTS, FIGURES_FILE = sys.argv[1:7]
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
 
 
@@ -264,6 +264,18 @@ def rss_kib(pid: int) -> int:
 def app_pids() -> list:
     found = subprocess.run(["pgrep", "-f", "offload-app|WebKitWebProcess"], capture_output=True, text=True)
     return [int(p) for p in found.stdout.split()]
+
+
+async def mcp_env(env: dict, name: str) -> str:
+    """The fixture server's environment variable `name`, through `offload mcp`."""
+    params = StdioServerParameters(command=OFFLOAD, args=["mcp"], env=env)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            r = await session.call_tool("call_tool", {
+                "server": "fixture", "tool_name": "env", "tool_args": {"name": name}})
+            assert not r.is_error, r
+            return r.content[0].text
 
 
 async def mcp_connected_while(env: dict, check):
@@ -545,7 +557,14 @@ def main():
     assert "embedded" in answer, answer
     assert "serving in embedded mode" in log.read_text()
     print("app stopped: offload mcp answered in embedded mode")
-    Path(SHOTS, "..", "e2e-figures.json").write_text(json.dumps(FIGURES, indent=2) + "\n")
+
+    # Embedded, `offload mcp` reads the keychain itself; `offload secret set` changes the value.
+    assert asyncio.run(mcp_env(env, "API_KEY")) == SECRET
+    subprocess.run([OFFLOAD, "secret", "set", "fixture_api_key"], input="rotated\n", text=True,
+                   env=env, check=True)
+    assert asyncio.run(mcp_env(env, "API_KEY")) == "rotated"
+    print("embedded offload mcp read the keychain; offload secret set rotated the value")
+    Path(FIGURES_FILE).write_text(json.dumps(FIGURES, indent=2) + "\n")
     print("e2e: all passed")
 
 

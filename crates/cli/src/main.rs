@@ -5,6 +5,7 @@
 
 mod files;
 mod mcp;
+mod secret;
 
 use std::path::PathBuf;
 
@@ -38,6 +39,9 @@ enum Command {
     Serve,
     /// Print the configuration file path Offload uses.
     ConfigPath,
+    /// Save or remove a secret that `${keyring:NAME}` reads from the OS keychain.
+    #[command(subcommand)]
+    Secret(secret::SecretCommand),
     /// Show a file's structure: CSV columns and types, JSON shape, sheets, PDF pages, ...
     Schema(files::SchemaArgs),
     /// Show a file's first and last lines, line count, encoding.
@@ -54,6 +58,7 @@ fn main() -> std::process::ExitCode {
     match cli.command {
         Command::Mcp(args) => mcp::run(cli.config, args),
         Command::Serve => mcp::host(cli.config),
+        Command::Secret(command) => secret::run(command),
         Command::Schema(args) => files::schema(args),
         Command::Summarize(args) => files::summarize(args),
         Command::Read(args) => files::read(args),

@@ -74,3 +74,31 @@ async fn no_configured_root_uses_a_default_root_in_the_data_dir() {
     assert!(expected.is_dir());
     client.cancel().await.unwrap();
 }
+
+/// `offload secret` refuses names `${keyring:}` cannot hold and empty values before it touches
+/// the keychain (saving for real is driven against a real Secret Service by the app's E2E run).
+#[test]
+fn offload_secret_refuses_bad_names_and_empty_values() {
+    use std::io::Write;
+    let run = |args: &[&str], stdin: &str| {
+        let mut child = std::process::Command::new(offload_testkit::target_bin("offload"))
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let out = run(&["secret", "set", "a b"], "value\n");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot name a secret"));
+    let out = run(&["secret", "set", "token"], "\n");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("empty"));
+}

@@ -146,7 +146,7 @@ pub fn responses(engine: &Engine) -> Responses {
             });
         }
     }
-    items.sort_by(|a, b| b.time.cmp(&a.time));
+    items.sort_by_key(|r| std::cmp::Reverse(r.time));
     Responses { items, truncated }
 }
 

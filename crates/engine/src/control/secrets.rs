@@ -77,7 +77,7 @@ fn fields(spec: &ServerSpec) -> impl Iterator<Item = (Place, &String, &String)> 
     env.chain(headers)
 }
 
-fn field_mut<'a>(spec: &'a mut ServerSpec, place: Place) -> &'a mut BTreeMap<String, String> {
+fn field_mut(spec: &mut ServerSpec, place: Place) -> &mut BTreeMap<String, String> {
     match place {
         Place::Env => &mut spec.env,
         Place::Header => &mut spec.headers,
