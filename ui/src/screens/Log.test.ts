@@ -13,6 +13,17 @@ describe("Live log", () => {
     expect(await screen.findByTestId("no-calls")).toHaveTextContent("offload mcp");
   });
 
+  it("shows the engine's error", async () => {
+    mockIPC(
+      (cmd) => {
+        if (cmd === "call_log") throw { code: "internal", message: "audit log unreadable" };
+      },
+      { shouldMockEvents: true },
+    );
+    render(Log);
+    expect(await screen.findByRole("alert")).toHaveTextContent("audit log unreadable");
+  });
+
   it("shows history, streams new calls, filters, pauses and shows details", async () => {
     mockIPC(
       (cmd, args: any) => {

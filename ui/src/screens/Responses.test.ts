@@ -75,6 +75,19 @@ describe("Responses", () => {
     expect(await screen.findByTestId("call-arguments")).toHaveTextContent("[redacted]");
   });
 
+  it("shows a preview's error in place and images as images", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "responses") return { items: [f.response(), f.response({ path: "/data/p.png", name: "p.png", format: "png" })], truncated: false };
+      if (cmd === "file_summary") throw { code: "unsupported_format", message: "this is a PNG image: use read_file" };
+      if (cmd === "file_content") return f.page({ kind: "image", image: "data:image/png;base64,AAAA", rows: null, columns: null });
+    });
+    render(Responses);
+    await userEvent.click((await screen.findAllByTestId("response-row"))[1]);
+    expect(await screen.findByTestId("preview-error")).toHaveTextContent("PNG image");
+    await userEvent.click(screen.getByTestId("tab-content"));
+    expect(await screen.findByRole("img")).toHaveAttribute("src", "data:image/png;base64,AAAA");
+  });
+
   it("deletes after confirmation and appears on the app's event", async () => {
     let items = [f.response()];
     const deleted: unknown[] = [];
