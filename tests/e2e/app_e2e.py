@@ -147,6 +147,10 @@ class WebDriver:
         return answer["ok"]
 
     def screenshot(self, name: str):
+        # What the DOM holds is on screen once two frames have been painted.
+        self.s("POST", "/execute/async", {"script": (
+            "const done = arguments[arguments.length - 1];"
+            "requestAnimationFrame(() => requestAnimationFrame(() => done(true)));"), "args": []})
         png = base64.b64decode(self.s("GET", "/screenshot"))
         Path(SHOTS, name).write_bytes(png)
         print(f"  screenshot {name} ({len(png)} bytes)")

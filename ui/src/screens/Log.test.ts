@@ -65,6 +65,16 @@ describe("Live log", () => {
     expect(screen.getByTestId("log-detail")).toHaveTextContent("200");
   });
 
+  it("keeps the selected call while new ones stream in", async () => {
+    mockIPC((cmd) => (cmd === "call_log" ? [f.event({ server: "db" })] : undefined), { shouldMockEvents: true });
+    render(Log);
+    await userEvent.click(await screen.findByTestId("log-row"));
+    expect(screen.getByTestId("log-detail")).toHaveTextContent("db");
+    await emit("offload://calls", [f.event(), f.event()]);
+    await waitFor(() => expect(screen.getByTestId("log-count")).toHaveTextContent("3 shown"));
+    expect(screen.getByTestId("log-detail")).toHaveTextContent("db");
+  });
+
   it("keeps at most 5,000 calls", async () => {
     mockIPC((cmd) => (cmd === "call_log" ? [] : undefined), { shouldMockEvents: true });
     render(Log);
