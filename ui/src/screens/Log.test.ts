@@ -38,6 +38,9 @@ describe("Live log", () => {
     await waitFor(() => expect(screen.getByTestId("log-count")).toHaveTextContent("2 shown"));
     // Newest first.
     expect(screen.getAllByTestId("log-row")[0]).toHaveTextContent("file-content");
+    // Each row names the client and the file's name.
+    expect(screen.getAllByTestId("log-row")[0]).toHaveTextContent("claude/1.0");
+    expect(screen.getAllByTestId("log-row")[0]).toHaveTextContent("u.csv");
 
     await emit("offload://calls", [f.event({ outcome: "upstream_timeout", server: "slow" })]);
     await waitFor(() => expect(screen.getByTestId("log-count")).toHaveTextContent("3 shown"));
