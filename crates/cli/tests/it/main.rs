@@ -5,6 +5,7 @@
 mod calls;
 mod config;
 mod discovery;
+mod escape;
 mod faults;
 mod file_content;
 mod file_tools;
