@@ -185,3 +185,143 @@ async fn a_disabled_server_is_not_started_and_says_so() {
     assert!(text(&r).contains("enable it"), "{}", text(&r));
     client.cancel().await.unwrap();
 }
+
+/// Upstreams that break the protocol in every way the fixture can: each call to them is a clear
+/// error within the timeout, a call to a healthy server at the same moment is unaffected, and
+/// the broken server is tried again (restarted) on the next call.
+#[tokio::test]
+async fn broken_upstreams_give_clear_errors_fast_and_leave_the_others_alone() {
+    let ctx = TestContext::new();
+    let mut entries = serde_json::Map::new();
+    entries.insert("fx".into(), TestContext::fixture(&[]));
+    for (name, flags) in [
+        ("exits-in-init", &["--exit-during-init"][..]),
+        ("garbage-out", &["--garbage-stdout"][..]),
+        ("slow-start", &["--start-delay-ms", "8000"][..]),
+    ] {
+        let mut e = TestContext::fixture(flags);
+        e["timeoutSecs"] = json!(3);
+        entries.insert(name.into(), e);
+    }
+    ctx.write_servers(serde_json::Value::Object(entries));
+    let client = ctx.client().await;
+
+    for (server, code, says) in [
+        (
+            "exits-in-init",
+            "server_unavailable",
+            "exiting during initialize",
+        ),
+        ("garbage-out", "server_unavailable", ""),
+        (
+            "slow-start",
+            "server_unavailable",
+            "did not finish starting within 3 s",
+        ),
+    ] {
+        let start = Instant::now();
+        let broken = call(
+            &client,
+            "call_tool",
+            json!({"server": server, "tool_name": "echo", "tool_args": {"text": "x"}}),
+        );
+        let healthy = fx(&client, "echo", json!({"text": "unaffected"}));
+        let (broken, healthy) = tokio::join!(broken, healthy);
+        let took = start.elapsed();
+        assert_eq!(error_code(&broken), code, "{server}: {}", text(&broken));
+        assert!(text(&broken).contains(says), "{server}: {}", text(&broken));
+        assert!(took < Duration::from_secs(6), "{server} took {took:?}");
+        assert_eq!(text(&healthy), "unaffected", "{server}");
+    }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn garbage_mid_call_is_an_error_and_the_next_call_gets_a_fresh_server() {
+    let ctx = with_fixture();
+    let client = ctx.client().await;
+    let pid_before = text(&fx(&client, "pid", json!({})).await);
+    let start = Instant::now();
+    let r = fx(&client, "garbage", json!({})).await;
+    assert!(r.is_error == Some(true), "{r:?}");
+    assert!(
+        ["upstream_closed", "upstream_error"].contains(&error_code(&r).as_str()),
+        "{}: {}",
+        error_code(&r),
+        text(&r)
+    );
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_ne!(text(&fx(&client, "pid", json!({})).await), pid_before);
+    client.cancel().await.unwrap();
+}
+
+/// 32 MiB written to stderr before the server even starts: it starts, calls work, and what
+/// Offload keeps of it (and shows in messages) stays small.
+#[tokio::test]
+async fn a_stderr_flood_is_bounded_and_calls_still_work() {
+    let ctx = TestContext::new();
+    ctx.write_servers(json!({"flood": TestContext::fixture(&["--stderr-flood-mb", "32"])}));
+    let client = ctx.client().await;
+    let r = call(
+        &client,
+        "call_tool",
+        json!({"server": "flood", "tool_name": "echo", "tool_args": {"text": "through"}}),
+    )
+    .await;
+    assert_eq!(text(&r), "through");
+    let r = call(
+        &client,
+        "call_tool",
+        json!({"server": "flood", "tool_name": "crash"}),
+    )
+    .await;
+    assert_eq!(error_code(&r), "upstream_closed");
+    assert!(
+        text(&r).len() < 16 * 1024,
+        "bounded: {} bytes",
+        text(&r).len()
+    );
+    client.cancel().await.unwrap();
+}
+
+/// A server that started a child of its own and then died: the child is ended with it when
+/// Offload restarts the server, so nothing is left behind.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_dead_servers_children_are_not_left_behind() {
+    let ctx = TestContext::new();
+    let pid_file = ctx.tmp.path().join("child.pid");
+    let flags = ["--child-pid-file", pid_file.to_str().unwrap()];
+    ctx.write_servers(json!({"forks": TestContext::fixture(&flags)}));
+    let client = ctx.client().await;
+    let call_forks = |tool: &'static str| {
+        call(
+            &client,
+            "call_tool",
+            json!({"server": "forks", "tool_name": tool, "tool_args": {"text": "x"}}),
+        )
+    };
+    assert_eq!(text(&call_forks("echo").await), "x");
+    let child: u32 = std::fs::read_to_string(&pid_file).unwrap().parse().unwrap();
+    assert!(process_alive(child));
+    assert_eq!(error_code(&call_forks("crash").await), "upstream_closed");
+    assert_eq!(text(&call_forks("echo").await), "x", "restarted");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while process_alive(child) {
+        assert!(
+            Instant::now() < deadline,
+            "the dead server's child {child} is still running"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let second: u32 = std::fs::read_to_string(&pid_file).unwrap().parse().unwrap();
+    client.cancel().await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while process_alive(second) {
+        assert!(
+            Instant::now() < deadline,
+            "the child {second} outlived Offload"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -62,8 +62,8 @@ pub struct ConnectContext<'a> {
 pub struct Opened {
     pub client: Client,
     pub process_group: Option<u32>,
-    /// Kept so the child is killed when the connection is dropped.
-    pub child: Option<Box<dyn ChildWrapper>>,
+    /// Dropped with the connection: the server process is then killed (see [`watch_exit`]).
+    pub stop: Option<tokio::sync::oneshot::Sender<()>>,
     /// Non-zero when an upstream message went over the answer limit.
     pub exceeded: Arc<AtomicU64>,
 }
@@ -164,7 +164,7 @@ async fn open_stdio(
         Ok(client) => Ok(Opened {
             client,
             process_group,
-            child: Some(child),
+            stop: Some(watch_exit(child, process_group)),
             exceeded,
         }),
         Err(e) => {
@@ -181,6 +181,25 @@ async fn open_stdio(
             )))
         }
     }
+}
+
+/// Owns the server process. When it exits, its process group goes with it: a child it left
+/// behind holding our pipes (an `npx` grandchild, a helper it forked) would otherwise keep the
+/// connection open, and calls in flight would wait for their timeout instead of failing at once.
+/// When the returned sender is dropped (the connection is gone), the process is killed (the
+/// wrapper kills on drop: its group on Unix, its job object on Windows).
+fn watch_exit(
+    mut child: Box<dyn ChildWrapper>,
+    group: Option<u32>,
+) -> tokio::sync::oneshot::Sender<()> {
+    let (stop, stopped) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = child.wait() => super::supervisor::kill_group(group),
+            _ = stopped => {}
+        }
+    });
+    stop
 }
 
 async fn open_http(
@@ -215,7 +234,7 @@ async fn open_http(
     Ok(Opened {
         client,
         process_group: None,
-        child: None,
+        stop: None,
         exceeded: Arc::default(),
     })
 }

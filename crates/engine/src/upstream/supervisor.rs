@@ -35,7 +35,7 @@ struct Connection {
     client: connect::Client,
     tools: Arc<ToolCache>,
     process_group: Option<u32>,
-    _child: Option<Box<dyn process_wrap::tokio::ChildWrapper>>,
+    _stop: Option<tokio::sync::oneshot::Sender<()>>,
     exceeded: Arc<std::sync::atomic::AtomicU64>,
     /// The stderr ring's end count when this connection started (stdio only).
     stderr_ends_at_start: u64,
@@ -221,7 +221,7 @@ impl Upstream {
                     client: opened.client,
                     tools,
                     process_group: opened.process_group,
-                    _child: opened.child,
+                    _stop: opened.stop,
                     exceeded: opened.exceeded,
                     stderr_ends_at_start,
                 });
@@ -398,7 +398,7 @@ impl Upstream {
 }
 
 /// SIGKILL to a whole process group (children and grandchildren, such as `npx`'s node).
-fn kill_group(group: Option<u32>) {
+pub(super) fn kill_group(group: Option<u32>) {
     #[cfg(unix)]
     if let Some(pgid) = group.and_then(|g| i32::try_from(g).ok()) {
         use nix::sys::signal::{Signal, killpg};

@@ -76,6 +76,11 @@ impl Fixture {
                 obj(json!({}), &[]),
             ),
             tool(
+                "garbage",
+                "Write a line that is not JSON-RPC and half a message to stdout, then exit.",
+                obj(json!({}), &[]),
+            ),
+            tool(
                 "counter",
                 "Return 1, 2, 3, ... on successive calls to this process.",
                 obj(json!({}), &[]),
@@ -224,6 +229,14 @@ impl ServerHandler for Fixture {
                 eprintln!("fixture: crashing on purpose");
                 std::process::exit(3);
             }
+            "garbage" => {
+                // A line that is not JSON-RPC, then half a message, then gone.
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(b"this is not json\n{\"jsonrpc\": \"2.0\", \"id\": ");
+                let _ = out.flush();
+                std::process::exit(4);
+            }
             "counter" => text((self.state.counter.fetch_add(1, Ordering::SeqCst) + 1).to_string()),
             "env" => {
                 let name = arg(args, "name")
@@ -324,6 +337,34 @@ async fn main() -> anyhow::Result<()> {
     if args.iter().any(|a| a == "--fail-start") {
         eprintln!("fixture: refusing to start (--fail-start)");
         std::process::exit(2);
+    }
+    // Faults for the fault-injection tests.
+    if let Some(mb) = flag_value(&args, "--stderr-flood-mb").and_then(|v| v.parse::<usize>().ok()) {
+        let line = "fixture: flooding stderr ".repeat(40) + "\n";
+        let mut err = std::io::stderr().lock();
+        for _ in 0..(mb << 20) / line.len() {
+            use std::io::Write;
+            let _ = err.write_all(line.as_bytes());
+        }
+    }
+    if let Some(path) = flag_value(&args, "--child-pid-file") {
+        // A grandchild that would outlive this process unless its group is ended.
+        let child = std::process::Command::new("sleep").arg("300").spawn()?;
+        std::fs::write(path, child.id().to_string())?;
+    }
+    if args.iter().any(|a| a == "--exit-during-init") {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line)?;
+        eprintln!("fixture: exiting during initialize");
+        std::process::exit(5);
+    }
+    if args.iter().any(|a| a == "--garbage-stdout") {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(b"Welcome! this banner is not JSON-RPC\n");
+        let _ = out.write_all(b"{\"jsonrpc\": \"2.0\", \"id\": 0, \"result\": \n");
+        let _ = out.flush();
+        std::process::exit(6);
     }
     if let Some(ms) = flag_value(&args, "--start-delay-ms").and_then(|v| v.parse().ok()) {
         tokio::time::sleep(Duration::from_millis(ms)).await;
