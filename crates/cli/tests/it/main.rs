@@ -10,6 +10,7 @@ mod faults;
 mod file_content;
 mod file_tools;
 mod interop;
+mod secrets;
 mod shim;
 mod store;
 

@@ -39,6 +39,17 @@ impl SecretSource for NoKeychain {
 /// Replaces every `${env:NAME}` and `${keyring:NAME}` in `text`. Other `${...}` sequences are left
 /// as they are (some clients use `${VAR}` themselves).
 pub fn interpolate(text: &str, secrets: &dyn SecretSource) -> Result<String, ConfigError> {
+    interpolate_noting(text, secrets, &mut Vec::new())
+}
+
+/// [`interpolate`], adding to `sensitive` every value that came from the keychain or from an
+/// environment variable whose name looks secret (`${env:API_TOKEN}`), so that what a server
+/// prints can be cleaned of them.
+pub fn interpolate_noting(
+    text: &str,
+    secrets: &dyn SecretSource,
+    sensitive: &mut Vec<String>,
+) -> Result<String, ConfigError> {
     if !text.contains("${") {
         return Ok(text.to_owned());
     }
@@ -54,7 +65,12 @@ pub fn interpolate(text: &str, secrets: &dyn SecretSource) -> Result<String, Con
         let inner = &after[..end];
         match inner.split_once(':') {
             Some(("env", name)) if !name.is_empty() => match std::env::var(name) {
-                Ok(v) => out.push_str(&v),
+                Ok(v) => {
+                    if crate::store::looks_secret(name) {
+                        sensitive.push(v.clone());
+                    }
+                    out.push_str(&v)
+                }
                 Err(_) => {
                     return Err(ConfigError::Secret(format!(
                         "${{env:{name}}} is not set in Offload's environment"
@@ -62,7 +78,10 @@ pub fn interpolate(text: &str, secrets: &dyn SecretSource) -> Result<String, Con
                 }
             },
             Some(("keyring", name)) if !name.is_empty() => match secrets.secret(name) {
-                Ok(Some(v)) => out.push_str(&v),
+                Ok(Some(v)) => {
+                    sensitive.push(v.clone());
+                    out.push_str(&v)
+                }
                 Ok(None) => {
                     return Err(ConfigError::Secret(format!(
                         "${{keyring:{name}}} is not in the keychain (service \"offload\"); add it in the app or with your OS keychain tool"

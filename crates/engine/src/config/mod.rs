@@ -11,7 +11,7 @@ mod model;
 mod paths;
 
 pub use compat::{CompatInputs, apply_compat};
-pub use interpolate::{NoKeychain, SecretSource, interpolate};
+pub use interpolate::{NoKeychain, SecretSource, interpolate, interpolate_noting};
 pub use model::{Config, Limits, RootEntry, ServerEntry, Transport};
 pub use paths::{AppDirs, expand_tilde};
 

@@ -17,7 +17,7 @@ use super::progress::{Forwarding, ProgressRoutes};
 use super::search_path::SearchPath;
 use super::stderr::StderrRing;
 use crate::ErrorCode;
-use crate::config::{SecretSource, Transport, expand_tilde, interpolate};
+use crate::config::{SecretSource, Transport, expand_tilde, interpolate, interpolate_noting};
 
 pub type Client = RunningService<RoleClient, UpstreamHandler>;
 
@@ -107,9 +107,12 @@ async fn open_stdio(
         .await
         .map_err(|e| StartError::unavailable(e.to_string()))?;
 
+    // Values a server must not echo into Offload's log or messages: keychain values, secret-named
+    // environment variables, and env values under secret-looking keys.
+    let mut sensitive = Vec::new();
     let mut cmd = tokio::process::Command::new(&program);
     for a in args {
-        cmd.arg(interpolate(a, ctx.secrets)?);
+        cmd.arg(interpolate_noting(a, ctx.secrets, &mut sensitive)?);
     }
     cmd.env_clear();
     for (k, v) in safe_environment() {
@@ -117,7 +120,11 @@ async fn open_stdio(
     }
     cmd.env("PATH", ctx.search_path.child_path().await);
     for (k, v) in env {
-        cmd.env(k, interpolate(v, ctx.secrets)?);
+        let value = interpolate_noting(v, ctx.secrets, &mut sensitive)?;
+        if crate::store::looks_secret(k) {
+            sensitive.push(value.clone());
+        }
+        cmd.env(k, value);
     }
     if let Some(dir) = &cwd {
         cmd.current_dir(dir);
@@ -144,7 +151,7 @@ async fn open_stdio(
     if let Some(stderr) = child.stderr().take() {
         let ring = ctx.stderr.clone();
         let name = ctx.name.to_owned();
-        tokio::spawn(async move { ring.drain(&name, stderr).await });
+        tokio::spawn(async move { ring.drain(&name, stderr, &sensitive).await });
     }
     // rmcp does the framing; our reader ends the connection on an oversized message, which
     // rmcp would otherwise drop silently (its limit is set above ours so ours decides).

@@ -63,7 +63,8 @@ impl StderrRing {
 
     /// Reads `stream` line by line into the ring until it closes (lossy UTF-8, no line limit
     /// beyond the clip, so a flood cannot grow memory).
-    pub async fn drain(&self, server: &str, stream: impl AsyncRead + Unpin) {
+    /// Each of `sensitive` (values of at least 4 bytes) is replaced by `[redacted]` first.
+    pub async fn drain(&self, server: &str, stream: impl AsyncRead + Unpin, sensitive: &[String]) {
         let mut reader = BufReader::new(stream);
         let mut buf = Vec::new();
         loop {
@@ -71,7 +72,12 @@ impl StderrRing {
             match read_line_bounded(&mut reader, &mut buf, 64 * 1024).await {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
-                    let text = String::from_utf8_lossy(&buf);
+                    let mut text = String::from_utf8_lossy(&buf).into_owned();
+                    for secret in sensitive.iter().filter(|s| s.len() >= 4) {
+                        if text.contains(secret.as_str()) {
+                            text = text.replace(secret.as_str(), "[redacted]");
+                        }
+                    }
                     let line = text.trim_end_matches(['\n', '\r']);
                     tracing::debug!(target: "offload::upstream::stderr", server, "{line}");
                     self.push(line);
@@ -130,9 +136,21 @@ mod tests {
         let ring = StderrRing::new(10_000);
         let mut data = vec![b'x'; 1_000_000];
         data.extend_from_slice(b"\nlast\n");
-        ring.drain("t", &data[..]).await;
+        ring.drain("t", &data[..], &[]).await;
         let tail = ring.tail(2);
         assert!(tail.len() < 3000);
         assert!(tail.ends_with("last"));
+    }
+
+    #[tokio::test]
+    async fn sensitive_values_are_redacted_before_anything_keeps_them() {
+        let ring = StderrRing::new(10_000);
+        let data = b"token is sk-123456 and again sk-123456\nshort k\n";
+        ring.drain("t", &data[..], &["sk-123456".into(), "k".into()])
+            .await;
+        assert_eq!(
+            ring.tail(2),
+            "token is [redacted] and again [redacted]\nshort k"
+        );
     }
 }
