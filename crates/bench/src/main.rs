@@ -9,6 +9,7 @@ mod app;
 mod file_content;
 mod files;
 mod latency;
+mod load;
 mod offload;
 mod peer;
 mod stats;
@@ -50,6 +51,15 @@ enum Bench {
         #[arg(long, default_value_t = 1.0)]
         gigabytes: f64,
     },
+    /// Concurrent clients each making mixed calls (echo, store, file-content, read_file), every
+    /// answer checked, embedded and through one host, beside direct echo calls.
+    Load {
+        #[arg(long, default_value_t = 8)]
+        clients: usize,
+        /// Calls per client.
+        #[arg(long, default_value_t = 1000)]
+        calls: usize,
+    },
     /// get_file_schema, summarize_file and read_file on a large text file, a 100 MB CSV and a
     /// 50,000-row xlsx, beside head, tail -n, sed -n and wc -l on the same files, and beside
     /// desktop-commander's read_file (from npm) where it is installed.
@@ -71,5 +81,6 @@ async fn main() -> anyhow::Result<()> {
         Bench::Store => store::run().await,
         Bench::FileContent { gigabytes } => file_content::run(gigabytes).await,
         Bench::Files { gigabytes, dir } => files::run(gigabytes, dir).await,
+        Bench::Load { clients, calls } => load::run(clients, calls).await,
     }
 }
