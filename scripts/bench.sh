@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds in release mode and runs Offload's benchmarks; each prints our figure beside a
 # baseline measured in the same run. With no argument: all of them. Otherwise the arguments go
-# to offload-bench, e.g. `scripts/bench.sh latency --calls 5000` or `scripts/bench.sh files --gigabytes 10`;
+# to offload-bench, e.g. `scripts/bench.sh load`, `scripts/bench.sh latency --calls 5000` or `scripts/bench.sh files --gigabytes 10`;
 # `scripts/bench.sh ui` runs the app's end-to-end test on release builds for the window's figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +37,8 @@ if [ "$#" -eq 0 ]; then
   "$bench" file-content
   echo
   "$bench" files
+  echo
+  "$bench" load
   echo
   app
   echo
