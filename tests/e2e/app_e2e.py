@@ -156,13 +156,14 @@ class WebDriver:
         print(f"  screenshot {name} ({len(png)} bytes)")
 
 
-async def mcp_call(env: dict, text: str) -> str:
+async def mcp_call(env: dict, tool: str, args: dict) -> str:
+    """The fixture server's `tool` called with `args` through a fresh `offload mcp`."""
     params = StdioServerParameters(command=OFFLOAD, args=["mcp"], env=env)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
             result = await session.call_tool("call_tool", {
-                "server": "fixture", "tool_name": "echo", "tool_args": {"text": text}})
+                "server": "fixture", "tool_name": tool, "tool_args": args})
             assert not result.is_error, result
             return result.content[0].text
 
@@ -275,18 +276,6 @@ def rss_mib(*pgrep: str) -> float:
     """Resident memory of the processes `pgrep` finds, in MiB."""
     found = subprocess.run(["pgrep", *pgrep], capture_output=True, text=True)
     return sum(rss_kib(int(p)) for p in found.stdout.split()) / 1024
-
-
-async def mcp_env(env: dict, name: str) -> str:
-    """The fixture server's environment variable `name`, through `offload mcp`."""
-    params = StdioServerParameters(command=OFFLOAD, args=["mcp"], env=env)
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            r = await session.call_tool("call_tool", {
-                "server": "fixture", "tool_name": "env", "tool_args": {"name": name}})
-            assert not r.is_error, r
-            return r.content[0].text
 
 
 async def mcp_connected_while(env: dict, check):
@@ -573,16 +562,16 @@ def main():
     while subprocess.run(["pgrep", "-x", "offload-app"], capture_output=True).returncode == 0:
         assert time.time() < deadline, "the app did not stop"
         time.sleep(0.1)
-    answer = asyncio.run(mcp_call(env, "embedded"))
+    answer = asyncio.run(mcp_call(env, "echo", {"text": "embedded"}))
     assert "embedded" in answer, answer
     assert "serving in embedded mode" in log.read_text()
     print("app stopped: offload mcp answered in embedded mode")
 
     # Embedded, `offload mcp` reads the keychain itself; `offload secret set` changes the value.
-    assert asyncio.run(mcp_env(env, "API_KEY")) == SECRET
+    assert asyncio.run(mcp_call(env, "env", {"name": "API_KEY"})) == SECRET
     subprocess.run([OFFLOAD, "secret", "set", "fixture_api_key"], input="rotated\n", text=True,
                    env=env, check=True)
-    assert asyncio.run(mcp_env(env, "API_KEY")) == "rotated"
+    assert asyncio.run(mcp_call(env, "env", {"name": "API_KEY"})) == "rotated"
     print("embedded offload mcp read the keychain; offload secret set rotated the value")
     Path(FIGURES_FILE).write_text(json.dumps(FIGURES, indent=2) + "\n")
     print("e2e: all passed")

@@ -181,26 +181,10 @@ impl Feed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::{EventKind, Events};
+    use crate::events::Events;
 
     fn event(n: u64) -> Event {
-        Event {
-            time: chrono::Utc::now(),
-            kind: EventKind::Call,
-            tool: "call_tool".into(),
-            client: None,
-            server: Some("s".into()),
-            upstream_tool: Some("echo".into()),
-            file: None,
-            format: None,
-            bytes_in: n,
-            bytes_out: 0,
-            rows: None,
-            batches: None,
-            duration_ms: 1,
-            outcome: "ok".into(),
-            pid: 7,
-        }
+        crate::events::sample(n)
     }
 
     #[test]

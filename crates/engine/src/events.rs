@@ -168,28 +168,34 @@ impl AuditLog {
     }
 }
 
+/// A `call_tool` event with `bytes_in` set to `n`, for tests.
+#[cfg(test)]
+pub(crate) fn sample(n: u64) -> Event {
+    Event {
+        time: Utc::now(),
+        kind: EventKind::Call,
+        tool: "call_tool".into(),
+        client: Some("t/1".into()),
+        server: Some("s".into()),
+        upstream_tool: Some("x".into()),
+        file: None,
+        format: None,
+        bytes_in: n,
+        bytes_out: 0,
+        rows: None,
+        batches: None,
+        duration_ms: 1,
+        outcome: "ok".into(),
+        pid: 1,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn event(n: u64) -> Event {
-        Event {
-            time: Utc::now(),
-            kind: EventKind::Call,
-            tool: "call_tool".into(),
-            client: Some("t/1".into()),
-            server: Some("s".into()),
-            upstream_tool: Some("x".into()),
-            file: None,
-            format: None,
-            bytes_in: n,
-            bytes_out: 0,
-            rows: None,
-            batches: None,
-            duration_ms: 1,
-            outcome: "ok".into(),
-            pid: 1,
-        }
+        sample(n)
     }
 
     #[test]

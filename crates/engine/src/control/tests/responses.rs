@@ -1,0 +1,180 @@
+//! Stored responses: the list, previews, deletion, and the live feed.
+
+use super::*;
+
+fn store_rows(engine: &Engine, format: &str, rows: Value) -> crate::store::Stored {
+    let request = crate::store::StoreRequest {
+        server: "crm",
+        tool: "contacts",
+        arguments: &json!({"query": "all", "api_key": "k-123"}),
+        description: Some("every contact".into()),
+        storage_path: None,
+        filename: None,
+        format: Some(format),
+        result: rmcp::model::CallToolResult::structured(rows),
+        duration: Duration::from_millis(12),
+    };
+    engine.store.store(&engine.roots(), request).unwrap()
+}
+
+#[tokio::test]
+async fn responses_list_records_and_found_files_preview_them_and_delete_them() {
+    let t = TestContext::new();
+    let outside = t.tmp.path().join("outside");
+    let shelf = t.tmp.path().join("shelf");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(&shelf).unwrap();
+    std::fs::write(shelf.join("ref.txt"), "kept\n").unwrap();
+    t.write_config(json!({
+        "roots": [t.root, {"path": shelf, "writable": false}],
+        "mcpServers": {},
+    }));
+    let engine = engine(&t);
+    let rows =
+        json!([{"id": 1, "name": "Ada"}, {"id": 2, "name": "Grace"}, {"id": 3, "name": "Linus"}]);
+    let stored = store_rows(&engine, "csv", rows);
+    let stored_path = stored.record.path.clone();
+    std::fs::create_dir_all(t.root.join("notes")).unwrap();
+    std::fs::write(t.root.join("notes/todo.md"), "# todo\n").unwrap();
+    std::fs::write(t.root.join(".hidden"), "no").unwrap();
+    std::fs::write(outside.join("secret.txt"), "outside").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(outside.join("secret.txt"), t.root.join("link.txt")).unwrap();
+
+    let list = responses(&engine);
+    assert!(!list.truncated);
+    let names: Vec<&str> = list.items.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(
+        names.contains(&"todo.md") && names.contains(&"ref.txt"),
+        "{names:?}"
+    );
+    let recorded = list.items.iter().find(|r| r.path == stored_path).unwrap();
+    assert_eq!(recorded.server.as_deref(), Some("crm"));
+    assert_eq!(recorded.tool.as_deref(), Some("contacts"));
+    assert_eq!(recorded.format, "csv");
+    assert!(recorded.recorded && recorded.deletable);
+    let found = list.items.iter().find(|r| r.name == "todo.md").unwrap();
+    assert_eq!((found.server.as_ref(), found.recorded), (None, false));
+    assert_eq!(found.format, "md");
+    assert!(
+        !list
+            .items
+            .iter()
+            .find(|r| r.name == "ref.txt")
+            .unwrap()
+            .deletable
+    );
+
+    let schema = schema(&engine, &stored_path).unwrap();
+    let columns: Vec<(&str, &str)> = schema
+        .columns
+        .iter()
+        .map(|c| (c.name.as_str(), c.kind.as_str()))
+        .collect();
+    assert_eq!(columns, [("id", "integer"), ("name", "string")]);
+    let page = content(&engine, &stored_path, 0, 2).unwrap();
+    assert_eq!(page.kind, "table");
+    assert_eq!(page.columns.as_deref().unwrap(), ["id", "name"]);
+    assert_eq!(
+        page.rows.as_ref().unwrap(),
+        &[vec!["1", "Ada"], vec!["2", "Grace"]]
+    );
+    assert_eq!(page.next_offset, Some(2));
+    let page = content(&engine, &stored_path, 2, 10).unwrap();
+    assert_eq!(page.rows.unwrap(), [vec!["3", "Linus"]]);
+    assert_eq!(page.next_offset, None);
+    assert_eq!(summary(&engine, &stored_path).unwrap().line_count, 4);
+    let call = response_call(&engine, &stored_path).unwrap();
+    assert_eq!(call.arguments["query"], "all");
+    assert_eq!(call.arguments["api_key"], "[redacted]");
+    assert_eq!(call.description.as_deref(), Some("every contact"));
+
+    // A dropped file outside the roots previews and says it is outside.
+    let info = file_info(&engine, outside.join("secret.txt").to_str().unwrap()).unwrap();
+    assert_eq!(info.root, None);
+    assert_eq!(
+        info.folder,
+        outside.canonicalize().unwrap().display().to_string()
+    );
+    assert!(
+        summary(&engine, &info.path)
+            .unwrap()
+            .head
+            .contains("outside")
+    );
+    let inside = file_info(&engine, &stored_path).unwrap();
+    assert_eq!(
+        inside.root.as_deref(),
+        Some(t.root.canonicalize().unwrap().to_str().unwrap())
+    );
+
+    // Deleting: only inside a writable root, links resolved first.
+    let e = delete_response(&engine, outside.join("secret.txt").to_str().unwrap()).unwrap_err();
+    assert_eq!(e.code, ErrorCode::PathOutsideRoots);
+    let e = delete_response(&engine, t.root.join("link.txt").to_str().unwrap()).unwrap_err();
+    assert_eq!(e.code, ErrorCode::PathOutsideRoots);
+    let e = delete_response(&engine, shelf.join("ref.txt").to_str().unwrap()).unwrap_err();
+    assert_eq!(e.code, ErrorCode::ReadOnlyRoot);
+    assert!(outside.join("secret.txt").exists() && shelf.join("ref.txt").exists());
+    delete_response(&engine, &stored_path).unwrap();
+    assert!(!std::path::Path::new(&stored_path).exists());
+    assert!(
+        responses(&engine)
+            .items
+            .iter()
+            .all(|r| r.path != stored_path)
+    );
+}
+
+#[tokio::test]
+async fn the_feed_reports_new_calls_and_new_responses() {
+    let t = TestContext::new();
+    t.write_servers(json!({}));
+    let engine = engine(&t);
+    let mut feed = crate::activity::Feed::new(engine.clone());
+    let first = feed.poll();
+    assert!(first.events.is_empty() && !first.responses_changed);
+
+    store_rows(&engine, "json", json!([{"a": 1}]));
+    engine.events.emit(Event {
+        time: chrono::Utc::now(),
+        kind: EventKind::Store,
+        tool: "call_tool_and_store".into(),
+        client: Some("c/1".into()),
+        server: Some("crm".into()),
+        upstream_tool: Some("contacts".into()),
+        file: None,
+        format: Some("json".into()),
+        bytes_in: 0,
+        bytes_out: 10,
+        rows: Some(1),
+        batches: None,
+        duration_ms: 3,
+        outcome: "ok".into(),
+        pid: 1,
+    });
+    let update = feed.poll();
+    assert!(update.responses_changed);
+    assert_eq!(update.events.len(), 1);
+    assert_eq!(update.events[0].kind, EventKind::Store);
+    assert!(!feed.poll().responses_changed, "reported once");
+
+    // A file saved into a root by hand shows up too; reading one is not a change.
+    std::fs::write(t.root.join("by-hand.csv"), "a\n1\n").unwrap();
+    let mut seen = false;
+    for _ in 0..40 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if feed.poll().responses_changed {
+            seen = true;
+            break;
+        }
+    }
+    assert!(seen, "a new file in a root is noticed");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    feed.poll();
+    summary(&engine, t.root.join("by-hand.csv").to_str().unwrap()).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!feed.poll().responses_changed, "a preview is not a change");
+    assert_eq!(call_log(&engine, 10).len(), 1);
+}

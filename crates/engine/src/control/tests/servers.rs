@@ -1,0 +1,164 @@
+//! Servers added, edited, renamed, toggled and removed through the file; a broken file kept.
+
+use super::*;
+
+#[tokio::test]
+async fn servers_are_added_edited_toggled_renamed_and_removed_in_the_file() {
+    let t = TestContext::new();
+    t.write_config(json!({
+        "mine": {"kept": true},
+        "roots": [t.root],
+        "mcpServers": {"a": {"command": target_bin("offload-fixture"), "note": "keep me"}},
+    }));
+    let engine = engine(&t);
+
+    put_server(&engine, None, "b", &fixture(), &[])
+        .await
+        .unwrap();
+    assert_eq!(names(&engine), ["a", "b"]);
+    let tools = server_tools(&engine, "b").await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    let view = servers(&engine)
+        .into_iter()
+        .find(|s| s.name == "b")
+        .unwrap();
+    assert_eq!(view.status, ServerState::Ready);
+    assert_eq!(view.tool_count, Some(tools.len()));
+
+    set_server_enabled(&engine, "b", false).await.unwrap();
+    assert_eq!(file(&t)["mcpServers"]["b"]["disabled"], true);
+    assert_eq!(servers(&engine)[1].status, ServerState::Disabled);
+    set_server_enabled(&engine, "b", true).await.unwrap();
+    assert!(file(&t)["mcpServers"]["b"].get("disabled").is_none());
+    assert_eq!(servers(&engine)[1].status, ServerState::Idle);
+
+    // Edit and rename "a": it stays first, and the key Offload does not know stays with it.
+    let mut spec = fixture();
+    spec.args = vec!["--flag".into()];
+    spec.timeout_secs = Some(5);
+    put_server(&engine, Some("a"), "first", &spec, &[])
+        .await
+        .unwrap();
+    let doc = file(&t);
+    let order: Vec<&String> = doc["mcpServers"].as_object().unwrap().keys().collect();
+    assert_eq!(order, ["first", "b"]);
+    assert_eq!(doc["mcpServers"]["first"]["note"], "keep me");
+    assert_eq!(doc["mcpServers"]["first"]["timeoutSecs"], 5);
+    assert_eq!(doc["mine"], json!({"kept": true}));
+
+    remove_server(&engine, "b").await.unwrap();
+    assert_eq!(names(&engine), ["first"]);
+
+    let clash = put_server(&engine, None, "first", &fixture(), &[])
+        .await
+        .unwrap_err();
+    assert_eq!(clash.code, ErrorCode::InvalidArguments);
+    assert!(clash.message.contains("exists already"), "{clash}");
+    let missing = remove_server(&engine, "nope").await.unwrap_err();
+    assert!(missing.message.contains("no server 'nope'"), "{missing}");
+    let no_command = ServerSpec {
+        transport: "stdio".into(),
+        ..ServerSpec::default()
+    };
+    let e = put_server(&engine, None, "x", &no_command, &[])
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("needs a command"), "{e}");
+    let bad_url = ServerSpec {
+        transport: "http".into(),
+        url: "not a url".into(),
+        ..ServerSpec::default()
+    };
+    let e = put_server(&engine, None, "x", &bad_url, &[])
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("is not a URL"), "{e}");
+    assert_eq!(names(&engine), ["first"], "failed edits change nothing");
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_remote_server_written_the_windsurf_way_is_shown_and_edited_with_its_url() {
+    let t = TestContext::new();
+    t.write_servers(json!({"remote": {"serverUrl": "https://example.invalid/mcp"}}));
+    let engine = engine(&t);
+    let view = servers(&engine).remove(0);
+    assert_eq!(view.spec.transport, "http");
+    assert_eq!(view.spec.url, "https://example.invalid/mcp");
+    let mut spec = view.spec;
+    spec.timeout_secs = Some(30);
+    put_server(&engine, Some("remote"), "remote", &spec, &[])
+        .await
+        .unwrap();
+    let entry = &file(&t)["mcpServers"]["remote"];
+    assert_eq!(entry["url"], "https://example.invalid/mcp");
+    assert_eq!(
+        entry["serverUrl"], "https://example.invalid/mcp",
+        "kept as written"
+    );
+    assert_eq!(entry["timeoutSecs"], 30);
+}
+
+#[tokio::test]
+async fn changing_one_server_leaves_the_others_running() {
+    let t = TestContext::new();
+    t.write_servers(json!({
+        "a": TestContext::fixture(&[]),
+        "b": TestContext::fixture(&[]),
+    }));
+    let engine = engine(&t);
+    server_tools(&engine, "a").await.unwrap();
+    server_tools(&engine, "b").await.unwrap();
+    let a = engine.pool.get("a").unwrap();
+    let b = engine.pool.get("b").unwrap();
+
+    let mut spec = fixture();
+    spec.env.insert("CHANGED".into(), "1".into());
+    put_server(&engine, Some("b"), "b", &spec, &[])
+        .await
+        .unwrap();
+
+    assert!(
+        Arc::ptr_eq(&a, &engine.pool.get("a").unwrap()),
+        "a untouched"
+    );
+    assert_eq!(a.status().status, ServerState::Ready, "a still running");
+    assert!(
+        !Arc::ptr_eq(&b, &engine.pool.get("b").unwrap()),
+        "b replaced"
+    );
+    assert_eq!(
+        restart_server(&engine, "b").await.unwrap(),
+        a.tool_count().unwrap()
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_broken_file_is_reported_kept_and_never_overwritten() {
+    let t = TestContext::new();
+    t.write_servers(json!({"a": TestContext::fixture(&[])}));
+    let engine = engine(&t);
+    let broken = "{\n  \"mcpServers\": {,\n}\n";
+    std::fs::write(&t.config_path, broken).unwrap();
+
+    let e = engine.reload().await.unwrap_err();
+    assert!(e.to_string().contains("line 2"), "{e}");
+    assert!(status(&engine).config_error.unwrap().contains("line 2"));
+    assert_eq!(names(&engine), ["a"], "the configuration in effect stays");
+
+    let e = put_server(&engine, None, "b", &fixture(), &[])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::ConfigInvalid);
+    let e = add_root(&engine, t.root.to_str().unwrap(), true)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::ConfigInvalid);
+    assert_eq!(std::fs::read_to_string(&t.config_path).unwrap(), broken);
+
+    t.write_servers(json!({"c": TestContext::fixture(&[])}));
+    engine.reload().await.unwrap();
+    assert_eq!(status(&engine).config_error, None);
+    assert_eq!(names(&engine), ["c"]);
+}
