@@ -8,7 +8,7 @@ use anyhow::Context;
 use offload_engine::config_watch::{self, ConfigWatch};
 use offload_engine::keychain::Keychain;
 use offload_engine::{Engine, EngineOptions, ipc};
-use tauri::{AppHandle, Emitter, Manager, Runtime};
+use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewWindow, WindowEvent};
 
 /// What every command and the tray share.
 pub struct AppState {
@@ -63,25 +63,41 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, started: Instant) {
         }
         config_watch::watch_or_warn(engine.clone())
     });
-    tauri::async_runtime::spawn(notify_changes(app.clone(), engine.clone(), watch));
-    tauri::async_runtime::spawn(feed(app.clone(), engine));
+    tauri::async_runtime::spawn(notify_changes(app.clone(), engine, watch));
 }
 
-/// Streams new calls and changes to stored responses to the window, a few times a second (a
-/// burst of calls arrives as one batch).
-async fn feed<R: Runtime>(app: AppHandle<R>, engine: Arc<Engine>) {
-    let mut feed = offload_engine::activity::Feed::new(engine);
-    let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
-    loop {
-        tick.tick().await;
-        let update = feed.poll();
-        if !update.events.is_empty() {
-            let _ = app.emit(CALLS, &update.events);
+/// While `window` lives, streams new calls and changes to stored responses to it a few times a
+/// second (a burst of calls arrives as one batch). Only then: following the audit log and
+/// watching the writable roots is work an idle app with its window closed does not do.
+pub fn follow_activity<R: Runtime>(window: &WebviewWindow<R>) {
+    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    let stop = std::sync::Mutex::new(Some(stop));
+    window.on_window_event(move |event| {
+        if let WindowEvent::Destroyed = event
+            && let Some(stop) = stop.lock().unwrap_or_else(|p| p.into_inner()).take()
+        {
+            let _ = stop.send(());
         }
-        if update.responses_changed {
-            let _ = app.emit(RESPONSES, ());
+    });
+    let app = window.app_handle().clone();
+    let engine = app.state::<AppState>().engine.clone();
+    tauri::async_runtime::spawn(async move {
+        let mut feed = offload_engine::activity::Feed::new(engine);
+        let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
+        loop {
+            tokio::select! {
+                _ = &mut stopped => return,
+                _ = tick.tick() => {}
+            }
+            let update = feed.poll();
+            if !update.events.is_empty() {
+                let _ = app.emit(CALLS, &update.events);
+            }
+            if update.responses_changed {
+                let _ = app.emit(RESPONSES, ());
+            }
         }
-    }
+    });
 }
 
 /// Tells the tray and the window whenever what they show changes: the configuration, the

@@ -28,6 +28,7 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
         .build();
     match made {
         Ok(window) => {
+            crate::host::follow_activity(&window);
             let _ = window.set_focus();
         }
         Err(e) => tracing::error!("cannot open the window: {e}"),

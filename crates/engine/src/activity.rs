@@ -132,8 +132,8 @@ impl Feed {
             .filter(|r| r.writable)
             .map(|r| r.path.clone())
             .collect();
-        if roots == self.roots_seen && self.watcher.is_some() {
-            return;
+        if roots == self.roots_seen {
+            return; // unchanged (a watcher that failed is tried again when they change)
         }
         self.roots_seen = roots.clone();
         let flag = self.files_changed.clone();

@@ -9,8 +9,23 @@ pub mod roots;
 pub mod servers;
 pub mod settings;
 
-use tauri::Runtime;
+use offload_engine::control::ControlError;
+use offload_engine::{Engine, ErrorCode};
 use tauri::ipc::Invoke;
+use tauri::{Runtime, State};
+
+use crate::AppState;
+
+/// Runs file work off the async threads.
+async fn blocking<T: Send + 'static>(
+    state: State<'_, AppState>,
+    work: impl FnOnce(&Engine) -> Result<T, ControlError> + Send + 'static,
+) -> Result<T, ControlError> {
+    let engine = state.engine.clone();
+    tauri::async_runtime::spawn_blocking(move || work(&engine))
+        .await
+        .map_err(|e| ControlError::new(ErrorCode::Internal, e.to_string()))?
+}
 
 /// Every command, for `Builder::invoke_handler`.
 pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'static {

@@ -1,24 +1,14 @@
 //! The Responses screen, and the preview it shares with files dropped on the window.
 
+use offload_engine::ErrorCode;
 use offload_engine::control::{
     self, CallView, ControlError, FileInfo, Page, Responses, SchemaView,
 };
 use offload_engine::files::Summary;
-use offload_engine::{Engine, ErrorCode};
 use tauri::State;
 
+use super::blocking;
 use crate::AppState;
-
-/// Runs file work off the async threads.
-async fn blocking<T: Send + 'static>(
-    state: State<'_, AppState>,
-    work: impl FnOnce(&Engine) -> Result<T, ControlError> + Send + 'static,
-) -> Result<T, ControlError> {
-    let engine = state.engine.clone();
-    tauri::async_runtime::spawn_blocking(move || work(&engine))
-        .await
-        .map_err(|e| ControlError::new(ErrorCode::Internal, e.to_string()))?
-}
 
 #[tauri::command]
 pub async fn responses(state: State<'_, AppState>) -> Result<Responses, ControlError> {

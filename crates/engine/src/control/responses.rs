@@ -122,7 +122,7 @@ pub fn responses(engine: &Engine) -> Responses {
             SCAN_LIMIT - items.len().min(SCAN_LIMIT),
         );
         for (path, meta) in found {
-            if seen.contains(&path) || !seen.insert(path.clone()) {
+            if !seen.insert(path.clone()) {
                 continue;
             }
             items.push(ResponseView {

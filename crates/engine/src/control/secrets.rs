@@ -84,6 +84,11 @@ fn field_mut(spec: &mut ServerSpec, place: Place) -> &mut BTreeMap<String, Strin
     }
 }
 
+/// The keychain entries `spec` refers to.
+pub(super) fn referenced(spec: &ServerSpec) -> impl Iterator<Item = &str> {
+    fields(spec).filter_map(|(_, _, value)| reference(value))
+}
+
 /// The keychain references of `spec`, and whether each is in the keychain.
 pub fn secret_refs(engine: &Engine, spec: &ServerSpec) -> Vec<SecretRef> {
     fields(spec)

@@ -198,14 +198,23 @@ pub async fn move_secrets_to_keychain(engine: &Engine, name: &str) -> Result<usi
 
 /// Removes the server, and the keychain secrets only it referred to.
 pub async fn remove_server(engine: &Engine, name: &str) -> Result<(), ControlError> {
-    let views = servers(engine);
-    let (gone, others): (Vec<_>, Vec<_>) = views.into_iter().partition(|s| s.name == name);
+    let specs: Vec<(String, ServerSpec)> = engine
+        .config()
+        .mcp_servers
+        .iter()
+        .map(|(n, e)| (n.clone(), ServerSpec::from_entry(n, e)))
+        .collect();
     edit_config(engine, |doc| edit::remove_server(doc, name)).await?;
+    let (gone, others): (Vec<_>, Vec<_>) = specs.iter().partition(|(n, _)| n == name);
     let orphans: Vec<String> = gone
         .iter()
-        .flat_map(|s| &s.secrets)
-        .map(|r| r.name.clone())
-        .filter(|n| !others.iter().flat_map(|s| &s.secrets).any(|r| &r.name == n))
+        .flat_map(|(_, spec)| secrets::referenced(spec))
+        .filter(|n| {
+            !others
+                .iter()
+                .any(|(_, spec)| secrets::referenced(spec).any(|o| o == *n))
+        })
+        .map(str::to_owned)
         .collect();
     secrets::forget(engine, &orphans);
     Ok(())
