@@ -30,6 +30,9 @@ pub enum EventKind {
     FileContent,
     /// `call_tool_with_file_content` with `batch_size`.
     Batch,
+    /// One batch of a `batch_size` run, recorded as soon as the upstream answered it, so a run
+    /// that was cut short (even by `kill -9`) still tells which batches were sent.
+    BatchPart,
     /// One `$file` reference resolved.
     FileRef,
 }
@@ -62,9 +65,14 @@ pub struct Event {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub rows: Option<u64>,
+    /// Batches of a run; for a `batch_part`, the batch's number (from 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub batches: Option<u64>,
+    /// For a `batch_part`: the 0-based index of its first item in the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub first_item: Option<u64>,
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub duration_ms: u64,
     /// `ok`, or the error code (`upstream_tool_error` when the upstream answered isError).
@@ -184,6 +192,7 @@ pub(crate) fn sample(n: u64) -> Event {
         bytes_out: 0,
         rows: None,
         batches: None,
+        first_item: None,
         duration_ms: 1,
         outcome: "ok".into(),
         pid: 1,

@@ -8,7 +8,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use crate::TestContext;
 
 pub struct Wire {
-    _child: Child,
+    child: Child,
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
 }
@@ -27,7 +27,7 @@ impl Wire {
         let stdin = child.stdin.take().expect("stdin");
         let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
         let mut wire = Self {
-            _child: child,
+            child,
             stdin,
             lines,
         };
@@ -42,6 +42,17 @@ impl Wire {
         wire.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
         wire
+    }
+
+    /// The `offload mcp` process's id.
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("offload mcp is running")
+    }
+
+    /// Kills `offload mcp` with SIGKILL (no chance to clean up) and waits for it to be gone.
+    pub async fn kill(&mut self) {
+        self.child.start_kill().expect("SIGKILL offload mcp");
+        let _ = self.child.wait().await;
     }
 
     pub async fn send(&mut self, message: Value) {

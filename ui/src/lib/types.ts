@@ -204,7 +204,7 @@ truncated: boolean,
  */
 note: string | null, };
 
-export type EventKind = "tool" | "call" | "store" | "file_content" | "batch" | "file_ref";
+export type EventKind = "tool" | "call" | "store" | "file_content" | "batch" | "batch_part" | "file_ref";
 
 export type Event = { time: string, kind: EventKind, 
 /**
@@ -214,7 +214,15 @@ tool: string,
 /**
  * The client, as `name/version` from its handshake.
  */
-client?: string | null, server?: string | null, upstream_tool?: string | null, file?: string | null, format?: string | null, bytes_in: number, bytes_out: number, rows?: number | null, batches?: number | null, duration_ms: number, 
+client?: string | null, server?: string | null, upstream_tool?: string | null, file?: string | null, format?: string | null, bytes_in: number, bytes_out: number, rows?: number | null, 
+/**
+ * Batches of a run; for a `batch_part`, the batch's number (from 1).
+ */
+batches?: number | null, 
+/**
+ * For a `batch_part`: the 0-based index of its first item in the file.
+ */
+first_item?: number | null, duration_ms: number, 
 /**
  * `ok`, or the error code (`upstream_tool_error` when the upstream answered isError).
  */

@@ -4,6 +4,7 @@
 
 mod calls;
 mod config;
+mod crash;
 mod discovery;
 mod escape;
 mod faults;

@@ -76,8 +76,8 @@ pub struct Activity {
 
 impl Activity {
     fn add(&mut self, event: &Event) {
-        if event.kind == EventKind::FileRef {
-            // Counted with the call that carried the reference.
+        if matches!(event.kind, EventKind::FileRef | EventKind::BatchPart) {
+            // Counted with the call that carried the reference or ran the batches.
         } else {
             self.calls += 1;
             if event.outcome != "ok" {
@@ -97,7 +97,7 @@ fn kept(event: &Event) -> u64 {
     match event.kind {
         EventKind::Store => event.bytes_in.saturating_sub(event.bytes_out),
         EventKind::FileContent | EventKind::Batch | EventKind::FileRef => event.bytes_in,
-        EventKind::Call | EventKind::Tool => 0,
+        EventKind::Call | EventKind::Tool | EventKind::BatchPart => 0,
     }
 }
 

@@ -44,6 +44,7 @@ pub fn start(tool: &str, args: Option<&JsonObject>, ctx: &RequestContext<RoleSer
         bytes_out: 0,
         rows: None,
         batches: None,
+        first_item: None,
         duration_ms: 0,
         outcome: String::new(),
         pid: std::process::id(),

@@ -120,6 +120,7 @@ pub async fn resolve_refs(
                 bytes_out: 0,
                 rows: None,
                 batches: None,
+                first_item: None,
                 duration_ms: 0,
                 outcome: "ok".into(),
                 pid: std::process::id(),

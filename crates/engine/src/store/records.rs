@@ -1,7 +1,10 @@
 //! The record of every stored response, in an append-only JSON-lines index in the data
 //! directory. Lines that do not parse (a torn last write, hand edits) are skipped, never fatal;
-//! a lost index is rebuilt from the stored files themselves.
+//! a lost index is rebuilt from the stored files themselves, and a file whose process died
+//! before recording it (`kill -9` between the write and the record) is recorded when the index
+//! is next opened.
 
+use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -55,29 +58,54 @@ pub struct SideFile {
 pub struct Index {
     path: PathBuf,
     records: Vec<Record>,
+    /// Position of each path's record in `records` (one record per path).
+    by_path: HashMap<String, usize>,
     read_up_to: u64,
     pub skipped_lines: usize,
 }
 
 impl Index {
     /// Opens (or starts) the index at `path`. When the file does not exist, records are rebuilt
-    /// from default-named files in `dirs` and written out.
+    /// from default-named files in `dirs` and written out; when it does, default-named files in
+    /// `dirs` that no record names (their process died before recording them) are recorded.
     pub fn open(path: PathBuf, dirs: &[PathBuf]) -> std::io::Result<Self> {
         let mut index = Self {
             path,
             records: Vec::new(),
+            by_path: HashMap::new(),
             read_up_to: 0,
             skipped_lines: 0,
         };
         if index.path.exists() {
             index.refresh()?;
+            for orphan in rebuild(dirs) {
+                if !index.by_path.contains_key(&orphan.path) {
+                    index.append(orphan)?;
+                }
+            }
         } else {
-            index.records = rebuild(dirs);
+            for r in rebuild(dirs) {
+                index.add(r);
+            }
             if !index.records.is_empty() {
                 index.rewrite()?;
             }
         }
         Ok(index)
+    }
+
+    /// Keeps one record per path: a real record replaces a recovered one (another process may
+    /// have recovered a file while its writer was about to record it); a recovered one never
+    /// replaces anything.
+    fn add(&mut self, record: Record) {
+        match self.by_path.get(&record.path) {
+            Some(&i) if self.records[i].recovered && !record.recovered => self.records[i] = record,
+            Some(_) => {}
+            None => {
+                self.by_path.insert(record.path.clone(), self.records.len());
+                self.records.push(record);
+            }
+        }
     }
 
     /// Reads lines appended since the last read (by this or another Offload process).
@@ -91,6 +119,7 @@ impl Index {
         if len < self.read_up_to {
             // Replaced or truncated: read it all again.
             self.records.clear();
+            self.by_path.clear();
             self.read_up_to = 0;
         }
         if len == self.read_up_to {
@@ -107,7 +136,7 @@ impl Index {
             }
             self.read_up_to += n as u64;
             match serde_json::from_str::<Record>(line.trim_end()) {
-                Ok(r) => self.records.push(r),
+                Ok(r) => self.add(r),
                 Err(_) if line.trim().is_empty() => {}
                 Err(e) => {
                     self.skipped_lines += 1;
@@ -138,7 +167,7 @@ impl Index {
         file.write_all(&line)?;
         file.flush()?;
         self.read_up_to = file.metadata()?.len();
-        self.records.push(record);
+        self.add(record);
         Ok(())
     }
 
@@ -351,6 +380,47 @@ mod tests {
         assert_eq!(got, [("srv", "list", "csv"), ("srv", "get", "json")]);
         assert!(idx.records().iter().all(|r| r.recovered));
         assert!(data.path().join("records.jsonl").exists(), "written out");
+    }
+
+    #[test]
+    fn files_stored_but_never_recorded_are_recorded_on_the_next_open() {
+        let root = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(root.path()).unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let path = data.path().join("records.jsonl");
+        let recorded = root.join("srv-list-20261121T101010Z-abcdef.json");
+        std::fs::write(&recorded, "[]").unwrap();
+        let mut idx = Index::open(path.clone(), &[]).unwrap();
+        let mut real = record("real");
+        real.path = recorded.display().to_string();
+        idx.append(real).unwrap();
+        // A process killed after writing its file, before recording it.
+        let orphan = root.join("srv-list-20261121T121212Z-ghijkm.json");
+        std::fs::write(&orphan, "[1]").unwrap();
+        let dirs = [root.clone()];
+        let idx = Index::open(path.clone(), &dirs).unwrap();
+        let got: Vec<(&str, bool)> = idx
+            .records()
+            .iter()
+            .map(|r| (r.path.as_str(), r.recovered))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (recorded.to_str().unwrap(), false),
+                (orphan.to_str().unwrap(), true)
+            ]
+        );
+        // Opening again adds nothing; the writer's own record, arriving late, replaces the
+        // recovered one.
+        let mut idx = Index::open(path.clone(), &dirs).unwrap();
+        assert_eq!(idx.records().len(), 2);
+        let mut late = record("late");
+        late.path = orphan.display().to_string();
+        idx.append(late).unwrap();
+        let idx = Index::open(path, &dirs).unwrap();
+        let ids: Vec<&str> = idx.records().iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["real", "late"]);
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //!
 //! Flags: `--tools N` adds N filler tools (listed in pages of `--page-size`, default 25, so
 //! cursors are followed); `--stderr TEXT` prints TEXT on stderr at start; `--fail-start` exits
-//! with an error before the handshake; `--start-delay-ms N` waits before serving.
+//! with an error before the handshake; `--start-delay-ms N` waits before serving;
+//! `--received-log FILE` appends a line per `received` call (rows, first row) to FILE, so a test
+//! can tell which batches arrived even after Offload was killed.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -31,6 +33,7 @@ struct State {
     extra: AtomicBool,
     fillers: usize,
     page_size: usize,
+    received_log: Option<std::path::PathBuf>,
 }
 
 fn tool(name: &str, description: &str, schema: Value) -> Tool {
@@ -278,6 +281,16 @@ impl ServerHandler for Fixture {
                     );
                 }
                 let total = self.state.rows_seen.fetch_add(count, Ordering::SeqCst) + count;
+                if let Some(log) = &self.state.received_log {
+                    use std::io::Write;
+                    let line = json!({"rows": count, "first": rows.and_then(|r| r.first())});
+                    let mut file = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(log)
+                        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+                    let _ = writeln!(file, "{line}");
+                }
                 let summary = json!({
                     "keys": args.keys().collect::<Vec<_>>(),
                     "bytes": serde_json::to_vec(&args).map(|v| v.len()).unwrap_or(0),
@@ -381,6 +394,7 @@ async fn main() -> anyhow::Result<()> {
             page_size: flag_value(&args, "--page-size")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(25),
+            received_log: flag_value(&args, "--received-log").map(Into::into),
         }),
     };
     let running = fixture

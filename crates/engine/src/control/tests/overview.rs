@@ -20,6 +20,7 @@ fn overview_counts_calls_and_bytes_kept_out_of_context() {
         bytes_out,
         rows: None,
         batches: None,
+        first_item: None,
         duration_ms: 1,
         outcome: outcome.into(),
         pid: 1,

@@ -150,6 +150,7 @@ async fn the_feed_reports_new_calls_and_new_responses() {
         bytes_out: 10,
         rows: Some(1),
         batches: None,
+        first_item: None,
         duration_ms: 3,
         outcome: "ok".into(),
         pid: 1,

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use super::super::{answer, call, params};
 use super::{BatchFailure, BatchSummary, merge, progress};
+use crate::events::{Event, EventKind};
 use crate::inputs::{self, InputFormat};
 use crate::{Engine, ErrorCode, ToolError};
 
@@ -97,6 +98,7 @@ pub async fn run(
         let first_item = summary.items;
         let count = items.len() as u64;
         summary.items += count;
+        let started = std::time::Instant::now();
         let outcome = match merge(base.clone(), Value::Array(items), Some(&data_key)) {
             Ok(args) => match call::check_message_size(engine, &args, Some(&data_key)) {
                 Ok(()) => {
@@ -106,6 +108,20 @@ pub async fn run(
             },
             Err(e) => Err(e),
         };
+        let code = match &outcome {
+            Ok(r) if r.is_error == Some(true) => "upstream_tool_error".to_owned(),
+            Ok(_) => "ok".to_owned(),
+            Err(e) => e.code.as_str().to_owned(),
+        };
+        engine.events.emit(part_event(
+            p,
+            ctx,
+            summary.batches,
+            first_item,
+            count,
+            started,
+            code,
+        ));
         let failure = match outcome {
             Ok(result) => {
                 let failed = result.is_error == Some(true);
@@ -165,4 +181,36 @@ pub async fn run(
         result.is_error = Some(true);
     }
     Ok(result)
+}
+
+/// The audit record of one batch, written as soon as the upstream answered it.
+fn part_event(
+    p: &params::CallToolWithFileContent,
+    ctx: &RequestContext<RoleServer>,
+    batch: u64,
+    first_item: u64,
+    items: u64,
+    started: std::time::Instant,
+    outcome: String,
+) -> Event {
+    Event {
+        time: chrono::Utc::now(),
+        kind: EventKind::BatchPart,
+        tool: super::super::catalog::CALL_TOOL_WITH_FILE_CONTENT.to_owned(),
+        client: ctx
+            .client_info()
+            .map(|c| format!("{}/{}", c.name, c.version)),
+        server: Some(p.server.clone()),
+        upstream_tool: Some(p.tool_name.clone()),
+        file: Some(p.file_path.clone()),
+        format: p.file_format.clone(),
+        bytes_in: 0,
+        bytes_out: 0,
+        rows: Some(items),
+        batches: Some(batch),
+        first_item: Some(first_item),
+        duration_ms: started.elapsed().as_millis() as u64,
+        outcome,
+        pid: std::process::id(),
+    }
 }
