@@ -14,7 +14,7 @@ use crate::stats::{header, row, summarize};
 
 const STARTS: usize = 10;
 
-fn app_command(ctx: &TestContext) -> tokio::process::Command {
+pub(crate) fn app_command(ctx: &TestContext) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(target_bin("offload-app"));
     cmd.kill_on_drop(true)
         .stdin(std::process::Stdio::null())
@@ -32,7 +32,7 @@ fn serve_command(ctx: &TestContext) -> tokio::process::Command {
 }
 
 /// Process start → the socket accepts a connection.
-async fn start(
+pub(crate) async fn start(
     ctx: &TestContext,
     mut cmd: tokio::process::Command,
 ) -> (tokio::process::Child, Duration) {
@@ -52,7 +52,7 @@ async fn start(
     }
 }
 
-async fn stop(mut child: tokio::process::Child) {
+pub(crate) async fn stop(mut child: tokio::process::Child) {
     let _ = child.kill().await;
     // The webview's helper processes go with their parent.
     tokio::time::sleep(Duration::from_millis(200)).await;

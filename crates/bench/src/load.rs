@@ -236,5 +236,29 @@ pub async fn run(clients: usize, calls: usize) -> anyhow::Result<()> {
         &format!("host peak RSS {:.1} MiB", peak_rss_mb(host_pid)),
     );
     close(&mut outcomes).await;
+    let mut host = host;
+    let _ = host.child.kill().await;
+
+    // All clients through the desktop app, which needs a display (`scripts/bench.sh load` gives
+    // it a virtual one).
+    if std::env::var_os("DISPLAY").is_none() {
+        println!("  through the desktop app: skipped (no display; scripts/bench.sh load has one)");
+        return Ok(());
+    }
+    let (app, _) = crate::app::start(&ctx, crate::app::app_command(&ctx)).await;
+    let app_pid = app.id().unwrap_or_default();
+    let mut through_app = Vec::new();
+    for _ in 0..clients {
+        through_app.push(connect(as_users(ctx.offload_command(&["--mode", "app"]))).await);
+    }
+    let (took, mut outcomes) = run_clients(through_app, calls, &csv).await;
+    report(
+        "through the desktop app (offload-app process)",
+        took,
+        &outcomes,
+        &format!("app peak RSS {:.1} MiB", peak_rss_mb(app_pid)),
+    );
+    close(&mut outcomes).await;
+    crate::app::stop(app).await;
     Ok(())
 }

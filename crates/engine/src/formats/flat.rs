@@ -5,7 +5,9 @@
 use std::fmt;
 
 use indexmap::IndexSet;
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use super::stream::Skip;
 use serde_json::Value;
 
 /// A flattened leaf: its dotted column name and its text (None = null, an empty cell).
@@ -56,7 +58,7 @@ impl<'de> Visitor<'de> for RowVisitor<'_> {
         Ok(true)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        while seq.next_element::<Skip>()?.is_some() {}
         Ok(false)
     }
     fn visit_bool<E>(self, _: bool) -> Result<bool, E> {

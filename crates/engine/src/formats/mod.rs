@@ -10,6 +10,8 @@ mod delimited;
 mod flat;
 mod html;
 mod markdown;
+#[cfg(any(test, feature = "readback"))]
+pub mod readback;
 pub mod stream;
 pub mod table;
 mod xml;

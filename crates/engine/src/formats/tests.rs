@@ -2,6 +2,7 @@
 //! also read back by Python's csv, PyYAML, ruamel.yaml (YAML 1.2), ElementTree, markdown-it and
 //! html.parser in the end-to-end suite.
 
+use super::readback::{expected_table, xml_to_value};
 use super::*;
 use serde_json::json;
 
@@ -23,23 +24,6 @@ fn render_to_string(payload: &Payload, format: Format) -> (String, Rendered) {
     let mut out = Vec::new();
     let r = render(payload, format, &mut out).unwrap();
     (String::from_utf8(out).unwrap(), r)
-}
-
-/// The expected table: header and rows as text, by the documented flattening.
-fn expected_table(v: &Value) -> (Vec<String>, Vec<Vec<String>>) {
-    let view = table::find(v).unwrap();
-    let cols = table::columns(view.rows);
-    let rows = view
-        .rows
-        .iter()
-        .map(|r| {
-            table::row_cells(r, &cols)
-                .iter()
-                .map(|c| c.as_text().into_owned())
-                .collect()
-        })
-        .collect();
-    (cols.into_iter().collect(), rows)
 }
 
 #[test]
@@ -78,117 +62,6 @@ fn yaml_reads_back_to_the_same_value() {
             "{s:?} must be quoted: {text}"
         );
     }
-}
-
-/// Reads our XML back by the documented convention.
-fn xml_to_value(text: &str) -> Value {
-    use quick_xml::events::Event;
-    use quick_xml::reader::Reader;
-    enum Frame {
-        Node {
-            kind: Option<String>,
-            key: Option<String>,
-            name: String,
-            children: Vec<(String, Value)>,
-            text: String,
-        },
-    }
-    let mut reader = Reader::from_str(text);
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut root = None;
-    let attrs = |e: &quick_xml::events::BytesStart| {
-        let mut kind = None;
-        let mut key = None;
-        for a in e.attributes() {
-            let a = a.unwrap();
-            let v = a
-                .normalized_value(quick_xml::XmlVersion::Explicit1_0)
-                .unwrap()
-                .into_owned();
-            match a.key.as_ref() {
-                "type" => kind = Some(v),
-                "key" => key = Some(v),
-                _ => {}
-            }
-        }
-        (kind, key)
-    };
-    let finish = |kind: Option<String>, children: Vec<(String, Value)>, text: String| -> Value {
-        match kind.as_deref() {
-            Some("null") => Value::Null,
-            Some("boolean") => Value::Bool(text == "true"),
-            Some("number") => serde_json::from_str(&text).unwrap(),
-            Some("list") => Value::Array(children.into_iter().map(|(_, v)| v).collect()),
-            _ if !children.is_empty() => Value::Object(children.into_iter().collect()),
-            _ => Value::String(text),
-        }
-    };
-    loop {
-        match reader.read_event().unwrap() {
-            Event::Start(e) => {
-                let (kind, key) = attrs(&e);
-                let name = e.name().as_ref().to_owned();
-                stack.push(Frame::Node {
-                    kind,
-                    key,
-                    name,
-                    children: vec![],
-                    text: String::new(),
-                });
-            }
-            Event::Empty(e) => {
-                let (kind, key) = attrs(&e);
-                let name = e.name().as_ref().to_owned();
-                let v = if kind.as_deref() == Some("null") {
-                    Value::Null
-                } else {
-                    Value::String(String::new())
-                };
-                let Some(Frame::Node { children, .. }) = stack.last_mut() else {
-                    panic!()
-                };
-                children.push((key.unwrap_or(name), v));
-            }
-            Event::Text(t) => {
-                let Some(Frame::Node { text, .. }) = stack.last_mut() else {
-                    continue;
-                };
-                text.push_str(&t.xml_content(quick_xml::XmlVersion::Explicit1_0));
-            }
-            Event::GeneralRef(r) => {
-                let Some(Frame::Node { text, .. }) = stack.last_mut() else {
-                    continue;
-                };
-                let c = r
-                    .resolve_char_ref()
-                    .unwrap()
-                    .map(String::from)
-                    .unwrap_or_else(|| {
-                        quick_xml::escape::unescape(&format!("&{};", &*r))
-                            .unwrap()
-                            .into_owned()
-                    });
-                text.push_str(&c);
-            }
-            Event::End(_) => {
-                let Frame::Node {
-                    kind,
-                    key,
-                    name,
-                    children,
-                    text,
-                } = stack.pop().unwrap();
-                let v = finish(kind, children, text);
-                match stack.last_mut() {
-                    Some(Frame::Node { children, .. }) => children.push((key.unwrap_or(name), v)),
-                    None => root = Some(v),
-                }
-            }
-            Event::Eof => break,
-            _ => {}
-        }
-    }
-    root.unwrap()
 }
 
 #[test]
@@ -261,6 +134,16 @@ fn empty_lists_and_scalars_give_valid_files() {
             }
         }
     }
+    // Empty objects and lists keep their type in XML, also when nested (found by fuzzing: `{}`
+    // read back as a string).
+    for v in [
+        json!({}),
+        json!([]),
+        json!({"a": {}, "b": [], "c": "", "d": [{}, []]}),
+    ] {
+        let (text, _) = render_to_string(&Payload::Json(v.clone()), Format::Xml);
+        assert_eq!(xml_to_value(&text), v, "{text}");
+    }
 }
 
 #[test]
@@ -305,5 +188,38 @@ fn streamed_json_text_renders_exactly_like_the_value() {
             assert_eq!(a, b, "{f:?} of {v}");
             assert_eq!(ra, rb, "{f:?} of {v}");
         }
+    }
+}
+
+/// Found by fuzzing: a text nested deeper than serde_json's limit passed the one-pass scan
+/// (serde's `IgnoredAny` has no limit) and then failed to render; now it is stored as text.
+#[test]
+fn json_nested_beyond_the_limit_is_text_not_a_broken_table() {
+    let deep = format!("{}{}", "[".repeat(130), "]".repeat(130));
+    assert!(serde_json::from_str::<Value>(&deep).is_err());
+    assert!(stream::scan(&deep).is_err());
+    let payload = Payload::from_text(deep.clone());
+    assert_eq!(payload, Payload::Text(deep.clone()));
+    for f in Format::ALL {
+        render_to_string(&payload, f);
+    }
+    let rows = format!(r#"[{{"a": {}1{}}}]"#, "[".repeat(130), "]".repeat(130));
+    assert!(stream::scan(&rows).is_err());
+}
+
+/// Found by fuzzing: long numbers were parsed one unit off and written back different.
+#[test]
+fn numbers_keep_their_exact_value() {
+    let text =
+        r#"[{"x": 2222222222222222222222222227440737095516109551}, {"x": 0.30000000000000004}]"#;
+    let v: Value = serde_json::from_str(text).unwrap();
+    for payload in [
+        Payload::Json(v.clone()),
+        Payload::from_text(text.to_owned()),
+    ] {
+        let (json, _) = render_to_string(&payload, Format::Json);
+        assert_eq!(serde_json::from_str::<Value>(&json).unwrap(), v);
+        let (yaml, _) = render_to_string(&payload, Format::Yaml);
+        assert_eq!(serde_yaml::from_str::<Value>(&yaml).unwrap(), v);
     }
 }

@@ -3,7 +3,9 @@
 //! - an object becomes child elements named after its keys; a key that is not a valid XML name
 //!   is mapped to one (invalid characters → `_`, a leading digit, `-`, `.` or `xml` gets a `_`
 //!   prefix, an empty key is `_`) and the original key is kept in a `key` attribute;
-//! - a list becomes repeated `<item>` elements;
+//! - a list becomes repeated `<item>` elements inside an element with `type="list"`;
+//! - an empty object is an empty element with `type="object"` (an empty string is an empty
+//!   element without a type);
 //! - strings are escaped text; numbers, booleans and null carry `type="number"|"boolean"|"null"`
 //!   so a reader can recover the JSON exactly;
 //! - characters XML 1.0 cannot contain (most C0 controls) are replaced by U+FFFD and counted.
@@ -73,6 +75,10 @@ fn element<W: Write>(
                 element(w, "item", None, item, replaced)?;
             }
             w.write_event(Event::End(BytesEnd::new(name)))?;
+        }
+        Value::Object(map) if map.is_empty() => {
+            start.push_attribute(("type", "object"));
+            w.write_event(Event::Empty(start))?;
         }
         Value::Object(map) => {
             w.write_event(Event::Start(start))?;

@@ -143,7 +143,12 @@ fn number(text: &str) -> Option<Number> {
         return None;
     }
     if frac_part.is_none() && exponent.is_none() {
-        return text.parse::<i64>().ok().map(Number::from);
+        // `-0` would come back as `0`: an integer must keep its text.
+        return text
+            .parse::<i64>()
+            .ok()
+            .filter(|n| n.to_string() == text)
+            .map(Number::from);
     }
     let f: f64 = text.parse().ok()?;
     if !f.is_finite() {
@@ -180,6 +185,9 @@ mod tests {
             ("1_000", json!("1_000")),
             ("yes", json!("yes")),
             ("null", json!("null")),
+            // Found by fuzzing: `-0` became 0.
+            ("-0", json!("-0")),
+            ("-0.5", json!(-0.5)),
         ] {
             assert_eq!(infer(text), want, "{text:?}");
         }

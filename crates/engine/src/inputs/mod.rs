@@ -282,6 +282,14 @@ pub fn for_each_item(
             Ok(Vec::new())
         }
         InputFormat::Json => {
+            // A BOM is removed, as when the file is read whole (found by fuzzing).
+            if reader
+                .fill_buf()
+                .map_err(|e| InputError::parse(e.to_string()))?
+                .starts_with(b"\xef\xbb\xbf")
+            {
+                reader.consume(3);
+            }
             let mut de = serde_json::Deserializer::from_reader(reader);
             serde::Deserializer::deserialize_seq(&mut de, Items(item)).map_err(json_error)?;
             de.end().map_err(json_error)?;

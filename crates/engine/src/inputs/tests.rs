@@ -107,6 +107,19 @@ fn items_stream_from_json_arrays_and_refuse_non_lists() {
     )
     .unwrap();
     assert_eq!(seen, vec![json!({"a": 1}), json!({"a": 2})]);
+    // A BOM is skipped in batches as in whole reads (found by fuzzing).
+    seen.clear();
+    for_each_item(
+        &mut &b"\xef\xbb\xbf[1, 2]"[..],
+        InputFormat::Json,
+        &ReadOptions::default(),
+        &mut |v| {
+            seen.push(v);
+            Ok(())
+        },
+    )
+    .unwrap();
+    assert_eq!(seen, vec![json!(1), json!(2)]);
     let e = for_each_item(
         &mut &b"{\"a\": 1}"[..],
         InputFormat::Json,

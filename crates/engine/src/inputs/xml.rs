@@ -23,9 +23,11 @@ pub fn parse(text: &str) -> Result<Value, InputError> {
     let mut reader = Reader::from_str(text);
     let mut stack: Vec<Node> = Vec::new();
     let mut root: Option<(String, Value)> = None;
+    // Counted in bytes: the reader's position can fall inside a character (found by fuzzing:
+    // slicing the text there panicked).
     let at = |r: &Reader<&[u8]>| {
-        let pos = r.buffer_position() as usize;
-        text[..pos.min(text.len())].matches('\n').count() as u64 + 1
+        let pos = (r.buffer_position() as usize).min(text.len());
+        bytecount::count(&text.as_bytes()[..pos], b'\n') as u64 + 1
     };
     loop {
         let event = reader.read_event().map_err(|e| {
@@ -38,25 +40,48 @@ pub fn parse(text: &str) -> Result<Value, InputError> {
                     at(&reader)
                 )));
             }
-            Event::Start(e) => stack.push(open(&e)?),
+            Event::Start(e) | Event::Empty(e) if stack.is_empty() && root.is_some() => {
+                return Err(not_well_formed(
+                    at(&reader),
+                    format!(
+                        "a second root element <{}> (a document has one)",
+                        e.name().as_ref()
+                    ),
+                ));
+            }
+            Event::Start(e) => stack.push(open(&e).map_err(|m| not_well_formed(at(&reader), m))?),
             Event::Empty(e) => {
-                let node = open(&e)?;
+                let node = open(&e).map_err(|m| not_well_formed(at(&reader), m))?;
                 close(node, &mut stack, &mut root);
             }
             Event::Text(t) => {
-                if let Some(top) = stack.last_mut() {
-                    let content = t.xml_content(quick_xml::XmlVersion::Implicit1_0);
-                    top.text.push_str(&content);
+                let content = t.xml_content(quick_xml::XmlVersion::Implicit1_0);
+                match stack.last_mut() {
+                    Some(top) => top.text.push_str(&content),
+                    None if content.trim().is_empty() => {}
+                    None => {
+                        return Err(not_well_formed(
+                            at(&reader),
+                            "text outside the root element".into(),
+                        ));
+                    }
                 }
             }
-            Event::CData(c) => {
-                if let Some(top) = stack.last_mut() {
-                    top.text.push_str(&c);
+            Event::CData(c) => match stack.last_mut() {
+                Some(top) => top.text.push_str(&c),
+                None => {
+                    return Err(not_well_formed(
+                        at(&reader),
+                        "CDATA outside the root element".into(),
+                    ));
                 }
-            }
+            },
             Event::GeneralRef(r) => {
                 let Some(top) = stack.last_mut() else {
-                    continue;
+                    return Err(not_well_formed(
+                        at(&reader),
+                        "an entity reference outside the root element".into(),
+                    ));
                 };
                 match r.resolve_char_ref() {
                     Ok(Some(c)) => top.text.push(c),
@@ -94,20 +119,45 @@ pub fn parse(text: &str) -> Result<Value, InputError> {
     Ok(Value::Object(doc))
 }
 
-fn open(e: &BytesStart<'_>) -> Result<Node, InputError> {
+fn not_well_formed(line: u64, what: String) -> InputError {
+    InputError::parse(format!("line {line}: {what}")).at_line(line)
+}
+
+/// Whether `name` is an XML name (the XML 1.0 `Name` production, without its rarer ranges):
+/// quick-xml does not check names, so `<<!DOCTYPE x/>` would otherwise be an element.
+fn valid_name(name: &str) -> bool {
+    let start = |c: char| c.is_alphabetic() || matches!(c, '_' | ':');
+    let rest = |c: char| {
+        start(c)
+            || c.is_alphanumeric()
+            || matches!(c, '-' | '.' | '\u{B7}' | '\u{300}'..='\u{36F}' | '\u{203F}'..='\u{2040}')
+    };
+    let mut chars = name.chars();
+    chars.next().is_some_and(start) && chars.all(rest)
+}
+
+fn open(e: &BytesStart<'_>) -> Result<Node, String> {
+    let name = e.name().as_ref().to_owned();
+    if !valid_name(&name) {
+        return Err(format!("<{name}> is not a valid element name"));
+    }
     let mut map = Map::new();
     for a in e.attributes() {
-        let a = a.map_err(|err| InputError::parse(format!("bad attribute: {err}")))?;
+        let a = a.map_err(|err| format!("bad attribute: {err}"))?;
+        let key = a.key.as_ref();
+        if !valid_name(key) {
+            return Err(format!("{key:?} is not a valid attribute name in <{name}>"));
+        }
+        if a.value.contains('<') {
+            return Err(format!("the value of {key} in <{name}> holds a raw '<'"));
+        }
         let value = a
             .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-            .map_err(|err| InputError::parse(format!("bad attribute value: {err}")))?;
-        map.insert(
-            format!("@{}", a.key.as_ref()),
-            Value::String(value.into_owned()),
-        );
+            .map_err(|err| format!("bad attribute value: {err}"))?;
+        map.insert(format!("@{key}"), Value::String(value.into_owned()));
     }
     Ok(Node {
-        name: e.name().as_ref().to_owned(),
+        name,
         map,
         text: String::new(),
     })
@@ -184,5 +234,30 @@ mod tests {
         let e = parse("<a>\n<b>\n</a>").unwrap_err();
         assert!(e.to_string().contains("line"), "{e}");
         assert!(parse("").is_err());
+    }
+
+    /// Found by fuzzing: quick-xml reads these without complaint, and a second root used to
+    /// replace the first silently.
+    #[test]
+    fn documents_that_are_not_well_formed_are_refused() {
+        for (xml, why) in [
+            ("<a/><b/>", "second root element"),
+            ("<a>1</a>\n<a>2</a>", "second root element"),
+            ("<<!DOCTYPE x/>", "not a valid element name"),
+            ("<1a/>", "not a valid element name"),
+            ("<a 1b=\"x\"/>", "not a valid attribute name"),
+            ("<a b=\"<!DOCTYPE x>\"/>", "raw '<'"),
+            ("text<a/>", "text outside"),
+            ("<a/>trailing", "text outside"),
+            ("<a/>&amp;", "outside the root"),
+            ("\u{feff}\u{feff}ee", "line 1"),
+        ] {
+            let e = parse(xml).unwrap_err();
+            assert!(e.to_string().contains(why), "{xml}: {e}");
+        }
+        assert_eq!(
+            parse("\n<ns:a xml:lang=\"en\" é-b.c=\"1\"/>\n").unwrap(),
+            json!({"ns:a": {"@xml:lang": "en", "@é-b.c": "1"}})
+        );
     }
 }

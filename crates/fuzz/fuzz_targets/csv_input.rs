@@ -1,0 +1,68 @@
+//! CSV and TSV files as tool arguments, with and without type inference.
+//!
+//! Checks: no panic on any bytes; inference never changes which files parse, how many rows
+//! or which columns, and every inferred cell is `infer` of the raw cell; `infer` keeps the
+//! exact value its text says (a number is that number, integers keep their text).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use offload_engine::inputs::{self, InputFormat, ReadOptions};
+use serde_json::Value;
+
+fn rows(data: &[u8], format: InputFormat, infer_types: bool) -> (bool, Vec<Value>) {
+    let options = ReadOptions {
+        infer_types,
+        sheet: None,
+    };
+    let mut rows = Vec::new();
+    let ok = inputs::for_each_item(&mut &data[..], format, &options, &mut |v| {
+        rows.push(v);
+        Ok(())
+    })
+    .is_ok();
+    (ok, rows)
+}
+
+fn check_infer(text: &str) {
+    match inputs::infer(text) {
+        Value::Null => assert!(text.is_empty(), "{text:?} inferred as null"),
+        Value::Bool(b) => assert!(text.eq_ignore_ascii_case(if b { "true" } else { "false" })),
+        Value::String(s) => assert_eq!(s, text),
+        Value::Number(n) => {
+            let exact: f64 = text.parse().expect("an inferred number parses as f64");
+            assert!(exact.is_finite(), "{text:?}");
+            assert_eq!(n.as_f64(), Some(exact), "{text:?} became {n}");
+            if !n.is_f64() {
+                assert_eq!(n.to_string(), text, "an integer keeps its text");
+            }
+        }
+        other => panic!("{text:?} inferred as {other}"),
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    for format in [InputFormat::Csv, InputFormat::Tsv] {
+        let (raw_ok, raw) = rows(data, format, false);
+        let (typed_ok, typed) = rows(data, format, true);
+        assert_eq!(
+            raw_ok, typed_ok,
+            "inference changed whether the file parses"
+        );
+        assert_eq!(raw.len(), typed.len());
+        for (r, t) in raw.iter().zip(&typed) {
+            let (r, t) = (r.as_object().unwrap(), t.as_object().unwrap());
+            assert!(r.keys().eq(t.keys()), "inference changed the columns");
+            for (key, raw_cell) in r {
+                let expected = match raw_cell {
+                    Value::String(s) => inputs::infer(s),
+                    Value::Null => Value::Null,
+                    other => panic!("a raw cell is {other}"),
+                };
+                assert_eq!(t[key], expected);
+            }
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(data) {
+        check_infer(text);
+    }
+});

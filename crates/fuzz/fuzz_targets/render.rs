@@ -1,0 +1,94 @@
+//! The renderers of `call_tool_and_store` on arbitrary JSON.
+//!
+//! Checks: every value renders in every format; a JSON text streamed renders byte for byte like
+//! the parsed value; JSON, JSONL and YAML read back to the same value; CSV and TSV read back (csv
+//! crate) to the documented flattening; XML reads back by the documented convention (unless
+//! characters XML cannot hold were replaced, which the answer counts).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use offload_engine::formats::{Format, Payload, readback, render, table};
+use serde_json::Value;
+
+fn rendered(payload: &Payload, format: Format) -> (String, offload_engine::formats::Rendered) {
+    let mut out = Vec::new();
+    let r = render(payload, format, &mut out).expect("every value renders");
+    (String::from_utf8(out).expect("renderers write UTF-8"), r)
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(value) = serde_json::from_str::<Value>(text) else {
+        return;
+    };
+    let parsed = Payload::Json(value.clone());
+    let streamed = Payload::from_text(text.to_owned());
+    for format in Format::ALL {
+        let (out, r) = rendered(&parsed, format);
+        if format != Format::Txt {
+            let (out2, r2) = rendered(&streamed, format);
+            if matches!(format, Format::Json | Format::Jsonl) {
+                // Re-indented as sent: a key an object repeats stays repeated there, and reads
+                // back (last one wins) as the parsed value has it.
+                let values = |text: &str| -> Vec<Value> {
+                    serde_json::Deserializer::from_str(text)
+                        .into_iter()
+                        .map(Result::unwrap)
+                        .collect()
+                };
+                assert_eq!(
+                    values(&out),
+                    values(&out2),
+                    "{format:?}: streamed and parsed differ"
+                );
+            } else {
+                assert_eq!(out, out2, "{format:?}: streamed and parsed differ");
+            }
+            assert_eq!(r, r2, "{format:?}");
+        }
+        match format {
+            Format::Json => assert_eq!(serde_json::from_str::<Value>(&out).unwrap(), value),
+            Format::Jsonl => {
+                let back: Vec<Value> = out
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect();
+                match &value {
+                    Value::Array(items) => assert_eq!(&back, items),
+                    v => assert_eq!(back, vec![v.clone()]),
+                }
+            }
+            Format::Yaml => {
+                let back: Value = serde_yaml::from_str(&out).unwrap();
+                assert_eq!(back, value, "YAML:\n{out}");
+            }
+            Format::Csv | Format::Tsv if table::find(&value).is_some() => {
+                let (header, rows) = readback::expected_table(&value);
+                let delimiter = if format == Format::Csv { b',' } else { b'\t' };
+                let mut reader = csv::ReaderBuilder::new()
+                    .delimiter(delimiter)
+                    .from_reader(out.as_bytes());
+                let got: Vec<String> = reader
+                    .headers()
+                    .unwrap()
+                    .iter()
+                    .map(str::to_owned)
+                    .collect();
+                if !header.is_empty() {
+                    assert_eq!(got, header);
+                    let got: Vec<Vec<String>> = reader
+                        .records()
+                        .map(|r| r.unwrap().iter().map(str::to_owned).collect())
+                        .collect();
+                    assert_eq!(got, rows);
+                }
+            }
+            Format::Xml if r.replaced_chars == 0 => {
+                assert_eq!(readback::xml_to_value(&out), value, "XML:\n{out}");
+            }
+            _ => {}
+        }
+    }
+});
