@@ -270,17 +270,36 @@ async fn every_call_is_an_audit_event_without_arguments_or_content() {
     let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
-        ["call", "file_ref", "call", "store", "batch", "call"],
+        [
+            "call",
+            "file_ref",
+            "call",
+            "store",
+            "batch_part",
+            "batch_part",
+            "batch",
+            "call"
+        ],
         "{log}"
     );
     assert_eq!(events[0]["client"], "offload-tests/0");
     assert_eq!(events[0]["server"], "fx");
     assert_eq!(events[3]["rows"], 4);
+    // Each batch as it was answered, then the run.
+    let part = |e: &Value| {
+        (
+            e["batches"].as_u64(),
+            e["first_item"].as_u64(),
+            e["rows"].as_u64(),
+        )
+    };
+    assert_eq!(part(&events[4]), (Some(1), Some(0), Some(2)));
+    assert_eq!(part(&events[5]), (Some(2), Some(2), Some(1)));
     assert_eq!(
-        (events[4]["rows"].as_u64(), events[4]["batches"].as_u64()),
+        (events[6]["rows"].as_u64(), events[6]["batches"].as_u64()),
         (Some(3), Some(2))
     );
-    assert_eq!(events[5]["outcome"], "upstream_tool_error");
+    assert_eq!(events[7]["outcome"], "upstream_tool_error");
     assert_eq!(events[1]["file"], json!(ctx.root.join("note.txt")));
 }
 
