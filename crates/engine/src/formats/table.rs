@@ -70,12 +70,8 @@ fn leaf(value: &Value) -> Cell<'_> {
 }
 
 /// Calls `f(column, cell)` for every leaf of `obj`, nested objects flattened with dots.
-pub fn flatten<'a>(
-    obj: &'a Map<String, Value>,
-    prefix: &str,
-    f: &mut impl FnMut(String, Cell<'a>),
-) {
-    flatten_values(obj, prefix, &mut |name, value| f(name, leaf(value)));
+pub fn flatten<'a>(obj: &'a Map<String, Value>, f: &mut impl FnMut(String, Cell<'a>)) {
+    flatten_values(obj, &mut |name, value| f(name, leaf(value)));
 }
 
 /// The union of flattened column names over all rows, in first-seen order.
@@ -83,7 +79,7 @@ pub fn columns(rows: &[Value]) -> IndexSet<String> {
     let mut cols = IndexSet::new();
     for row in rows {
         if let Value::Object(obj) = row {
-            flatten(obj, "", &mut |name, _| {
+            flatten(obj, &mut |name, _| {
                 cols.insert(name);
             });
         }
@@ -95,7 +91,7 @@ pub fn columns(rows: &[Value]) -> IndexSet<String> {
 pub fn row_cells<'a>(row: &'a Value, columns: &IndexSet<String>) -> Vec<Cell<'a>> {
     let mut cells = vec![Cell::Empty; columns.len()];
     if let Value::Object(obj) = row {
-        flatten(obj, "", &mut |name, cell| {
+        flatten(obj, &mut |name, cell| {
             if let Some(i) = columns.get_index_of(&name) {
                 cells[i] = cell;
             }
@@ -112,7 +108,7 @@ pub fn fallback(value: &Value) -> (Vec<&'static str>, Vec<Vec<Cell<'_>>>) {
         Value::Array(items) => (vec!["value"], items.iter().map(|v| vec![leaf(v)]).collect()),
         Value::Object(obj) => {
             let mut rows = Vec::new();
-            flatten(obj, "", &mut |name, cell| {
+            flatten(obj, &mut |name, cell| {
                 rows.push(vec![Cell::Owned(name), cell])
             });
             (vec!["key", "value"], rows)
@@ -126,7 +122,7 @@ pub fn column_types(rows: &[Value], columns: &IndexSet<String>) -> Vec<&'static 
     let mut types: Vec<Option<&'static str>> = vec![None; columns.len()];
     for row in rows {
         if let Value::Object(obj) = row {
-            flatten_values(obj, "", &mut |name, value| {
+            flatten_values(obj, &mut |name, value| {
                 if let Some(i) = columns.get_index_of(&name) {
                     types[i] = merge_type(types[i], json_type(value));
                 }
@@ -151,19 +147,24 @@ pub fn merge_type(prev: Option<&'static str>, t: &'static str) -> Option<&'stati
 }
 
 /// Calls `f(column, value)` for every leaf of `obj`, nested objects flattened with dots.
-pub fn flatten_values<'a>(
+pub fn flatten_values<'a>(obj: &'a Map<String, Value>, f: &mut impl FnMut(String, &'a Value)) {
+    flatten_under(obj, None, f);
+}
+
+/// `flatten_values` below `prefix`. An empty key is a name too: `{"": {"a": 1}}` is `.a`, as the
+/// streamed path names it (found by fuzzing: it was `a`, which a real key `a` also gives).
+fn flatten_under<'a>(
     obj: &'a Map<String, Value>,
-    prefix: &str,
+    prefix: Option<&str>,
     f: &mut impl FnMut(String, &'a Value),
 ) {
     for (key, value) in obj {
-        let name = if prefix.is_empty() {
-            key.clone()
-        } else {
-            format!("{prefix}.{key}")
+        let name = match prefix {
+            None => key.clone(),
+            Some(p) => format!("{p}.{key}"),
         };
         match value {
-            Value::Object(inner) if !inner.is_empty() => flatten_values(inner, &name, f),
+            Value::Object(inner) if !inner.is_empty() => flatten_under(inner, Some(&name), f),
             other => f(name, other),
         }
     }

@@ -223,3 +223,18 @@ fn numbers_keep_their_exact_value() {
         assert_eq!(serde_yaml::from_str::<Value>(&yaml).unwrap(), v);
     }
 }
+
+/// Found by fuzzing: an empty key above a nested object was dropped from the dotted name by the
+/// parsed path (`o.id`) but not by the streamed one (`.o.id`).
+#[test]
+fn an_empty_key_is_part_of_dotted_names() {
+    let v = json!([{"": {"o": {"id": 7}}, "o": {"id": 8}}]);
+    let (header, rows) = expected_table(&v);
+    assert_eq!(header, [".o.id", "o.id"]);
+    assert_eq!(rows, [["7", "8"]]);
+    for f in [Format::Csv, Format::Md, Format::Html, Format::Tsv] {
+        let (a, _) = render_to_string(&Payload::Json(v.clone()), f);
+        let (b, _) = render_to_string(&Payload::from_text(v.to_string()), f);
+        assert_eq!(a, b, "{f:?}");
+    }
+}
