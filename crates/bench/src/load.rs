@@ -222,21 +222,10 @@ pub async fn run(clients: usize, calls: usize) -> anyhow::Result<()> {
     // All clients through one host.
     let mut host_cmd = as_users(ctx.host_command());
     host_cmd.stderr(std::process::Stdio::null());
-    let host = ctx.host_from(host_cmd).await;
+    let mut host = ctx.host_from(host_cmd).await;
     let host_pid = host.child.id().unwrap_or_default();
-    let mut hosted = Vec::new();
-    for _ in 0..clients {
-        hosted.push(connect(as_users(ctx.offload_command(&["--mode", "app"]))).await);
-    }
-    let (took, mut outcomes) = run_clients(hosted, calls, &csv).await;
-    report(
-        "through one host (offload serve, the app's engine)",
-        took,
-        &outcomes,
-        &format!("host peak RSS {:.1} MiB", peak_rss_mb(host_pid)),
-    );
-    close(&mut outcomes).await;
-    let mut host = host;
+    let label = "through one host (offload serve, the app's engine)";
+    through_host(&ctx, clients, calls, &csv, label, ("host", host_pid)).await;
     let _ = host.child.kill().await;
 
     // All clients through the desktop app, which needs a display (`scripts/bench.sh load` gives
@@ -247,18 +236,28 @@ pub async fn run(clients: usize, calls: usize) -> anyhow::Result<()> {
     }
     let (app, _) = crate::app::start(&ctx, crate::app::app_command(&ctx)).await;
     let app_pid = app.id().unwrap_or_default();
-    let mut through_app = Vec::new();
-    for _ in 0..clients {
-        through_app.push(connect(as_users(ctx.offload_command(&["--mode", "app"]))).await);
-    }
-    let (took, mut outcomes) = run_clients(through_app, calls, &csv).await;
-    report(
-        "through the desktop app (offload-app process)",
-        took,
-        &outcomes,
-        &format!("app peak RSS {:.1} MiB", peak_rss_mb(app_pid)),
-    );
-    close(&mut outcomes).await;
+    let label = "through the desktop app (offload-app process)";
+    through_host(&ctx, clients, calls, &csv, label, ("app", app_pid)).await;
     crate::app::stop(app).await;
     Ok(())
+}
+
+/// Runs the clients as `offload mcp` shims of the host listening on the context's socket and
+/// reports them with the host's peak memory (`(name, pid)`).
+async fn through_host(
+    ctx: &TestContext,
+    clients: usize,
+    calls: usize,
+    csv: &Path,
+    label: &str,
+    (host, pid): (&str, u32),
+) {
+    let mut hosted = Vec::new();
+    for _ in 0..clients {
+        hosted.push(connect(as_users(ctx.offload_command(&["--mode", "app"]))).await);
+    }
+    let (took, mut outcomes) = run_clients(hosted, calls, csv).await;
+    let memory = format!("{host} peak RSS {:.1} MiB", peak_rss_mb(pid));
+    report(label, took, &outcomes, &memory);
+    close(&mut outcomes).await;
 }

@@ -33,9 +33,7 @@ pub fn start(tool: &str, args: Option<&JsonObject>, ctx: &RequestContext<RoleSer
         time: chrono::Utc::now(),
         kind,
         tool: tool.to_owned(),
-        client: ctx
-            .client_info()
-            .map(|c| format!("{}/{}", c.name, c.version)),
+        client: client(ctx),
         server: get("server"),
         upstream_tool: get("tool_name"),
         file: get("file_path").or_else(|| get("path")),
@@ -49,6 +47,12 @@ pub fn start(tool: &str, args: Option<&JsonObject>, ctx: &RequestContext<RoleSer
         outcome: String::new(),
         pid: std::process::id(),
     }
+}
+
+/// The client, as `name/version` from its handshake.
+pub fn client(ctx: &RequestContext<RoleServer>) -> Option<String> {
+    ctx.client_info()
+        .map(|c| format!("{}/{}", c.name, c.version))
 }
 
 /// Completes the event with the answer.

@@ -8,22 +8,15 @@ fn overview_counts_calls_and_bytes_kept_out_of_context() {
     t.write_servers(json!({}));
     let engine = engine(&t);
     let event = |kind, bytes_in, bytes_out, outcome: &str| Event {
-        time: chrono::Utc::now(),
         kind,
         tool: "t".into(),
         client: None,
         server: None,
         upstream_tool: None,
-        file: None,
-        format: None,
         bytes_in,
         bytes_out,
-        rows: None,
-        batches: None,
-        first_item: None,
-        duration_ms: 1,
         outcome: outcome.into(),
-        pid: 1,
+        ..crate::events::sample(0)
     };
     engine
         .events

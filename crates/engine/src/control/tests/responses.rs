@@ -138,22 +138,16 @@ async fn the_feed_reports_new_calls_and_new_responses() {
 
     store_rows(&engine, "json", json!([{"a": 1}]));
     engine.events.emit(Event {
-        time: chrono::Utc::now(),
         kind: EventKind::Store,
         tool: "call_tool_and_store".into(),
         client: Some("c/1".into()),
         server: Some("crm".into()),
         upstream_tool: Some("contacts".into()),
-        file: None,
         format: Some("json".into()),
-        bytes_in: 0,
         bytes_out: 10,
         rows: Some(1),
-        batches: None,
-        first_item: None,
         duration_ms: 3,
-        outcome: "ok".into(),
-        pid: 1,
+        ..crate::events::sample(0)
     });
     let update = feed.poll();
     assert!(update.responses_changed);

@@ -197,9 +197,7 @@ fn part_event(
         time: chrono::Utc::now(),
         kind: EventKind::BatchPart,
         tool: super::super::catalog::CALL_TOOL_WITH_FILE_CONTENT.to_owned(),
-        client: ctx
-            .client_info()
-            .map(|c| format!("{}/{}", c.name, c.version)),
+        client: super::super::audit::client(ctx),
         server: Some(p.server.clone()),
         upstream_tool: Some(p.tool_name.clone()),
         file: Some(p.file_path.clone()),
