@@ -9,7 +9,6 @@ use std::sync::atomic::AtomicU64;
 use process_wrap::tokio::{ChildWrapper, CommandWrap};
 use rmcp::RoleClient;
 use rmcp::service::{RunningService, ServiceExt};
-use rmcp::transport::async_rw::AsyncRwTransport;
 
 use super::handler::UpstreamHandler;
 use super::limited::LimitedLines;
@@ -153,11 +152,12 @@ async fn open_stdio(
         let name = ctx.name.to_owned();
         tokio::spawn(async move { ring.drain(&name, stderr, &sensitive).await });
     }
-    // rmcp does the framing; our reader ends the connection on an oversized message, which
-    // rmcp would otherwise drop silently (its limit is set above ours so ours decides).
+    // Our framing moves large results instead of copying them (see `offload_wire`); our reader
+    // ends the connection on an oversized message, which the framing would otherwise drop
+    // silently (its limit is set above ours so ours decides).
     let stdout = LimitedLines::new(stdout, ctx.answer_limit);
     let exceeded = stdout.exceeded.clone();
-    let framed = AsyncRwTransport::<RoleClient, _, _>::new(stdout, stdin).with_max_line_length(
+    let framed = offload_wire::Lines::<RoleClient, _, _>::new(stdout, stdin).with_max_line_length(
         usize::try_from(ctx.answer_limit)
             .unwrap_or(usize::MAX)
             .saturating_add(1024),
@@ -165,6 +165,7 @@ async fn open_stdio(
     let transport = Forwarding {
         inner: framed,
         routes: ctx.routes.clone(),
+        writes_splices: true,
     };
     let stderr_ring = ctx.stderr.clone();
     match ctx.handler.serve(transport).await {
@@ -232,6 +233,7 @@ async fn open_http(
     let transport = Forwarding {
         inner: StreamableHttpClientTransport::from_config(config),
         routes: ctx.routes.clone(),
+        writes_splices: false,
     };
     let client = ctx
         .handler

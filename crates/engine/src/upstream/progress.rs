@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{JsonRpcMessage, ProgressToken, ServerNotification};
+use rmcp::model::{ClientRequest, JsonRpcMessage, ProgressToken, ServerNotification};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{Peer, RoleClient, RoleServer};
@@ -55,6 +55,9 @@ impl Drop for RouteGuard {
 pub struct Forwarding<T> {
     pub inner: T,
     pub routes: Arc<ProgressRoutes>,
+    /// Whether `inner` writes splices itself (`offload_wire::Lines`); otherwise tool calls'
+    /// splices are expanded here (see `offload_wire::splice`).
+    pub writes_splices: bool,
 }
 
 impl<T: Transport<RoleClient>> Transport<RoleClient> for Forwarding<T> {
@@ -62,8 +65,17 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Forwarding<T> {
 
     fn send(
         &mut self,
-        item: TxJsonRpcMessage<RoleClient>,
+        mut item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if !self.writes_splices
+            && let JsonRpcMessage::Request(request) = &mut item
+            && let ClientRequest::CallToolRequest(call) = &mut request.request
+            && let Some(arguments) = &mut call.params.arguments
+        {
+            arguments
+                .values_mut()
+                .for_each(offload_wire::splice::expand);
+        }
         self.inner.send(item)
     }
 
