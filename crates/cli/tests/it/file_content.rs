@@ -146,6 +146,51 @@ async fn files_outside_the_roots_broken_files_and_big_files_are_refused() {
     client.cancel().await.unwrap();
 }
 
+/// CSV, TSV and JSONL lists are converted to JSON as they are read and spliced into the
+/// message: the same rows arrive, the budget is checked before anything is sent, and a
+/// stored answer's record notes the rows instead of holding them.
+#[tokio::test]
+async fn spliced_lists_arrive_whole_fit_the_budget_and_stay_out_of_records() {
+    let ctx = offload_testkit::TestContext::new();
+    ctx.write_config(json!({"roots": [ctx.root], "mcpServers": {"fx": offload_testkit::TestContext::fixture(&[])},
+                            "limits": {"maxUpstreamMessageBytes": 6000}}));
+    let rows: String = (0..100).map(|i| format!("{i}\tname \"{i}\"\n")).collect();
+    std::fs::write(ctx.root.join("ok.tsv"), format!("id\tname\n{rows}")).unwrap();
+    let rows: String = (0..800).map(|i| format!("{{\"id\":{i}}}\n")).collect();
+    std::fs::write(ctx.root.join("big.jsonl"), rows).unwrap();
+    let client = ctx.client().await;
+    let r = with_file(
+        &client,
+        json!({"file_path": "ok.tsv", "data_key": "data.rows", "tool_args": {"data": {"t": 1}}}),
+    )
+    .await;
+    let s = structured(&r);
+    assert_eq!(s["keys"], json!(["data"]), "{r:?}");
+    let r = with_file(
+        &client,
+        json!({"file_path": "ok.tsv", "data_key": "rows", "filename": "answer.json"}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let stored: Value =
+        serde_json::from_slice(&std::fs::read(ctx.root.join("answer.json")).unwrap()).unwrap();
+    assert_eq!(stored["rows"], 100);
+    assert_eq!(stored["first"], json!({"id": 0, "name": "name \"0\""}));
+    assert_eq!(stored["last"]["id"], 99);
+    let records =
+        std::fs::read_to_string(ctx.home.join(".local/share/offload/records.jsonl")).unwrap();
+    assert!(records.contains("(100 items from ok.tsv)"), "{records}");
+    assert!(!records.contains("splice"), "{records}");
+
+    let r = with_file(&client, json!({"file_path": "big.jsonl", "data_key": "rows"})).await;
+    assert_eq!(error_code(&r), "arguments_too_large", "{}", text(&r));
+    assert!(text(&r).contains("more than") && text(&r).contains("batch_size"));
+    // Nothing was sent: the fixture counts `rows`, 100 stored above and 100 now.
+    let r = with_file(&client, json!({"file_path": "ok.tsv", "data_key": "rows"})).await;
+    assert_eq!(structured(&r)["rows_total"], 200);
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn batches_stream_a_large_csv_in_order_with_progress() {
     let ctx = with_fixture();

@@ -152,6 +152,20 @@ async fn server_everything_over_streamable_http_as_an_upstream() {
     )
     .await;
     assert_eq!(text(&r), "Echo: over http", "{r:?}\n{}", ctx.log());
+    // A CSV's rows are spliced into stdio messages as JSON text; over HTTP they are expanded
+    // into the arguments first: echo gets a list (and refuses it), not the placeholder.
+    std::fs::write(ctx.root.join("rows.csv"), "message\nhello\n").unwrap();
+    let r = call(
+        &client,
+        "call_tool_with_file_content",
+        json!({"server": "remote", "tool_name": "echo", "file_path": "rows.csv", "data_key": "message"}),
+    )
+    .await;
+    let answer = text(&r).to_lowercase();
+    assert!(
+        r.is_error == Some(true) && answer.contains("array") && !answer.contains("splice"),
+        "{r:?}"
+    );
     let r = call(
         &client,
         "list_available_tools",

@@ -80,6 +80,11 @@ impl InputFormat {
     pub fn streams(self) -> bool {
         matches!(self, Self::Jsonl | Self::Csv | Self::Tsv | Self::Json)
     }
+
+    /// Whether every file of this format holds a list (of rows or of lines).
+    pub fn is_list(self) -> bool {
+        matches!(self, Self::Jsonl | Self::Csv | Self::Tsv)
+    }
 }
 
 /// A parse failure, with the line when known.

@@ -155,22 +155,33 @@ pub fn check_message_size(
     args: &serde_json::Map<String, serde_json::Value>,
     list_hint: Option<&str>,
 ) -> Result<(), ToolError> {
-    let size = json_size(args);
-    let budget = engine.limits().max_upstream_message_bytes;
-    if size <= budget {
+    check_size(engine, json_size(args), list_hint.is_some())
+}
+
+/// Arguments of `size` bytes must fit the upstream message budget.
+pub fn check_size(engine: &Engine, size: u64, list: bool) -> Result<(), ToolError> {
+    if size <= engine.limits().max_upstream_message_bytes {
         return Ok(());
     }
-    let hint = match list_hint {
-        Some(_) => " Send the list in parts with batch_size.",
-        None => " Send less, or pass a list with call_tool_with_file_content and batch_size.",
+    Err(too_large(engine, size, list, ""))
+}
+
+/// The error for arguments over the budget; `at_least` prefixes the size when the arguments
+/// were not built to the end.
+pub fn too_large(engine: &Engine, size: u64, list: bool, at_least: &str) -> ToolError {
+    let budget = engine.limits().max_upstream_message_bytes;
+    let hint = if list {
+        " Send the list in parts with batch_size."
+    } else {
+        " Send less, or pass a list with call_tool_with_file_content and batch_size."
     };
-    Err(ToolError::new(
+    ToolError::new(
         crate::ErrorCode::ArgumentsTooLarge,
         format!(
-            "the arguments are {}, more than the upstream message budget of {} (limits.maxUpstreamMessageBytes; many servers refuse messages over 10 MiB).{hint}",
+            "the arguments are {at_least}{}, more than the upstream message budget of {} (limits.maxUpstreamMessageBytes; many servers refuse messages over 10 MiB).{hint}",
             crate::store::human_bytes(size),
             crate::store::human_bytes(budget)
         ),
     )
-    .with("bytes", size))
+    .with("bytes", size)
 }

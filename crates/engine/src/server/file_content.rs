@@ -57,22 +57,26 @@ async fn run(
         return batch::run(engine, &p, format, infer, base, size, ctx).await;
     }
 
-    let (data, warnings) = load(engine, &p.file_path, format, infer, p.sheet.clone()).await?;
-    let is_list = data.is_array();
-    let args = merge(base, data, p.data_key.as_deref())?;
-    call::check_message_size(engine, &args, is_list.then_some("list"))?;
-    let started = Instant::now();
     let storing = p.description.is_some()
         || p.storage_path.is_some()
         || p.filename.is_some()
         || p.response_format.is_some();
-    // The record keeps the arguments (elided); only then is a copy worth its memory.
-    let recorded = if storing {
-        Value::Object(args.clone())
-    } else {
-        Value::Null
+    let prepared = match p.data_key.as_deref().filter(|k| !k.is_empty()) {
+        Some(key) if format.is_list() => {
+            prepare_list(engine, &p.file_path, format, infer, base, key, storing).await?
+        }
+        _ => prepare_parsed(engine, &p, format, infer, base, storing).await?,
     };
-    let result = call::forward_resolved(engine, &p.server, &p.tool_name, Some(args), ctx).await?;
+    let Prepared {
+        args,
+        recorded,
+        warnings,
+        splice,
+    } = prepared;
+    let started = Instant::now();
+    let result = call::forward_resolved(engine, &p.server, &p.tool_name, Some(args), ctx).await;
+    drop(splice);
+    let result = result?;
 
     if storing {
         if result.is_error == Some(true) {
@@ -137,6 +141,103 @@ fn shape(result: CallToolResult, as_string: bool) -> CallToolResult {
     out
 }
 
+/// The arguments to send, and what the record keeps of them.
+struct Prepared {
+    args: Map<String, Value>,
+    /// The arguments for the record when the answer is stored (elided there), else null.
+    recorded: Value,
+    warnings: Vec<String>,
+    /// The file's list as JSON, registered until the call is sent.
+    splice: Option<offload_wire::Splice>,
+}
+
+/// The file parsed whole and merged into the arguments.
+async fn prepare_parsed(
+    engine: &Arc<Engine>,
+    p: &params::CallToolWithFileContent,
+    format: InputFormat,
+    infer: bool,
+    base: Map<String, Value>,
+    storing: bool,
+) -> Result<Prepared, ToolError> {
+    let (data, warnings) = load(engine, &p.file_path, format, infer, p.sheet.clone()).await?;
+    let is_list = data.is_array();
+    let args = merge(base, data, p.data_key.as_deref())?;
+    call::check_message_size(engine, &args, is_list.then_some("list"))?;
+    // The record keeps the arguments (elided); only then is a copy worth its memory.
+    let recorded = if storing {
+        Value::Object(args.clone())
+    } else {
+        Value::Null
+    };
+    Ok(Prepared {
+        args,
+        recorded,
+        warnings,
+        splice: None,
+    })
+}
+
+/// A file that always holds a list (CSV, TSV, JSONL) is converted to JSON text as it is read
+/// and spliced into the message as it is sent: its rows are never a tree in memory.
+async fn prepare_list(
+    engine: &Arc<Engine>,
+    path: &str,
+    format: InputFormat,
+    infer: bool,
+    base: Map<String, Value>,
+    key: &str,
+    storing: bool,
+) -> Result<Prepared, ToolError> {
+    let (json, items, warnings) = load_list_json(engine, path, format, infer).await?;
+    let splice = offload_wire::Splice::new(json)
+        .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?;
+    let recorded = if storing {
+        let note = Value::String(format!("({items} items from {path})"));
+        Value::Object(merge(base.clone(), note, Some(key))?)
+    } else {
+        Value::Null
+    };
+    let args = merge(base, splice.placeholder(), Some(key))?;
+    let size = call::json_size(&args).saturating_add_signed(splice.growth());
+    call::check_size(engine, size, true)?;
+    Ok(Prepared {
+        args,
+        recorded,
+        warnings,
+        splice: Some(splice),
+    })
+}
+
+/// Opens the file and checks its size against the input limit.
+fn open_checked(
+    engine: &Engine,
+    path: &str,
+    format: InputFormat,
+) -> Result<(std::fs::File, String), ToolError> {
+    let (file, resolved) = engine.roots().open_read(path)?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let limit = engine.limits().max_input_bytes;
+    if size > limit {
+        let hint = if format.streams() {
+            " If it holds a list, send it in parts with batch_size (no size limit then)."
+        } else {
+            ""
+        };
+        return Err(ToolError::new(
+            ErrorCode::FileTooLarge,
+            format!(
+                "{path} is {}, more than the input limit of {} (limits.maxInputBytes).{hint}",
+                human_bytes(size),
+                human_bytes(limit)
+            ),
+        )
+        .with("path", path)
+        .with("bytes", size));
+    }
+    Ok((file, resolved.path.display().to_string()))
+}
+
 /// Reads and parses the whole file on a blocking thread, after checking its size.
 async fn load(
     engine: &Arc<Engine>,
@@ -148,36 +249,65 @@ async fn load(
     let engine = engine.clone();
     let path = path.to_owned();
     tokio::task::spawn_blocking(move || {
-        let (mut file, resolved) = engine.roots().open_read(&path)?;
-        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-        let limit = engine.limits().max_input_bytes;
-        if size > limit {
-            let hint = if matches!(
-                format,
-                InputFormat::Csv | InputFormat::Tsv | InputFormat::Jsonl | InputFormat::Json
-            ) {
-                " If it holds a list, send it in parts with batch_size (no size limit then)."
-            } else {
-                ""
-            };
-            return Err(ToolError::new(
-                ErrorCode::FileTooLarge,
-                format!(
-                    "{path} is {}, more than the input limit of {} (limits.maxInputBytes).{hint}",
-                    human_bytes(size),
-                    human_bytes(limit)
-                ),
-            )
-            .with("path", path.as_str())
-            .with("bytes", size));
-        }
-        let display = resolved.path.display().to_string();
+        let (mut file, display) = open_checked(&engine, &path, format)?;
         let options = inputs::ReadOptions {
             infer_types: infer,
             sheet,
         };
         inputs::parse_with(&mut file, format, &options)
             .map_err(|e| e.into_tool_error(&display, format))
+    })
+    .await
+    .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?
+}
+
+/// Streams the file's list into JSON text on a blocking thread (item by item, never a tree),
+/// stopping as soon as it is over the message budget. Returns the JSON and the item count.
+async fn load_list_json(
+    engine: &Arc<Engine>,
+    path: &str,
+    format: InputFormat,
+    infer: bool,
+) -> Result<(Vec<u8>, u64, Vec<String>), ToolError> {
+    let engine = engine.clone();
+    let path = path.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let (mut file, display) = open_checked(&engine, &path, format)?;
+        let budget = engine.limits().max_upstream_message_bytes;
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        // JSON of a CSV is about twice its size; capacity is only address space until used.
+        let mut json = Vec::with_capacity(size.saturating_mul(2).min(budget + 1) as usize);
+        json.push(b'[');
+        let mut items = 0u64;
+        let mut over = false;
+        let options = inputs::ReadOptions {
+            infer_types: infer,
+            sheet: None,
+        };
+        let read = inputs::for_each_item(&mut file, format, &options, &mut |item| {
+            if items > 0 {
+                json.push(b',');
+            }
+            serde_json::to_writer(&mut json, &item)
+                .map_err(|e| inputs::InputError::parse(e.to_string()))?;
+            items += 1;
+            if json.len() as u64 > budget {
+                over = true;
+                return Err(inputs::InputError::parse("over the message budget"));
+            }
+            Ok(())
+        });
+        if over {
+            return Err(call::too_large(
+                &engine,
+                json.len() as u64,
+                true,
+                "more than ",
+            ));
+        }
+        let warnings = read.map_err(|e| e.into_tool_error(&display, format))?;
+        json.push(b']');
+        Ok((json, items, warnings))
     })
     .await
     .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?
