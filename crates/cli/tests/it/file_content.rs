@@ -182,7 +182,11 @@ async fn spliced_lists_arrive_whole_fit_the_budget_and_stay_out_of_records() {
     assert!(records.contains("(100 items from ok.tsv)"), "{records}");
     assert!(!records.contains("splice"), "{records}");
 
-    let r = with_file(&client, json!({"file_path": "big.jsonl", "data_key": "rows"})).await;
+    let r = with_file(
+        &client,
+        json!({"file_path": "big.jsonl", "data_key": "rows"}),
+    )
+    .await;
     assert_eq!(error_code(&r), "arguments_too_large", "{}", text(&r));
     assert!(text(&r).contains("more than") && text(&r).contains("batch_size"));
     // Nothing was sent: the fixture counts `rows`, 100 stored above and 100 now.
