@@ -1,18 +1,20 @@
 //! Offload's stdio framing for rmcp: one JSON-RPC message per line, as rmcp's own
 //! `AsyncRwTransport` frames them, built for large messages:
 //!
-//! - **In**, a line is parsed once and its bulk (a tool result's content and structured
-//!   content, a tool call's arguments) is moved into the typed message instead of being copied
-//!   through rmcp's serde enums once per level ([`bulk`]). A 10 MB tool result costs about twice
-//!   its size while it is read, not six times.
+//! - **In**, a line is parsed once, its largest string unescaped into the line's own buffer
+//!   (`lean`), and its bulk (a tool result's content and structured content, a tool call's
+//!   arguments) is moved into the typed message instead of being copied through rmcp's serde
+//!   enums once per level ([`bulk`]). A 10 MB tool result costs its size while it is read, not
+//!   six times.
 //! - **Out**, JSON registered as a [`Splice`] is written in place of its placeholder, so a
 //!   caller can send a value it holds as JSON text without building it as a tree ([`splice`]).
-//! - A line buffer that grew for a large message is given back after it.
+//! - A line buffer that grew for a large message leaves with it (as its largest string).
 //!
 //! Like rmcp's transport: a line longer than the limit is dropped (and logged), a line that is
 //! not JSON is ignored, a request that cannot be read is answered with "invalid request".
 
 pub mod bulk;
+mod lean;
 pub mod splice;
 
 use std::marker::PhantomData;
@@ -30,9 +32,6 @@ pub use splice::Splice;
 
 /// The default limit of one incoming line (rmcp's default too).
 pub const DEFAULT_MAX_LINE: usize = 16 * 1024 * 1024;
-
-/// A line buffer that grew past this is dropped after its message rather than kept.
-const KEEP_BUFFER: usize = 1024 * 1024;
 
 /// A line-delimited JSON-RPC transport over a reader and a writer.
 pub struct Lines<Role, R, W> {
@@ -112,17 +111,27 @@ where
     fn decode_line(&mut self) -> Option<RxJsonRpcMessage<Role>> {
         let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
+        let bom = line.starts_with(b"\xef\xbb\xbf");
+        let line = if bom { &line[3..] } else { line };
         if line.iter().all(u8::is_ascii_whitespace) {
+            self.line.clear();
             return None;
         }
-        let parsed = serde_json::from_slice::<Value>(line);
-        // The text is no longer needed; a large buffer is given back before decoding.
-        if self.line.capacity() > KEEP_BUFFER {
-            self.line = Vec::new();
-        } else {
+        let parsed = if line.len() < lean::LARGE {
+            let parsed = serde_json::from_slice::<Value>(line);
             self.line.clear();
-        }
+            parsed
+        } else {
+            // The buffer goes into the message (as its largest string); the next line gets a
+            // new one.
+            let end = line.len() + usize::from(bom) * 3;
+            let mut owned = std::mem::take(&mut self.line);
+            owned.truncate(end);
+            if bom {
+                owned.drain(..3);
+            }
+            lean::parse(owned)
+        };
         let message = match parsed {
             Ok(message) => message,
             Err(e) => {

@@ -1,6 +1,7 @@
 //! CSV and TSV in: RFC 4180 (quoted delimiters, quotes and newlines), UTF-8 BOM removed, CRLF
 //! accepted, the header row naming the fields. Rows become objects; with type inference, cells
 //! that unambiguously are numbers, booleans or empty become them, everything else stays a string.
+//! A row can be built as a map or written straight to JSON text (no map, no per-cell strings).
 
 use std::io::Read;
 
@@ -8,21 +9,47 @@ use serde_json::{Map, Number, Value};
 
 use super::InputError;
 
-/// Reads CSV/TSV from `reader`, calling `row` with each record as an object. Returns the warnings
+/// Reads CSV/TSV from `reader`, calling `row` with each record. Returns the warnings
 /// (duplicate or empty header names).
 pub fn read(
     reader: impl Read,
     delimiter: u8,
     infer_types: bool,
-    row: &mut dyn FnMut(Map<String, Value>) -> Result<(), InputError>,
+    row: &mut dyn FnMut(Row<'_>) -> Result<(), InputError>,
 ) -> Result<Vec<String>, InputError> {
     let mut rdr = csv::ReaderBuilder::new()
         .delimiter(delimiter)
         .has_headers(true)
         .flexible(false)
         .from_reader(reader);
+    let (names, warnings) = header(&mut rdr)?;
+    let keys = names
+        .iter()
+        .map(|name| {
+            let mut key = serde_json::to_vec(name).unwrap_or_default();
+            key.push(b':');
+            key
+        })
+        .collect::<Vec<_>>();
+    let mut record = csv::StringRecord::new();
+    while rdr
+        .read_record(&mut record)
+        .map_err(|e| csv_error(e, &names))?
+    {
+        row(Row {
+            names: &names,
+            keys: &keys,
+            record: &record,
+            infer_types,
+        })?;
+    }
+    Ok(warnings)
+}
+
+/// The column names (empty ones named, duplicates suffixed) and the warnings saying so.
+fn header<R: Read>(rdr: &mut csv::Reader<R>) -> Result<(Vec<String>, Vec<String>), InputError> {
     let mut warnings = Vec::new();
-    let headers = rdr.byte_headers().map_err(csv_error)?.clone();
+    let headers = rdr.byte_headers().map_err(|e| csv_error(e, &[]))?;
     let mut names: Vec<String> = Vec::with_capacity(headers.len());
     for (i, raw) in headers.iter().enumerate() {
         let mut name = std::str::from_utf8(raw)
@@ -49,31 +76,89 @@ pub fn read(
         }
         names.push(name);
     }
-    let mut record = csv::ByteRecord::new();
-    while rdr.read_byte_record(&mut record).map_err(csv_error)? {
-        let line = record.position().map_or(0, |p| p.line());
-        let mut obj = Map::with_capacity(names.len());
-        for (name, raw) in names.iter().zip(record.iter()) {
-            let text = std::str::from_utf8(raw).map_err(|e| {
-                InputError::parse(format!(
-                    "line {line}, column '{name}': not valid UTF-8 (at byte {} of the field)",
-                    e.valid_up_to()
-                ))
-                .at_line(line)
-            })?;
-            let value = if infer_types {
-                infer(text)
-            } else {
-                Value::String(text.to_owned())
-            };
-            obj.insert(name.clone(), value);
-        }
-        row(obj)?;
-    }
-    Ok(warnings)
+    Ok((names, warnings))
 }
 
-fn csv_error(e: csv::Error) -> InputError {
+/// One record of the file, with its column names.
+pub struct Row<'a> {
+    names: &'a [String],
+    /// Each name as a JSON string followed by `:`.
+    keys: &'a [Vec<u8>],
+    record: &'a csv::StringRecord,
+    infer_types: bool,
+}
+
+impl Row<'_> {
+    fn cells(&self) -> impl Iterator<Item = Cell<'_>> {
+        let infer_types = self.infer_types;
+        self.record.iter().map(move |text| {
+            if infer_types {
+                cell(text)
+            } else {
+                Cell::Text(text)
+            }
+        })
+    }
+
+    /// The row as an object keyed by the header.
+    pub fn to_map(&self) -> Map<String, Value> {
+        self.names
+            .iter()
+            .cloned()
+            .zip(self.cells().map(Value::from))
+            .collect()
+    }
+
+    /// Appends the row to `out` as a JSON object: the same JSON `to_map` serialises to.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        out.push(b'{');
+        for (i, (key, cell)) in self.keys.iter().zip(self.cells()).enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(key);
+            cell.write_json(out);
+        }
+        out.push(b'}');
+    }
+}
+
+/// A cell's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell<'a> {
+    Null,
+    Bool(bool),
+    Number(Number),
+    Text(&'a str),
+}
+
+impl Cell<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        // Writing into a Vec cannot fail, and these values always serialise.
+        let _ = match self {
+            Cell::Null => {
+                out.extend_from_slice(b"null");
+                Ok(())
+            }
+            Cell::Bool(b) => serde_json::to_writer(&mut *out, b),
+            Cell::Number(n) => serde_json::to_writer(&mut *out, n),
+            Cell::Text(t) => serde_json::to_writer(&mut *out, t),
+        };
+    }
+}
+
+impl From<Cell<'_>> for Value {
+    fn from(cell: Cell<'_>) -> Self {
+        match cell {
+            Cell::Null => Value::Null,
+            Cell::Bool(b) => Value::Bool(b),
+            Cell::Number(n) => Value::Number(n),
+            Cell::Text(t) => Value::String(t.to_owned()),
+        }
+    }
+}
+
+fn csv_error(e: csv::Error, names: &[String]) -> InputError {
     let line = e.position().map(|p| p.line());
     let message = match e.kind() {
         csv::ErrorKind::UnequalLengths {
@@ -81,6 +166,12 @@ fn csv_error(e: csv::Error) -> InputError {
         } => format!(
             "line {}: {len} fields where the header has {expected_len}; every row needs the same number of fields",
             line.unwrap_or(0)
+        ),
+        csv::ErrorKind::Utf8 { err, .. } => format!(
+            "line {}, column '{}': not valid UTF-8 (at byte {} of the field)",
+            line.unwrap_or(0),
+            names.get(err.field()).map_or("?", String::as_str),
+            err.valid_up_to()
         ),
         _ => e.to_string(),
     };
@@ -99,16 +190,20 @@ fn csv_error(e: csv::Error) -> InputError {
 /// - decimals and exponents with at most 15 significant digits that stay finite → number
 /// - everything else (`00123`, `+1`, `1e400`, phone numbers, long ids, `NaN`) → string
 pub fn infer(text: &str) -> Value {
+    cell(text).into()
+}
+
+/// `infer` without building a value.
+pub fn cell(text: &str) -> Cell<'_> {
     if text.is_empty() {
-        return Value::Null;
+        Cell::Null
+    } else if text.eq_ignore_ascii_case("true") {
+        Cell::Bool(true)
+    } else if text.eq_ignore_ascii_case("false") {
+        Cell::Bool(false)
+    } else {
+        number(text).map_or(Cell::Text(text), Cell::Number)
     }
-    if text.eq_ignore_ascii_case("true") {
-        return Value::Bool(true);
-    }
-    if text.eq_ignore_ascii_case("false") {
-        return Value::Bool(false);
-    }
-    number(text).map_or_else(|| Value::String(text.to_owned()), Value::Number)
 }
 
 fn number(text: &str) -> Option<Number> {
@@ -136,19 +231,21 @@ fn number(text: &str) -> Option<Number> {
             return None;
         }
     }
-    let significant = (int_part.to_owned() + frac_part.unwrap_or(""))
-        .trim_start_matches('0')
-        .len();
+    let significant = int_part
+        .bytes()
+        .chain(frac_part.unwrap_or("").bytes())
+        .skip_while(|b| *b == b'0')
+        .count();
     if significant > 15 {
         return None;
     }
     if frac_part.is_none() && exponent.is_none() {
-        // `-0` would come back as `0`: an integer must keep its text.
-        return text
-            .parse::<i64>()
-            .ok()
-            .filter(|n| n.to_string() == text)
-            .map(Number::from);
+        // `-0` would come back as `0`: an integer must keep its text. Any other integer here
+        // (no `+`, no leading zero, at most 15 digits) parses back to the same text.
+        if unsigned == "0" && text.len() > 1 {
+            return None;
+        }
+        return text.parse::<i64>().ok().map(Number::from);
     }
     let f: f64 = text.parse().ok()?;
     if !f.is_finite() {
@@ -196,7 +293,15 @@ mod tests {
     fn rows(text: &str, infer_types: bool) -> Result<(Vec<Value>, Vec<String>), InputError> {
         let mut out = Vec::new();
         let warnings = read(text.as_bytes(), b',', infer_types, &mut |r| {
-            out.push(Value::Object(r));
+            let mut json = Vec::new();
+            r.write_json(&mut json);
+            let map = r.to_map();
+            assert_eq!(
+                json,
+                serde_json::to_vec(&map).unwrap(),
+                "written as serialised"
+            );
+            out.push(Value::Object(map));
             Ok(())
         })?;
         Ok((out, warnings))

@@ -228,13 +228,51 @@ pub fn parse_with(
     }
 }
 
-/// Calls `item` with each element of the file's list, streaming formats that allow it (CSV,
-/// TSV, JSONL, a JSON array); other formats are parsed whole and must be a list.
+/// One element of a file's list: a CSV/TSV row, built only as the caller needs it, or a value.
+pub enum Item<'a> {
+    Row(csv::Row<'a>),
+    Value(Value),
+}
+
+impl Item<'_> {
+    pub fn into_value(self) -> Value {
+        match self {
+            Item::Row(row) => Value::Object(row.to_map()),
+            Item::Value(v) => v,
+        }
+    }
+
+    /// Appends the item to `out` as JSON (a row straight from its cells, never as a map).
+    pub fn write_json(&self, out: &mut Vec<u8>) -> Result<(), InputError> {
+        match self {
+            Item::Row(row) => {
+                row.write_json(out);
+                Ok(())
+            }
+            Item::Value(v) => {
+                serde_json::to_writer(out, v).map_err(|e| InputError::parse(e.to_string()))
+            }
+        }
+    }
+}
+
+/// Calls `item` with each element of the file's list as a value; see `read_items`.
 pub fn for_each_item(
     reader: &mut dyn Read,
     format: InputFormat,
     options: &ReadOptions,
     item: &mut dyn FnMut(Value) -> Result<(), InputError>,
+) -> Result<Vec<String>, InputError> {
+    read_items(reader, format, options, &mut |it| item(it.into_value()))
+}
+
+/// Calls `item` with each element of the file's list, streaming formats that allow it (CSV,
+/// TSV, JSONL, a JSON array); other formats are parsed whole and must be a list.
+pub fn read_items(
+    reader: &mut dyn Read,
+    format: InputFormat,
+    options: &ReadOptions,
+    item: &mut dyn FnMut(Item<'_>) -> Result<(), InputError>,
 ) -> Result<Vec<String>, InputError> {
     let infer_types = options.infer_types;
     let mut reader = BufReader::with_capacity(256 * 1024, reader);
@@ -257,7 +295,7 @@ pub fn for_each_item(
                 b'\t'
             };
             csv::read(reader, delimiter, infer_types, &mut |row| {
-                item(Value::Object(row))
+                item(Item::Row(row))
             })
         }
         InputFormat::Jsonl => {
@@ -286,7 +324,7 @@ pub fn for_each_item(
                 }
                 let v = serde_json::from_str(trimmed)
                     .map_err(|e| InputError::parse(format!("line {n}: {e}")).at_line(n))?;
-                item(v)?;
+                item(Item::Value(v))?;
             }
             Ok(Vec::new())
         }
@@ -301,7 +339,7 @@ pub fn for_each_item(
             match v {
                 Value::Array(items) => {
                     for v in items {
-                        item(v)?;
+                        item(Item::Value(v))?;
                     }
                     Ok(warnings)
                 }
@@ -313,7 +351,7 @@ pub fn for_each_item(
     }
 }
 
-struct Items<'a>(&'a mut dyn FnMut(Value) -> Result<(), InputError>);
+struct Items<'a>(&'a mut dyn FnMut(Item<'_>) -> Result<(), InputError>);
 
 impl<'de> serde::de::Visitor<'de> for Items<'_> {
     type Value = ();
@@ -323,7 +361,7 @@ impl<'de> serde::de::Visitor<'de> for Items<'_> {
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         use serde::de::Error;
         while let Some(v) = seq.next_element::<Value>()? {
-            (self.0)(v).map_err(|e| A::Error::custom(e.message))?;
+            (self.0)(Item::Value(v)).map_err(|e| A::Error::custom(e.message))?;
         }
         Ok(())
     }

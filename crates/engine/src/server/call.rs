@@ -163,12 +163,11 @@ pub fn check_size(engine: &Engine, size: u64, list: bool) -> Result<(), ToolErro
     if size <= engine.limits().max_upstream_message_bytes {
         return Ok(());
     }
-    Err(too_large(engine, size, list, ""))
+    Err(too_large(engine, size, list, false))
 }
 
-/// The error for arguments over the budget; `at_least` prefixes the size when the arguments
-/// were not built to the end.
-pub fn too_large(engine: &Engine, size: u64, list: bool, at_least: &str) -> ToolError {
+/// The error for arguments over the budget; `partial` when building them stopped at `size`.
+pub fn too_large(engine: &Engine, size: u64, list: bool, partial: bool) -> ToolError {
     let budget = engine.limits().max_upstream_message_bytes;
     let hint = if list {
         " Send the list in parts with batch_size."
@@ -178,7 +177,8 @@ pub fn too_large(engine: &Engine, size: u64, list: bool, at_least: &str) -> Tool
     ToolError::new(
         crate::ErrorCode::ArgumentsTooLarge,
         format!(
-            "the arguments are {at_least}{}, more than the upstream message budget of {} (limits.maxUpstreamMessageBytes; many servers refuse messages over 10 MiB).{hint}",
+            "the arguments are {}{}, more than the upstream message budget of {} (limits.maxUpstreamMessageBytes; many servers refuse messages over 10 MiB).{hint}",
+            if partial { "at least " } else { "" },
             crate::store::human_bytes(size),
             crate::store::human_bytes(budget)
         ),

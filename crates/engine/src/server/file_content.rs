@@ -284,12 +284,11 @@ async fn load_list_json(
             infer_types: infer,
             sheet: None,
         };
-        let read = inputs::for_each_item(&mut file, format, &options, &mut |item| {
+        let read = inputs::read_items(&mut file, format, &options, &mut |item| {
             if items > 0 {
                 json.push(b',');
             }
-            serde_json::to_writer(&mut json, &item)
-                .map_err(|e| inputs::InputError::parse(e.to_string()))?;
+            item.write_json(&mut json)?;
             items += 1;
             if json.len() as u64 > budget {
                 over = true;
@@ -298,12 +297,7 @@ async fn load_list_json(
             Ok(())
         });
         if over {
-            return Err(call::too_large(
-                &engine,
-                json.len() as u64,
-                true,
-                "more than ",
-            ));
+            return Err(call::too_large(&engine, json.len() as u64, true, true));
         }
         let warnings = read.map_err(|e| e.into_tool_error(&display, format))?;
         json.push(b']');

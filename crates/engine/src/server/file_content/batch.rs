@@ -1,6 +1,7 @@
 //! Batch mode: the file's list is read by a blocking thread, `batch_size` items at a time,
 //! through a channel of two batches, so memory does not grow with the file; each batch is one
-//! upstream call, in order.
+//! upstream call, in order. A batch travels as JSON text written item by item (a CSV row
+//! straight from its cells) and is spliced into the call's message, never built as a tree.
 
 use std::sync::Arc;
 
@@ -16,7 +17,11 @@ use crate::inputs::{self, InputFormat};
 use crate::{Engine, ErrorCode, ToolError};
 
 enum Chunk {
-    Items(Vec<Value>),
+    /// A JSON list of `count` items.
+    Items {
+        json: Vec<u8>,
+        count: u64,
+    },
     Failed(String),
 }
 
@@ -50,19 +55,27 @@ pub async fn run(
     };
     let reader = tokio::task::spawn_blocking(move || {
         let mut file = file;
-        let mut batch = Vec::with_capacity(size.min(10_000));
-        let outcome = inputs::for_each_item(&mut file, format, &options, &mut |item| {
-            batch.push(item);
-            if batch.len() == size {
-                let full = std::mem::replace(&mut batch, Vec::with_capacity(size.min(10_000)));
-                tx.blocking_send(Chunk::Items(full))
+        let mut json = Vec::new();
+        let mut count = 0u64;
+        let outcome = inputs::read_items(&mut file, format, &options, &mut |item| {
+            json.push(if count == 0 { b'[' } else { b',' });
+            item.write_json(&mut json)?;
+            count += 1;
+            if count == size as u64 {
+                json.push(b']');
+                // The next batch is likely about as long as this one.
+                let next = Vec::with_capacity(json.len());
+                let full = std::mem::replace(&mut json, next);
+                tx.blocking_send(Chunk::Items { json: full, count })
                     .map_err(|_| inputs::InputError::parse("stopped"))?;
+                count = 0;
             }
             Ok(())
         });
         match outcome {
-            Ok(_) if !batch.is_empty() => {
-                let _ = tx.blocking_send(Chunk::Items(batch));
+            Ok(_) if count > 0 => {
+                json.push(b']');
+                let _ = tx.blocking_send(Chunk::Items { json, count });
             }
             Ok(_) => {}
             Err(e) if e.message == "stopped" => {}
@@ -83,8 +96,8 @@ pub async fn run(
         if ctx.ct.is_cancelled() {
             break;
         }
-        let items = match chunk {
-            Chunk::Items(items) => items,
+        let (json, count) = match chunk {
+            Chunk::Items { json, count } => (json, count),
             Chunk::Failed(error) => {
                 summary.failed.push(BatchFailure {
                     batch: summary.batches + 1,
@@ -96,18 +109,9 @@ pub async fn run(
         };
         summary.batches += 1;
         let first_item = summary.items;
-        let count = items.len() as u64;
         summary.items += count;
         let started = std::time::Instant::now();
-        let outcome = match merge(base.clone(), Value::Array(items), Some(&data_key)) {
-            Ok(args) => match call::check_message_size(engine, &args, Some(&data_key)) {
-                Ok(()) => {
-                    call::forward_resolved(engine, &p.server, &p.tool_name, Some(args), ctx).await
-                }
-                Err(e) => Err(e),
-            },
-            Err(e) => Err(e),
-        };
+        let outcome = send(engine, p, &base, &data_key, json, ctx).await;
         let code = match &outcome {
             Ok(r) if r.is_error == Some(true) => "upstream_tool_error".to_owned(),
             Ok(_) => "ok".to_owned(),
@@ -181,6 +185,25 @@ pub async fn run(
         result.is_error = Some(true);
     }
     Ok(result)
+}
+
+/// Calls the tool with one batch (JSON text) spliced in at `data_key`, if it fits the budget.
+async fn send(
+    engine: &Arc<Engine>,
+    p: &params::CallToolWithFileContent,
+    base: &Map<String, Value>,
+    data_key: &str,
+    json: Vec<u8>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, ToolError> {
+    let splice = offload_wire::Splice::new(json)
+        .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?;
+    let args = merge(base.clone(), splice.placeholder(), Some(data_key))?;
+    let size = call::json_size(&args).saturating_add_signed(splice.growth());
+    call::check_size(engine, size, true)?;
+    let result = call::forward_resolved(engine, &p.server, &p.tool_name, Some(args), ctx).await;
+    drop(splice);
+    result
 }
 
 /// The audit record of one batch, written as soon as the upstream answered it.
