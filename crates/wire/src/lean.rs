@@ -2,177 +2,127 @@
 //!
 //! serde_json unescapes a string into a scratch buffer and copies it from there into its
 //! `String`, so parsing a message that holds a 10 MB text costs the line and 20 MB more. Here
-//! a large line is first parsed into raw values borrowed from it: small values are parsed as
-//! usual, large objects and arrays level by level, and large strings are unescaped piece by
-//! piece — by serde_json, a few kilobytes at a time. The largest string is unescaped into the
-//! line's own buffer, which becomes its `String`; any other into a `String` of its own size.
-//! The result is the `Value` serde_json would give (keys in order, the last of duplicate keys).
+//! the strings of a large line are found by following its quotes; the line without their
+//! contents (each replaced by a marker no input can forge) is parsed by serde_json, and each
+//! large string is unescaped piece by piece — by serde_json, a few kilobytes at a time — and
+//! put where its marker is. The largest is unescaped into the line's own buffer, which becomes
+//! its `String`; any other into a `String` of its own size. The result is the `Value`
+//! serde_json gives for the line (keys in order, the last of duplicate keys), and a line
+//! serde_json refuses is refused.
 
+use std::fmt::Write as _;
 use std::ops::Range;
 
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde::de::{Deserializer, Visitor};
+use serde_json::Value;
 
-/// Values shorter than this are parsed by serde_json directly.
+/// Strings shorter than this are left to serde_json.
 pub const LARGE: usize = 64 * 1024;
 
 /// About how much of a large string is unescaped at a time.
 const PIECE: usize = 16 * 1024;
 
-/// Large objects and arrays nested deeper than this are refused, as serde_json refuses any
-/// value nested deeper: the walk never overflows the stack. (A small value inside large ones
-/// is parsed with serde_json's own limit, so the whole may nest a little deeper than 128.)
-const MAX_DEPTH: usize = 128;
+/// What a marker starts with, as text and as it is written in JSON.
+const MARK: &str = "\u{1}offload-lean:";
+const MARK_JSON: &str = "\\u0001offload-lean:";
 
 /// Parses one JSON value from `line` (the whole of it), using the buffer for the largest string.
 pub fn parse(line: Vec<u8>) -> Result<Value, serde_json::Error> {
-    if line.len() < LARGE {
+    let strings = if line.len() < LARGE {
+        Vec::new()
+    } else {
+        large_strings(&line)
+    };
+    if strings.is_empty() {
         return serde_json::from_slice(&line);
     }
-    let mut strings = Vec::new();
+    let nonce = format!("{:032x}:", fastrand::u128(..));
     let mut value = {
-        let root: &RawValue = serde_json::from_slice(&line)?;
-        let mut walk = Walk {
-            base: line.as_ptr() as usize,
-            strings: &mut strings,
-            path: Vec::new(),
-        };
-        walk.value(root, 0)?
+        let mut rest = String::new();
+        let mut from = 0;
+        for (i, range) in strings.iter().enumerate() {
+            rest.push_str(std::str::from_utf8(&line[from..range.start]).map_err(utf8)?);
+            let _ = write!(rest, "{MARK_JSON}{nonce}{i}");
+            from = range.end;
+        }
+        rest.push_str(std::str::from_utf8(&line[from..]).map_err(utf8)?);
+        serde_json::from_str::<Value>(&rest)?
     };
-    let Some(largest) = (0..strings.len()).max_by_key(|&i| strings[i].range.len()) else {
-        return Ok(value);
-    };
-    let largest = strings.swap_remove(largest);
+    let largest = (0..strings.len())
+        .max_by_key(|&i| strings[i].len())
+        .unwrap_or(0);
+    let mut texts: Vec<Option<String>> = Vec::with_capacity(strings.len());
     let mut pieces = Pieces::default();
-    for string in strings {
-        let mut text = Vec::with_capacity(string.range.len());
-        pieces.unescape(&line, string.range, |piece| text.extend_from_slice(piece))?;
-        string.path.set(&mut value, text)?;
+    for (i, range) in strings.iter().enumerate() {
+        if i == largest {
+            texts.push(None);
+            continue;
+        }
+        let mut text = Vec::with_capacity(range.len());
+        pieces.unescape(&line, range.clone(), |piece| text.extend_from_slice(piece))?;
+        texts.push(Some(
+            String::from_utf8(text).map_err(|e| utf8(e.utf8_error()))?,
+        ));
     }
-    // Each piece is written where the text starts, behind the piece being read: no text is
+    // Each piece is written where the line starts, behind the piece being read: nothing is
     // overwritten before it is read.
     let mut line = line;
-    let mut written = 0;
-    let mut read = largest.range.start;
-    while read < largest.range.end {
-        let end = piece_end(&line, read, largest.range.end);
+    let (mut written, mut read) = (0, strings[largest].start);
+    while read < strings[largest].end {
+        let end = piece_end(&line, read, strings[largest].end);
         let piece = pieces.decode(&line[read..end])?;
         line[written..written + piece.len()].copy_from_slice(piece);
         written += piece.len();
         read = end;
     }
     line.truncate(written);
-    largest.path.set(&mut value, line)?;
+    texts[largest] = Some(String::from_utf8(line).map_err(|e| utf8(e.utf8_error()))?);
+    place(&mut value, &format!("{MARK}{nonce}"), &mut texts);
     Ok(value)
 }
 
-/// A large string found in the line, set in the value once unescaped.
-struct Pending {
-    /// The string's content (between its quotes) in the line.
-    range: Range<usize>,
-    path: Path,
+fn utf8(e: std::str::Utf8Error) -> serde_json::Error {
+    serde::de::Error::custom(format!("invalid UTF-8: {e}"))
 }
 
-/// Where a value sits in the tree.
-#[derive(Clone, Default)]
-struct Path(Vec<Step>);
-
-#[derive(Clone)]
-enum Step {
-    Key(String),
-    Index(usize),
-}
-
-impl Path {
-    fn set(self, root: &mut Value, utf8: Vec<u8>) -> Result<(), serde_json::Error> {
-        let text = String::from_utf8(utf8).map_err(serde::de::Error::custom)?;
-        let mut at = root;
-        for step in &self.0 {
-            let next = match step {
-                Step::Key(key) => at.get_mut(key.as_str()),
-                Step::Index(i) => at.get_mut(*i),
-            };
-            at = next.ok_or_else(|| serde::de::Error::custom("a parsed string lost its place"))?;
+/// The content ranges (between the quotes) of the strings of at least `LARGE` bytes, found by
+/// following quotes and backslashes. A line that is not JSON is refused later, by serde_json.
+fn large_strings(line: &[u8]) -> Vec<Range<usize>> {
+    let mut found = Vec::new();
+    let mut open = None;
+    let mut at = 0;
+    while let Some(i) = line.get(at..).and_then(|s| memchr::memchr2(b'"', b'\\', s)) {
+        let hit = at + i;
+        if line[hit] == b'\\' {
+            at = hit + 2;
+            continue;
         }
-        *at = Value::String(text);
-        Ok(())
+        match open.take() {
+            None => open = Some(hit + 1),
+            Some(start) if hit - start >= LARGE => found.push(start..hit),
+            Some(_) => {}
+        }
+        at = hit + 1;
     }
+    found
 }
 
-/// Builds the value of a large line, leaving its large strings for later.
-struct Walk<'s> {
-    /// The address of the line, to find a raw value's place in it.
-    base: usize,
-    strings: &'s mut Vec<Pending>,
-    path: Vec<Step>,
-}
-
-impl Walk<'_> {
-    fn value(&mut self, raw: &RawValue, depth: usize) -> Result<Value, serde_json::Error> {
-        let text = raw.get().trim_start();
-        if text.len() < LARGE {
-            return serde_json::from_str(text);
-        }
-        if depth >= MAX_DEPTH {
-            return Err(serde::de::Error::custom("recursion limit exceeded"));
-        }
-        match text.as_bytes()[0] {
-            b'"' => {
-                let start = text.as_ptr() as usize - self.base + 1;
-                self.strings.push(Pending {
-                    range: start..start + text.trim_end().len() - 2,
-                    path: Path(self.path.clone()),
-                });
-                Ok(Value::Null)
-            }
-            b'[' => {
-                let items: Vec<&RawValue> = serde_json::from_str(text)?;
-                let mut values = Vec::with_capacity(items.len());
-                for (i, item) in items.into_iter().enumerate() {
-                    self.path.push(Step::Index(i));
-                    let value = self.value(item, depth + 1);
-                    self.path.pop();
-                    values.push(value?);
-                }
-                Ok(Value::Array(values))
-            }
-            b'{' => {
-                let Fields(fields) = serde_json::from_str(text)?;
-                let mut map = Map::with_capacity(fields.len());
-                for (key, item) in fields {
-                    self.path.push(Step::Key(key.clone()));
-                    let value = self.value(item, depth + 1);
-                    self.path.pop();
-                    map.insert(key, value?);
-                }
-                Ok(Value::Object(map))
-            }
-            _ => serde_json::from_str(text),
-        }
-    }
-}
-
-/// An object's fields in order, their values raw.
-struct Fields<'a>(Vec<(String, &'a RawValue)>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct FieldsVisitor;
-        impl<'de> Visitor<'de> for FieldsVisitor {
-            type Value = Fields<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut fields = Vec::new();
-                while let Some(field) = map.next_entry::<String, &'de RawValue>()? {
-                    fields.push(field);
-                }
-                Ok(Fields(fields))
+/// Replaces each marker in `value` by its text. serde_json nests values at most 128 deep.
+fn place(value: &mut Value, mark: &str, texts: &mut [Option<String>]) {
+    match value {
+        Value::String(s) => {
+            let text = s
+                .strip_prefix(mark)
+                .and_then(|i| i.parse::<usize>().ok())
+                .and_then(|i| texts.get_mut(i))
+                .and_then(Option::take);
+            if let Some(text) = text {
+                *s = text;
             }
         }
-        deserializer.deserialize_map(FieldsVisitor)
+        Value::Array(items) => items.iter_mut().for_each(|v| place(v, mark, texts)),
+        Value::Object(fields) => fields.values_mut().for_each(|v| place(v, mark, texts)),
+        _ => {}
     }
 }
 
@@ -331,6 +281,11 @@ mod tests {
         // Duplicate keys: the last value, in the first key's place.
         let big = awkward(2 * LARGE, 9);
         same_as_serde_json(&format!(r#"{{"k":"{big}","m":1,"k":"x{big}"}}"#));
+        // Text that looks like a marker stays text (a marker's number is new for each line).
+        let forged = format!("\\u0001offload-lean:{:032x}:0", 0);
+        same_as_serde_json(&format!(
+            r#"{{"a":"{forged}","b":"{big}","c":["{forged}"]}}"#
+        ));
     }
 
     #[test]
