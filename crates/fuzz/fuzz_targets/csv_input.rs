@@ -20,7 +20,11 @@ fn rows(data: &[u8], format: InputFormat, infer_types: bool) -> (bool, Vec<Value
         let mut json = Vec::new();
         item.write_json(&mut json).expect("a row is written");
         let v = item.into_value();
-        assert_eq!(json, serde_json::to_vec(&v).unwrap(), "written is serialised");
+        assert_eq!(
+            json,
+            serde_json::to_vec(&v).unwrap(),
+            "written is serialised"
+        );
         rows.push(v);
         Ok(())
     })

@@ -289,6 +289,24 @@ mod tests {
     }
 
     #[test]
+    fn the_largest_string_is_the_line_itself() {
+        let big = awkward(4 * LARGE, 1);
+        let line = format!(
+            r#"{{"a":"{}","text":"{big}","n":[1,2]}}"#,
+            awkward(LARGE + 8, 2)
+        )
+        .into_bytes();
+        let at = line.as_ptr();
+        let value = parse(line).unwrap();
+        assert_eq!(
+            value["text"].as_str().unwrap().as_ptr(),
+            at,
+            "no copy of the largest text"
+        );
+        assert_eq!(value["n"][1], 2);
+    }
+
+    #[test]
     fn piece_boundaries_never_split_an_escape_or_a_character() {
         let s = awkward(20 * PIECE, 3);
         let mut at = 0;
