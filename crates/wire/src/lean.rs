@@ -99,12 +99,20 @@ fn large_strings(line: &[u8]) -> Vec<Range<usize>> {
         }
         match open.take() {
             None => open = Some(hit + 1),
-            Some(start) if hit - start >= LARGE => found.push(start..hit),
+            // A key (a string followed by `:`) is left to serde_json.
+            Some(start) if hit - start >= LARGE && !is_key(&line[hit + 1..]) => {
+                found.push(start..hit);
+            }
             Some(_) => {}
         }
         at = hit + 1;
     }
     found
+}
+
+/// Whether what follows a string makes it an object's key.
+fn is_key(after: &[u8]) -> bool {
+    after.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b':')
 }
 
 /// Replaces each marker in `value` by its text. serde_json nests values at most 128 deep.
@@ -281,6 +289,8 @@ mod tests {
         // Duplicate keys: the last value, in the first key's place.
         let big = awkward(2 * LARGE, 9);
         same_as_serde_json(&format!(r#"{{"k":"{big}","m":1,"k":"x{big}"}}"#));
+        // A large key is a key.
+        same_as_serde_json(&format!(r#"{{"{big}" : "{big}", "b": {{"{big}":1}}}}"#));
         // Text that looks like a marker stays text (a marker's number is new for each line).
         let forged = format!("\\u0001offload-lean:{:032x}:0", 0);
         same_as_serde_json(&format!(
