@@ -10,7 +10,6 @@
 //! serde_json gives for the line (keys in order, the last of duplicate keys), and a line
 //! serde_json refuses is refused.
 
-use std::fmt::Write as _;
 use std::ops::Range;
 
 use serde::de::{Deserializer, Visitor};
@@ -38,15 +37,16 @@ pub fn parse(line: Vec<u8>) -> Result<Value, serde_json::Error> {
     }
     let nonce = format!("{:032x}:", fastrand::u128(..));
     let mut value = {
-        let mut rest = String::new();
+        let mut rest =
+            Vec::with_capacity(line.len() - strings.iter().map(Range::len).sum::<usize>());
         let mut from = 0;
         for (i, range) in strings.iter().enumerate() {
-            rest.push_str(std::str::from_utf8(&line[from..range.start]).map_err(utf8)?);
-            let _ = write!(rest, "{MARK_JSON}{nonce}{i}");
+            rest.extend_from_slice(&line[from..range.start]);
+            rest.extend_from_slice(format!("{MARK_JSON}{nonce}{i}").as_bytes());
             from = range.end;
         }
-        rest.push_str(std::str::from_utf8(&line[from..]).map_err(utf8)?);
-        serde_json::from_str::<Value>(&rest)?
+        rest.extend_from_slice(&line[from..]);
+        serde_json::from_slice::<Value>(&rest)?
     };
     let largest = (0..strings.len())
         .max_by_key(|&i| strings[i].len())
