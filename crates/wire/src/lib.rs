@@ -2,7 +2,7 @@
 //! `AsyncRwTransport` frames them, built for large messages:
 //!
 //! - **In**, a line is parsed once, its largest string unescaped into the line's own buffer
-//!   (`lean`), and its bulk (a tool result's content and structured content, a tool call's
+//!   ([`lean`]), and its bulk (a tool result's content and structured content, a tool call's
 //!   arguments) is moved into the typed message instead of being copied through rmcp's serde
 //!   enums once per level ([`bulk`]). A 10 MB tool result costs its size while it is read, not
 //!   six times.
@@ -14,7 +14,7 @@
 //! not JSON is ignored, a request that cannot be read is answered with "invalid request".
 
 pub mod bulk;
-mod lean;
+pub mod lean;
 pub mod splice;
 
 use std::marker::PhantomData;
