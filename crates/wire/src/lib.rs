@@ -216,6 +216,23 @@ where
     }
 }
 
+/// The size of `value` serialised as JSON, counted without building the text.
+pub fn json_size(value: &impl serde::Serialize) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
 /// Writes one serialised message and its newline, with registered splices in place.
 async fn write_line<W: AsyncWrite + Unpin>(
     write: &Mutex<Option<W>>,

@@ -132,22 +132,8 @@ pub async fn resolve_refs(
     .map_err(|e| ToolError::new(crate::ErrorCode::Internal, e.to_string()))?
 }
 
-/// How many bytes `value` takes as JSON, without building the text.
-pub fn json_size(value: &impl serde::Serialize) -> u64 {
-    struct Count(u64);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len() as u64;
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    let _ = serde_json::to_writer(&mut c, value);
-    c.0
-}
+/// How many bytes a value takes as JSON, without building the text.
+pub use offload_wire::json_size;
 
 /// The arguments must fit the upstream message budget; `list_hint` names the list to batch.
 pub fn check_message_size(

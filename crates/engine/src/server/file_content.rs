@@ -190,23 +190,35 @@ async fn prepare_list(
     storing: bool,
 ) -> Result<Prepared, ToolError> {
     let (json, items, warnings) = load_list_json(engine, path, format, infer).await?;
-    let splice = offload_wire::Splice::new(json)
-        .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?;
     let recorded = if storing {
         let note = Value::String(format!("({items} items from {path})"));
         Value::Object(merge(base.clone(), note, Some(key))?)
     } else {
         Value::Null
     };
-    let args = merge(base, splice.placeholder(), Some(key))?;
-    let size = call::json_size(&args).saturating_add_signed(splice.growth());
-    call::check_size(engine, size, true)?;
+    let (args, splice) = spliced(engine, base, key, json)?;
     Ok(Prepared {
         args,
         recorded,
         warnings,
         splice: Some(splice),
     })
+}
+
+/// The arguments with `json` (a list's JSON text) spliced in at `key`, if they fit the upstream
+/// message budget. The splice must live until the call is sent.
+pub(super) fn spliced(
+    engine: &Engine,
+    base: Map<String, Value>,
+    key: &str,
+    json: Vec<u8>,
+) -> Result<(Map<String, Value>, offload_wire::Splice), ToolError> {
+    let splice = offload_wire::Splice::new(json)
+        .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?;
+    let args = merge(base, splice.placeholder(), Some(key))?;
+    let size = call::json_size(&args).saturating_add_signed(splice.growth());
+    call::check_size(engine, size, true)?;
+    Ok((args, splice))
 }
 
 /// Opens the file and checks its size against the input limit.

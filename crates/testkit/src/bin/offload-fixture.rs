@@ -143,23 +143,6 @@ impl Fixture {
     }
 }
 
-/// The size of `value` serialised, counted without building the text.
-fn json_size(value: &impl serde::Serialize) -> u64 {
-    struct Count(u64);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len() as u64;
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
-}
-
 fn text(s: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(s)])
 }
@@ -311,7 +294,7 @@ impl ServerHandler for Fixture {
                 }
                 let summary = json!({
                     "keys": args.keys().collect::<Vec<_>>(),
-                    "bytes": json_size(args),
+                    "bytes": offload_wire::json_size(args),
                     "rows": count,
                     "rows_total": total,
                     "first": rows.and_then(|r| r.first()),

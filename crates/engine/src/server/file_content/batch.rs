@@ -11,7 +11,7 @@ use rmcp::service::RequestContext;
 use serde_json::{Map, Value};
 
 use super::super::{answer, call, params};
-use super::{BatchFailure, BatchSummary, merge, progress};
+use super::{BatchFailure, BatchSummary, progress, spliced};
 use crate::events::{Event, EventKind};
 use crate::inputs::{self, InputFormat};
 use crate::{Engine, ErrorCode, ToolError};
@@ -196,11 +196,7 @@ async fn send(
     json: Vec<u8>,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ToolError> {
-    let splice = offload_wire::Splice::new(json)
-        .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?;
-    let args = merge(base.clone(), splice.placeholder(), Some(data_key))?;
-    let size = call::json_size(&args).saturating_add_signed(splice.growth());
-    call::check_size(engine, size, true)?;
+    let (args, splice) = spliced(engine, base.clone(), data_key, json)?;
     let result = call::forward_resolved(engine, &p.server, &p.tool_name, Some(args), ctx).await;
     drop(splice);
     result
