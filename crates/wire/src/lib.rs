@@ -109,28 +109,27 @@ where
 
     /// Decodes the line read; `None` for a line to skip.
     fn decode_line(&mut self) -> Option<RxJsonRpcMessage<Role>> {
-        let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let bom = line.starts_with(b"\xef\xbb\xbf");
-        let line = if bom { &line[3..] } else { line };
-        if line.iter().all(u8::is_ascii_whitespace) {
+        // The line ends with its newline and maybe a CR; a BOM may start it.
+        for end in [b'\n', b'\r'] {
+            if self.line.last() == Some(&end) {
+                self.line.pop();
+            }
+        }
+        if self.line.starts_with(b"\xef\xbb\xbf") {
+            self.line.drain(..3);
+        }
+        if self.line.iter().all(u8::is_ascii_whitespace) {
             self.line.clear();
             return None;
         }
-        let parsed = if line.len() < lean::LARGE {
-            let parsed = serde_json::from_slice::<Value>(line);
+        // A small line's buffer is kept for the next one; a large one goes into the message
+        // (as its largest string).
+        let parsed = if self.line.len() < lean::LARGE {
+            let parsed = serde_json::from_slice::<Value>(&self.line);
             self.line.clear();
             parsed
         } else {
-            // The buffer goes into the message (as its largest string); the next line gets a
-            // new one.
-            let end = line.len() + usize::from(bom) * 3;
-            let mut owned = std::mem::take(&mut self.line);
-            owned.truncate(end);
-            if bom {
-                owned.drain(..3);
-            }
-            lean::parse(owned)
+            lean::parse(std::mem::take(&mut self.line))
         };
         let message = match parsed {
             Ok(message) => message,

@@ -125,7 +125,7 @@ impl Row<'_> {
 
 /// A cell's value.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Cell<'a> {
+enum Cell<'a> {
     Null,
     Bool(bool),
     Number(Number),
@@ -136,10 +136,7 @@ impl Cell<'_> {
     fn write_json(&self, out: &mut Vec<u8>) {
         // Writing into a Vec cannot fail, and these values always serialise.
         let _ = match self {
-            Cell::Null => {
-                out.extend_from_slice(b"null");
-                Ok(())
-            }
+            Cell::Null => serde_json::to_writer(&mut *out, &()),
             Cell::Bool(b) => serde_json::to_writer(&mut *out, b),
             Cell::Number(n) => serde_json::to_writer(&mut *out, n),
             Cell::Text(t) => serde_json::to_writer(&mut *out, t),
@@ -194,7 +191,7 @@ pub fn infer(text: &str) -> Value {
 }
 
 /// `infer` without building a value.
-pub fn cell(text: &str) -> Cell<'_> {
+fn cell(text: &str) -> Cell<'_> {
     if text.is_empty() {
         Cell::Null
     } else if text.eq_ignore_ascii_case("true") {
