@@ -27,6 +27,7 @@ impl AppState {
     pub fn load() -> anyhow::Result<Self> {
         let options = EngineOptions {
             config_path: std::env::var_os("OFFLOAD_CONFIG").map(Into::into),
+            require_config: false,
             compat: Default::default(),
             secrets: Arc::new(Keychain::platform()),
             dirs: None,

@@ -22,6 +22,7 @@ pub fn harness(config: Value) -> Harness {
     t.write_config(config);
     let options = EngineOptions {
         config_path: Some(t.config_path.clone()),
+        require_config: false,
         compat: Default::default(),
         secrets: Arc::new(NoKeychain),
         dirs: Some(AppDirs::under(&t.home)),

@@ -10,27 +10,32 @@ use offload_engine::files::{Inspector, Quiet, ReadRequest, Settings};
 
 #[derive(Args)]
 pub struct SchemaArgs {
+    /// The file to describe (any path: the file commands are for people, no roots apply).
     file: PathBuf,
     /// Distinct sample values per column.
     #[arg(long, default_value_t = 5)]
     sample_rows: usize,
-    /// Print the structured answer as JSON.
+    /// Print the structured answer (what a model gets as structuredContent) as JSON.
+    /// Print the structured answer (what a model gets as structuredContent) as JSON.
     #[arg(long)]
     json: bool,
 }
 
 #[derive(Args)]
 pub struct SummarizeArgs {
+    /// The file to summarise.
     file: PathBuf,
     /// Lines shown from the start.
     #[arg(long, default_value_t = 20)]
     max_lines: u64,
+    /// Print the structured answer (what a model gets as structuredContent) as JSON.
     #[arg(long)]
     json: bool,
 }
 
 #[derive(Args)]
 pub struct ReadArgs {
+    /// The file to read.
     file: PathBuf,
     /// First line (0-based); negative: the last |N| lines. Rows for sheets, pages for PDFs.
     #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
@@ -47,6 +52,7 @@ pub struct ReadArgs {
     /// Text: start at this byte (to go on inside a very long line).
     #[arg(long)]
     byte_offset: Option<u64>,
+    /// Print the structured answer (what a model gets as structuredContent) as JSON.
     #[arg(long)]
     json: bool,
 }
@@ -57,7 +63,8 @@ fn inspector() -> Inspector {
 
 fn open(path: &PathBuf) -> Result<(std::fs::File, PathBuf), String> {
     let canonical = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let file = std::fs::File::open(&canonical).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file = offload_engine::special_files::open(&canonical)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok((file, canonical))
 }
 

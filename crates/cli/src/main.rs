@@ -22,23 +22,57 @@ use clap::{Parser, Subcommand};
                   Add it to a client as a stdio server: command \"offload\", args [\"mcp\"]."
 )]
 struct Cli {
-    /// Configuration file [default: the platform's, e.g. ~/.config/offload/config.json]
-    #[arg(long, global = true, env = "OFFLOAD_CONFIG", value_name = "PATH")]
-    config: Option<PathBuf>,
-
     #[command(subcommand)]
     command: Command,
+}
+
+/// `--config`, for the commands that read the configuration.
+#[derive(clap::Args)]
+struct ConfigArg {
+    /// Configuration file [default: $OFFLOAD_CONFIG, else the platform's, e.g.
+    /// ~/.config/offload/config.json]. Named here, it must exist and keeps `offload mcp`
+    /// embedded even while the app runs.
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+}
+
+impl ConfigArg {
+    /// The file to use, and whether it was named on the command line (`OFFLOAD_CONFIG` is
+    /// shared with the app, so it is not "this invocation's own" configuration).
+    fn resolve(self) -> mcp::ConfigChoice {
+        match self.config {
+            Some(path) => mcp::ConfigChoice {
+                path: Some(path),
+                named: true,
+            },
+            None => mcp::ConfigChoice {
+                path: std::env::var_os("OFFLOAD_CONFIG").map(PathBuf::from),
+                named: false,
+            },
+        }
+    }
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Serve Offload's MCP tools on stdin/stdout (what MCP clients launch).
-    Mcp(mcp::McpArgs),
+    Mcp {
+        #[command(flatten)]
+        config: ConfigArg,
+        #[command(flatten)]
+        args: mcp::McpArgs,
+    },
     /// Host the engine for `offload mcp` on the local socket, without a window (what the desktop
     /// app does; for machines without a display).
-    Serve,
+    Serve {
+        #[command(flatten)]
+        config: ConfigArg,
+    },
     /// Print the configuration file path Offload uses.
-    ConfigPath,
+    ConfigPath {
+        #[command(flatten)]
+        config: ConfigArg,
+    },
     /// Save or remove a secret that `${keyring:NAME}` reads from the OS keychain.
     #[command(subcommand)]
     Secret(secret::SecretCommand),
@@ -56,16 +90,17 @@ enum Command {
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Mcp(args) => mcp::run(cli.config, args),
-        Command::Serve => mcp::host(cli.config),
+        Command::Mcp { config, args } => mcp::run(config.resolve(), args),
+        Command::Serve { config } => mcp::host(config.resolve()),
         Command::Secret(command) => secret::run(command),
         Command::Schema(args) => files::schema(args),
         Command::Summarize(args) => files::summarize(args),
         Command::Read(args) => files::read(args),
         Command::PdfText { from, count } => files::pdf_text(from, count),
-        Command::ConfigPath => {
-            let path = cli
-                .config
+        Command::ConfigPath { config } => {
+            let path = config
+                .resolve()
+                .path
                 .or_else(|| offload_engine::config::AppDirs::platform().map(|d| d.config_file()));
             match path {
                 Some(p) => {

@@ -29,8 +29,8 @@ pub struct McpArgs {
     #[arg(long, env = "ABSTRACT_PROXY_SERVERS", value_name = "NAMES")]
     servers: Option<String>,
 
-    /// Where the engine runs. Connected to the app, the app's configuration applies (--config
-    /// included); embedded, this process's.
+    /// Where the engine runs. Connected to the app, the app's configuration applies; --config,
+    /// DIR or --app-config keep it embedded (auto) or are refused (app).
     #[arg(long, value_enum, default_value_t = Mode::Auto)]
     mode: Mode,
 }
@@ -45,6 +45,13 @@ enum Mode {
     Embedded,
 }
 
+/// The configuration file for this process.
+pub struct ConfigChoice {
+    pub path: Option<PathBuf>,
+    /// Named with `--config`: it must exist, and it is this invocation's own.
+    pub named: bool,
+}
+
 /// A runtime for a command; logs why when there cannot be one.
 fn runtime() -> Option<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
@@ -54,39 +61,39 @@ fn runtime() -> Option<tokio::runtime::Runtime> {
         .ok()
 }
 
-pub fn run(config: Option<PathBuf>, args: McpArgs) -> ExitCode {
+pub fn run(config: ConfigChoice, args: McpArgs) -> ExitCode {
     offload_engine::logging::init();
     let Some(runtime) = runtime() else {
         return ExitCode::FAILURE;
     };
     runtime.block_on(async {
-        match connect_to_app(&args).await {
-            Ok(Some(stream)) => {
-                if config.is_some() {
-                    tracing::info!(
-                        "the app's configuration applies while connected; --mode embedded uses the given one"
-                    );
-                }
-                pump(stream).await
-            }
+        match connect_to_app(&args, config.named).await {
+            Ok(Some(stream)) => pump(stream).await,
             Ok(None) => serve(config, args).await,
             Err(code) => code,
         }
     })
 }
 
-/// The host's socket when this invocation should use it and it answers.
-async fn connect_to_app(args: &McpArgs) -> Result<Option<ipc::Connection>, ExitCode> {
-    let own_setup = !args.dirs.is_empty() || args.app_config.is_some();
+/// The host's socket when this invocation should use it and it answers. A configuration of its
+/// own (`--config`/`OFFLOAD_CONFIG`, directories, `--app-config`) keeps the shim embedded: the
+/// host serves its own configuration, and silently using that instead would surprise.
+async fn connect_to_app(
+    args: &McpArgs,
+    own_config: bool,
+) -> Result<Option<ipc::Connection>, ExitCode> {
+    let own_setup = !args.dirs.is_empty() || args.app_config.is_some() || own_config;
     match (args.mode, own_setup) {
         (Mode::Embedded, _) => return Ok(None),
         (Mode::Auto, true) => {
-            tracing::info!("directories or --app-config given: running an embedded engine");
+            tracing::info!(
+                "--config, directories or --app-config given: running an embedded engine with them; a running Offload app keeps its own configuration"
+            );
             return Ok(None);
         }
         (Mode::App, true) => {
             tracing::error!(
-                "--mode app uses the app's directories and servers; drop DIR and --app-config"
+                "--mode app uses the app's configuration, directories and servers; drop --config, DIR and --app-config, or use --mode embedded"
             );
             return Err(ExitCode::FAILURE);
         }
@@ -95,7 +102,7 @@ async fn connect_to_app(args: &McpArgs) -> Result<Option<ipc::Connection>, ExitC
     let path = socket().ok_or(ExitCode::FAILURE)?;
     match ipc::connect(&path).await {
         Some(stream) => {
-            tracing::info!(socket = %path.display(), "connected to the Offload app");
+            tracing::info!(socket = %path.display(), "connected to the Offload app; its configuration applies");
             Ok(Some(stream))
         }
         None if args.mode == Mode::App => {
@@ -127,9 +134,10 @@ async fn pump(stream: ipc::Connection) -> ExitCode {
     }
 }
 
-fn load(config: Option<PathBuf>, compat: CompatInputs) -> Option<Arc<Engine>> {
+fn load(config: ConfigChoice, compat: CompatInputs) -> Option<Arc<Engine>> {
     let options = EngineOptions {
-        config_path: config,
+        require_config: config.named,
+        config_path: config.path,
         compat,
         secrets: Arc::new(Keychain::platform()),
         dirs: None,
@@ -149,7 +157,7 @@ fn load(config: Option<PathBuf>, compat: CompatInputs) -> Option<Arc<Engine>> {
 }
 
 /// `offload serve`: the engine on the local socket until a signal.
-pub fn host(config: Option<PathBuf>) -> ExitCode {
+pub fn host(config: ConfigChoice) -> ExitCode {
     offload_engine::logging::init();
     let Some(runtime) = runtime() else {
         return ExitCode::FAILURE;
@@ -178,7 +186,7 @@ pub fn host(config: Option<PathBuf>) -> ExitCode {
     })
 }
 
-async fn serve(config: Option<PathBuf>, args: McpArgs) -> ExitCode {
+async fn serve(config: ConfigChoice, args: McpArgs) -> ExitCode {
     let compat = CompatInputs {
         dirs: args.dirs,
         app_config_path: args.app_config,
@@ -187,7 +195,10 @@ async fn serve(config: Option<PathBuf>, args: McpArgs) -> ExitCode {
     let Some(engine) = load(config, compat) else {
         return ExitCode::FAILURE;
     };
-    tracing::info!("serving in embedded mode");
+    match engine.config_path() {
+        Some(path) => tracing::info!(config = %path.display(), "serving in embedded mode"),
+        None => tracing::info!("serving in embedded mode"),
+    }
     let _watch = offload_engine::config_watch::watch_or_warn(engine.clone());
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         eprintln!(

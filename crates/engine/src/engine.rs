@@ -49,6 +49,9 @@ pub struct Engine {
 pub struct EngineOptions {
     /// The config file (`--config` / `OFFLOAD_CONFIG`); the platform's otherwise.
     pub config_path: Option<PathBuf>,
+    /// The person named the file (`offload mcp --config`): a missing or empty one is an
+    /// error rather than an empty configuration.
+    pub require_config: bool,
     pub compat: CompatInputs,
     pub secrets: Arc<dyn SecretSource>,
     /// Where data and the socket live; the platform's directories when `None`.
@@ -60,6 +63,7 @@ pub struct EngineOptions {
 struct Source {
     path: PathBuf,
     compat: CompatInputs,
+    required: bool,
 }
 
 /// What a reload changed.
@@ -88,6 +92,7 @@ impl Engine {
                 .clone()
                 .unwrap_or_else(|| dirs.config_file()),
             compat: options.compat,
+            required: options.require_config && options.config_path.is_some(),
         };
         let (config, mut warnings) = source.read()?;
         let (mut engine, more) = Self::from_config(&config, &dirs, options.secrets);
@@ -256,7 +261,11 @@ impl Engine {
 
 impl Source {
     fn read(&self) -> Result<(Config, Vec<String>), ConfigError> {
-        let mut config = Config::load(&self.path)?;
+        let mut config = if self.required {
+            Config::load_required(&self.path)?
+        } else {
+            Config::load(&self.path)?
+        };
         let warnings = apply_compat(&mut config, &self.compat)?;
         Ok((config, warnings))
     }

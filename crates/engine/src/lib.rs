@@ -22,6 +22,7 @@ pub mod refs;
 pub mod roots;
 pub mod server;
 pub mod sessions;
+pub mod special_files;
 pub mod store;
 pub mod upstream;
 mod whole_file;

@@ -102,3 +102,96 @@ fn offload_secret_refuses_bad_names_and_empty_values() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("empty"));
 }
+
+/// `offload mcp --config FILE` with problems in FILE: each is a clear error on stderr and a
+/// failed start, never a server with zero upstreams.
+#[tokio::test]
+async fn a_named_config_that_is_missing_empty_or_wrong_is_an_error() {
+    let ctx = TestContext::new();
+    let run = |args: Vec<String>| {
+        let mut cmd = ctx.offload_command(&[]);
+        cmd.args(args)
+            .env_remove("OFFLOAD_LOG_FILE")
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        async move {
+            let out = cmd.output().await.unwrap();
+            (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+        }
+    };
+    let missing = ctx.tmp.path().join("nope.json");
+    let (ok, err) = run(vec!["--config".into(), missing.display().to_string()]).await;
+    assert!(!ok && err.contains("does not exist"), "{err}");
+
+    let empty = ctx.tmp.path().join("empty.json");
+    std::fs::write(&empty, "  \n").unwrap();
+    let (ok, err) = run(vec!["--config".into(), empty.display().to_string()]).await;
+    assert!(!ok && err.contains("is empty"), "{err}");
+
+    // JSON, but a value of the wrong type: said as such, with line and column.
+    let typed = ctx.tmp.path().join("typed.json");
+    std::fs::write(&typed, "{\"mcpServers\": {\"a\": {\"command\": \"x\",\n \"timeoutSecs\": \"ten\"}}}").unwrap();
+    let (ok, err) = run(vec!["--config".into(), typed.display().to_string()]).await;
+    assert!(!ok, "{err}");
+    assert!(err.contains("line 2") && err.contains("invalid type"), "{err}");
+    assert!(!err.contains("not valid JSON"), "{err}");
+}
+
+/// VS Code's `servers` shape is a configuration too.
+#[tokio::test]
+async fn a_config_in_vs_codes_servers_shape_is_accepted() {
+    let ctx = TestContext::new();
+    let mut entry = TestContext::fixture(&[]);
+    entry["type"] = json!("stdio");
+    ctx.write_config(json!({"roots": [ctx.root], "servers": {"fx": entry}}));
+    let client = ctx.client().await;
+    let r = crate::fx(&client, "echo", json!({"text": "from servers"})).await;
+    assert_eq!(offload_testkit::text(&r), "from servers");
+    client.cancel().await.unwrap();
+}
+
+/// `--config` while a host runs: this invocation's own configuration, so the shim stays
+/// embedded and says so; `--mode app` with `--config` is refused with the reason.
+#[tokio::test]
+async fn a_named_config_keeps_the_shim_embedded_while_a_host_runs() {
+    let ctx = TestContext::new();
+    ctx.write_servers(json!({"host-only": TestContext::fixture(&[])}));
+    let _host = ctx.host().await;
+    let own = ctx.tmp.path().join("own.json");
+    std::fs::write(
+        &own,
+        serde_json::to_vec(&json!({"roots": [ctx.root], "mcpServers": {"fx": TestContext::fixture(&[])}})).unwrap(),
+    )
+    .unwrap();
+    let own_arg = own.display().to_string();
+    let client = ctx.client_with(&["--config", &own_arg]).await;
+    let r = call(&client, "list_available_tools", json!({})).await;
+    let names: Vec<String> = structured(&r)["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["fx"], "the named configuration applies, not the host's");
+    let instructions = client
+        .peer_info()
+        .and_then(|i| i.instructions.clone())
+        .unwrap_or_default();
+    assert!(instructions.contains("own.json"), "{instructions}");
+    client.cancel().await.unwrap();
+
+    let out = ctx
+        .offload_command(&["--mode", "app", "--config", &own_arg])
+        .env_remove("OFFLOAD_LOG_FILE")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("drop --config"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -11,8 +11,10 @@ mod faults;
 mod file_content;
 mod file_tools;
 mod interop;
+mod liveness;
 mod secrets;
 mod shim;
+mod special_files;
 mod store;
 
 use offload_testkit::TestContext;

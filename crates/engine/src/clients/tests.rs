@@ -198,6 +198,7 @@ async fn import_copies_new_servers_skips_duplicates_and_can_move_them() {
     let engine = Arc::new(
         Engine::load(EngineOptions {
             config_path: Some(t.config_path.clone()),
+            require_config: false,
             compat: Default::default(),
             secrets: Arc::new(NoKeychain),
             dirs: Some(AppDirs::under(&t.home)),

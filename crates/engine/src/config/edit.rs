@@ -87,12 +87,18 @@ fn write_whole(path: &Path, doc: &Value) -> Result<(), EditError> {
 }
 
 fn servers(doc: &mut Map<String, Value>) -> Result<&mut Map<String, Value>, EditError> {
+    // A file written VS Code's way keeps its `servers`.
+    let key = if !doc.contains_key("mcpServers") && doc.contains_key("servers") {
+        "servers"
+    } else {
+        "mcpServers"
+    };
     let servers = doc
-        .entry("mcpServers")
+        .entry(key)
         .or_insert_with(|| Value::Object(Map::new()));
     servers
         .as_object_mut()
-        .ok_or_else(|| EditError::Invalid("\"mcpServers\" is not an object".into()))
+        .ok_or_else(|| EditError::Invalid(format!("\"{key}\" is not an object")))
 }
 
 fn check_name(name: &str) -> Result<(), EditError> {
@@ -169,6 +175,7 @@ fn is_known_entry_key(key: &str) -> bool {
             | "headers"
             | "disabled"
             | "timeoutSecs"
+            | "startTimeoutSecs"
     )
 }
 

@@ -34,6 +34,17 @@ pub enum ConfigError {
         column: usize,
         message: String,
     },
+    #[error(
+        "{path}, line {line}, column {column}: {message}. Fix the file; Offload will not overwrite it."
+    )]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Missing { path: PathBuf, message: String },
     #[error("server '{server}': {message}")]
     Server { server: String, message: String },
     #[error("{0}")]
@@ -66,16 +77,51 @@ impl Config {
         Self::parse(&text, path)
     }
 
-    /// Parses configuration text; `origin` names the file in errors.
+    /// Reads a file the person named: missing or empty is an error, not an empty
+    /// configuration.
+    pub fn load_required(path: &Path) -> Result<Self, ConfigError> {
+        let missing = |message: &str| ConfigError::Missing {
+            path: path.to_owned(),
+            message: message.to_owned(),
+        };
+        match std::fs::read_to_string(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(missing(
+                "the configuration file given with --config (or OFFLOAD_CONFIG) does not exist",
+            )),
+            Err(source) => Err(ConfigError::Read {
+                path: path.to_owned(),
+                source,
+            }),
+            Ok(text) if text.trim().is_empty() => Err(missing(
+                "the configuration file is empty; write {\"mcpServers\": {...}} into it",
+            )),
+            Ok(text) => Self::parse(&text, path),
+        }
+    }
+
+    /// Parses configuration text; `origin` names the file in errors. A file that is JSON but
+    /// holds a wrong value (a string for a number, say) is said to be that, not "not JSON".
     pub fn parse(text: &str, origin: &Path) -> Result<Self, ConfigError> {
         if text.trim().is_empty() {
             return Ok(Self::default());
         }
-        serde_json::from_str(text).map_err(|e| ConfigError::Parse {
-            path: origin.to_owned(),
-            line: e.line(),
-            column: e.column(),
-            message: strip_position(&e.to_string()),
+        serde_json::from_str(text).map_err(|e| {
+            let (path, line, column) = (origin.to_owned(), e.line(), e.column());
+            let message = strip_position(&e.to_string());
+            match e.classify() {
+                serde_json::error::Category::Data => ConfigError::Invalid {
+                    path,
+                    line,
+                    column,
+                    message,
+                },
+                _ => ConfigError::Parse {
+                    path,
+                    line,
+                    column,
+                    message,
+                },
+            }
         })
     }
 }

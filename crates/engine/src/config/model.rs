@@ -12,8 +12,13 @@ pub struct Config {
     /// Allowed directories. The first writable one is the default directory.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roots: Vec<RootEntry>,
-    /// Upstream servers by name, in the order of the file.
-    #[serde(default, rename = "mcpServers", with = "ordered_servers")]
+    /// Upstream servers by name, in the order of the file (`servers`, VS Code's name, too).
+    #[serde(
+        default,
+        rename = "mcpServers",
+        alias = "servers",
+        with = "ordered_servers"
+    )]
     pub mcp_servers: Vec<(String, ServerEntry)>,
     #[serde(default, skip_serializing_if = "Limits::is_default")]
     pub limits: Limits,
@@ -75,8 +80,12 @@ pub struct ServerEntry {
     pub headers: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disabled: bool,
+    /// How long a call may go without an answer or a progress notification.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_secs: Option<u64>,
+    /// How long starting the server (process start and handshake) may take.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_timeout_secs: Option<u64>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -98,12 +107,23 @@ pub enum Transport {
 
 impl ServerEntry {
     pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+    pub const DEFAULT_START_TIMEOUT_SECS: u64 = 60;
 
+    /// How long a call may go without an answer or progress (`timeoutSecs`).
     pub fn timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(
             self.timeout_secs
                 .filter(|s| *s > 0)
                 .unwrap_or(Self::DEFAULT_TIMEOUT_SECS),
+        )
+    }
+
+    /// How long a start may take (`startTimeoutSecs`).
+    pub fn start_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(
+            self.start_timeout_secs
+                .filter(|s| *s > 0)
+                .unwrap_or(Self::DEFAULT_START_TIMEOUT_SECS),
         )
     }
 

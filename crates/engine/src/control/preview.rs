@@ -99,7 +99,7 @@ fn open(path: &str) -> Result<(std::fs::File, PathBuf), ControlError> {
     if !canonical.is_file() {
         return Err(ControlError::invalid(format!("'{path}' is not a file")));
     }
-    let file = std::fs::File::open(&canonical).map_err(not_found)?;
+    let file = crate::special_files::open(&canonical).map_err(not_found)?;
     Ok((file, canonical))
 }
 
@@ -317,7 +317,7 @@ fn table_page(
     length: u64,
 ) -> Result<Option<Page>, ControlError> {
     let read = |offset: u64, length: u64| {
-        let file = std::fs::File::open(path)
+        let file = crate::special_files::open(path)
             .map_err(|e| ControlError::new(ErrorCode::PathUnusable, e.to_string()))?;
         let request = ReadRequest {
             offset: offset as i64,

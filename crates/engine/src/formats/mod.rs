@@ -10,6 +10,7 @@ mod delimited;
 mod flat;
 mod html;
 mod markdown;
+pub mod pyrepr;
 #[cfg(any(test, feature = "readback"))]
 pub mod readback;
 pub mod stream;
@@ -31,11 +32,39 @@ pub enum Payload {
 }
 
 impl Payload {
-    /// A text block: JSON text when it parses as JSON, plain text otherwise.
+    /// A text block: JSON text when it parses as JSON, rows when it is a Python literal list
+    /// of dicts (servers that answer `str(rows)`), plain text otherwise.
     pub fn from_text(text: String) -> Self {
         match stream::scan(&text) {
             Ok(shape) => Payload::JsonText { text, shape },
-            Err(_) => Payload::Text(text),
+            Err(_) => match pyrepr::parse_rows(&text) {
+                Some(rows) => Payload::Json(rows),
+                None => Payload::Text(text),
+            },
+        }
+    }
+
+    /// Structured content. An object whose only field is a string holding a JSON object or
+    /// list — the Python SDK's `{"result": "<json>"}` for tools that return `str`,
+    /// server-filesystem's `{"content": "<json>"}` — is that JSON.
+    pub fn from_structured(value: Value) -> Self {
+        let Value::Object(map) = value else {
+            return Payload::Json(value);
+        };
+        let wrapped = match map.values().next() {
+            Some(Value::String(text)) if map.len() == 1 => {
+                matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'['))
+                    .then(|| stream::scan(text).ok())
+                    .flatten()
+            }
+            _ => None,
+        };
+        match wrapped {
+            Some(shape) => match map.into_iter().next() {
+                Some((_, Value::String(text))) => Payload::JsonText { text, shape },
+                _ => unreachable!("checked above: one string field"),
+            },
+            None => Payload::Json(Value::Object(map)),
         }
     }
 

@@ -174,13 +174,33 @@ fn open_beneath(resolved: &Resolved, input: &str) -> Result<File, PathError> {
                 source,
             })?;
     let relative = resolved.relative();
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt;
+        options.custom_flags(crate::special_files::OPEN_FLAGS);
+    }
     let opened = if relative.as_os_str().is_empty() {
-        root.open(".")
+        root.open_with(".", &options)
     } else {
-        root.open(relative)
+        root.open_with(relative, &options)
     };
     match opened {
-        Ok(file) => Ok(file.into_std()),
+        Ok(file) => {
+            let file = file.into_std();
+            match crate::special_files::special_kind(&file) {
+                Ok(None) => Ok(file),
+                Ok(Some(kind)) => Err(PathError::Invalid {
+                    input: input.to_owned(),
+                    reason: crate::special_files::refusal(kind),
+                }),
+                Err(source) => Err(PathError::Io {
+                    input: input.to_owned(),
+                    source,
+                }),
+            }
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(PathError::NotFound {
             input: input.to_owned(),
             path: resolved.path.clone(),

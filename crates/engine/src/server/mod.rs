@@ -77,7 +77,13 @@ impl ServerHandler for OffloadServer {
                 .build(),
         )
         .with_server_info(implementation)
-        .with_instructions(INSTRUCTIONS)
+        .with_instructions(match self.engine.config_path() {
+            Some(path) => format!(
+                "{INSTRUCTIONS} Servers and directories come from {}.",
+                path.display()
+            ),
+            None => INSTRUCTIONS.to_owned(),
+        })
     }
 
     async fn list_tools(

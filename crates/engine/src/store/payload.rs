@@ -1,5 +1,6 @@
-//! What is stored from a tool result: `structuredContent` if present; else a single text block
-//! (parsed as JSON when it is JSON); else the list of content blocks. Image, audio and blob
+//! What is stored from a tool result: `structuredContent` if present (a lone string field that
+//! holds JSON is that JSON); else a single text block (parsed as JSON when it is JSON, as rows
+//! when it is a Python literal list of dicts); else the list of content blocks. Image, audio and blob
 //! blocks are decoded into binary files of their own; the payload refers to them by name.
 
 use base64::Engine as _;
@@ -34,7 +35,7 @@ pub fn extract(
         for block in &content {
             block_json(block, &mut binaries, &name_for)?;
         }
-        return Ok((Payload::Json(structured), binaries));
+        return Ok((Payload::from_structured(structured), binaries));
     }
     if content.len() == 1
         && matches!(content[0], ContentBlock::Text(_))

@@ -7,6 +7,7 @@
 mod connect;
 mod error;
 mod handler;
+mod lifecycle;
 mod limited;
 mod progress;
 mod search_path;
@@ -56,6 +57,19 @@ pub struct ServerStatus {
     pub tool_count: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Starts after the first (crashes recovered, retries, restarts).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub restarts: u32,
+    /// Seconds since it became ready (while ready).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uptime_secs: Option<u64>,
+    /// Seconds until the next start attempt in the background (while failing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_in_secs: Option<u64>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The result of asking one server for its tools.
@@ -99,7 +113,7 @@ impl Pool {
         });
         let servers = servers
             .iter()
-            .map(|(name, entry)| Arc::new(Upstream::new(name.clone(), entry.clone(), ctx.clone())))
+            .map(|(name, entry)| Upstream::new(name.clone(), entry.clone(), ctx.clone()))
             .collect();
         Self {
             ctx,
@@ -146,7 +160,7 @@ impl Pool {
                         } else {
                             change.added.push(name.clone());
                         }
-                        Arc::new(Upstream::new(name.clone(), entry.clone(), self.ctx.clone()))
+                        Upstream::new(name.clone(), entry.clone(), self.ctx.clone())
                     }
                 },
             )

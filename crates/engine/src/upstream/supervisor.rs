@@ -1,9 +1,9 @@
-//! One upstream server's lifecycle: lazy start, a kept-open connection shared by every call,
-//! restart with backoff after a crash, the cached tool list, and calls with timeout,
-//! cancellation and progress forwarding.
+//! One upstream server: its kept-open connection shared by every call (started and restarted
+//! by `lifecycle`, never while a caller waits on a lock), the cached tool list, and calls with
+//! timeout (reset by progress), cancellation and progress forwarding.
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::connect::{self, ConnectContext, Opened, StartError};
 use super::handler::{ToolCache, UpstreamHandler};
+use super::lifecycle::{Lifecycle, NotReady, Started};
 use super::progress::{ProgressRoute, ProgressRoutes};
 use super::stderr::StderrRing;
 use super::{PoolContext, ServerState, ServerStatus, UpstreamError};
@@ -25,13 +26,14 @@ pub struct Upstream {
     name: String,
     entry: ServerEntry,
     ctx: Arc<PoolContext>,
-    slot: tokio::sync::Mutex<Option<Arc<Connection>>>,
-    health: Mutex<Health>,
+    life: Arc<Lifecycle<Connection>>,
     stderr: Arc<StderrRing>,
     routes: Arc<ProgressRoutes>,
+    /// Itself, for the background starter (which must not keep a removed server alive).
+    me: Weak<Upstream>,
 }
 
-struct Connection {
+pub(super) struct Connection {
     client: connect::Client,
     tools: Arc<ToolCache>,
     process_group: Option<u32>,
@@ -54,15 +56,6 @@ impl Drop for Connection {
     }
 }
 
-#[derive(Default)]
-struct Health {
-    state: Option<ServerState>,
-    last_error: Option<String>,
-    failures: u32,
-    last_failure: Option<Instant>,
-    tool_count: Option<usize>,
-}
-
 /// Options for one call.
 #[derive(Default)]
 pub struct CallOptions {
@@ -72,26 +65,30 @@ pub struct CallOptions {
     pub cancel: CancellationToken,
 }
 
-/// Delay before restart attempt number `failures` (1 = the first failure: restart at once).
-fn backoff(failures: u32) -> Duration {
-    match failures {
-        0 | 1 => Duration::ZERO,
-        n => Duration::from_millis(250u64.saturating_mul(1 << (n - 2).min(7)))
-            .min(Duration::from_secs(30)),
+/// Marks a start failure that retrying cannot mend (the entry itself is wrong).
+const CONFIG_PREFIX: &str = "\u{0}config:";
+
+/// What a crash looks like in messages: the process exited, with its last stderr line.
+fn exited(stderr: &StderrRing) -> String {
+    let tail = stderr.tail(1);
+    if tail.is_empty() {
+        "the server process exited".into()
+    } else {
+        format!("the server process exited; last stderr: {tail}")
     }
 }
 
 impl Upstream {
-    pub(super) fn new(name: String, entry: ServerEntry, ctx: Arc<PoolContext>) -> Self {
-        Self {
+    pub(super) fn new(name: String, entry: ServerEntry, ctx: Arc<PoolContext>) -> Arc<Self> {
+        Arc::new_cyclic(|me| Self {
             name,
             entry,
             ctx,
-            slot: tokio::sync::Mutex::new(None),
-            health: Mutex::new(Health::default()),
+            life: Arc::new(Lifecycle::new()),
             stderr: Arc::new(StderrRing::new(64 * 1024)),
             routes: Arc::new(ProgressRoutes::default()),
-        }
+            me: me.clone(),
+        })
     }
 
     pub fn name(&self) -> &str {
@@ -112,131 +109,156 @@ impl Upstream {
     }
 
     pub fn status(&self) -> ServerStatus {
-        let h = self.health.lock().unwrap_or_else(|p| p.into_inner());
+        let health = self.life.health();
+        let now = self.life.snapshot(Connection::is_closed);
         let state = if self.entry.disabled {
             ServerState::Disabled
         } else {
-            h.state.unwrap_or(ServerState::Idle)
+            now.state
+        };
+        let error = match (state, now.crashed) {
+            (ServerState::Error, true) => Some(exited(&self.stderr)),
+            (ServerState::Error, false) => health
+                .last_error
+                .map(|e| e.trim_start_matches(CONFIG_PREFIX).to_owned()),
+            _ => None,
         };
         ServerStatus {
             name: self.name.clone(),
             status: state,
-            tool_count: h.tool_count,
-            error: if state == ServerState::Error {
-                h.last_error.clone()
-            } else {
-                None
-            },
+            tool_count: health.tool_count,
+            error,
+            restarts: health.restarts,
+            uptime_secs: now.up.map(|d| d.as_secs()),
+            retry_in_secs: now.retry_in.map(|d| d.as_secs_f64().ceil() as u64),
         }
     }
 
     /// The last failure (start, crash, call), even when the server has recovered since.
     pub fn last_error(&self) -> Option<String> {
-        self.with_health(|h| h.last_error.clone())
+        self.life
+            .health()
+            .last_error
+            .map(|e| e.trim_start_matches(CONFIG_PREFIX).to_owned())
     }
 
     /// The tools of a running server, without starting it.
     pub fn tool_count(&self) -> Option<usize> {
-        self.with_health(|h| h.tool_count)
+        self.life.health().tool_count
     }
 
-    fn with_health<T>(&self, f: impl FnOnce(&mut Health) -> T) -> T {
-        f(&mut self.health.lock().unwrap_or_else(|p| p.into_inner()))
+    /// *Stop retrying*: a failing server is not started again in the background.
+    pub fn stop_retrying(&self) {
+        self.life.stop_retrying();
     }
 
-    fn note_failure(&self, message: String) {
-        self.with_health(|h| {
-            h.failures += 1;
-            h.last_failure = Some(Instant::now());
-            h.last_error = Some(message);
-            h.state = Some(ServerState::Error);
-        });
-    }
-
-    fn note_success(&self) {
-        self.with_health(|h| {
-            h.failures = 0;
-            h.state = Some(ServerState::Ready);
-        });
-    }
-
-    /// The kept-open connection, started (or restarted after a crash) when needed. Concurrent
-    /// callers share one start.
+    /// The kept-open connection. A server that is not started yet (or crashed while ready) is
+    /// started and waited for, at most its start timeout; a server known to be broken answers
+    /// at once with its last error and when it is retried (in the background).
     async fn connection(&self) -> Result<Arc<Connection>, UpstreamError> {
         if self.entry.disabled {
             return Err(UpstreamError::Disabled {
                 name: self.name.clone(),
             });
         }
-        let mut slot = self.slot.lock().await;
-        if let Some(conn) = slot.as_ref() {
-            if !conn.is_closed() {
-                return Ok(conn.clone());
-            }
-            let tail = self.stderr.tail(1);
-            self.note_failure(if tail.is_empty() {
-                "the server process exited".into()
-            } else {
-                format!("the server process exited; last stderr: {tail}")
-            });
-            if let Some(conn) = slot.take() {
-                kill_group(conn.process_group);
-            }
-        }
+        let me = self.me.clone();
+        let start_timeout = self.entry.start_timeout();
+        let stderr = self.stderr.clone();
+        let acquired = self
+            .life
+            .acquire(
+                start_timeout,
+                Connection::is_closed,
+                move || exited(&stderr),
+                move || {
+                    let me = me.clone();
+                    async move {
+                        match me.upgrade() {
+                            Some(me) => me.start().await,
+                            None => Started::Failed {
+                                message: "removed".into(),
+                                retry: false,
+                            },
+                        }
+                    }
+                },
+            )
+            .await;
+        acquired.map_err(|e| self.not_ready(e, start_timeout))
+    }
 
-        let (failures, since) =
-            self.with_health(|h| (h.failures, h.last_failure.map(|t| t.elapsed())));
-        let wait = backoff(failures).saturating_sub(since.unwrap_or(Duration::MAX));
-        if !wait.is_zero() {
-            if wait > self.timeout() {
-                let last = self
-                    .with_health(|h| h.last_error.clone())
-                    .unwrap_or_default();
-                return Err(UpstreamError::Unavailable {
-                    name: self.name.clone(),
-                    message: format!("{last} (next start attempt in {} s)", wait.as_secs().max(1)),
-                    code: ErrorCode::ServerUnavailable,
-                });
+    fn not_ready(&self, e: NotReady, start_timeout: Duration) -> UpstreamError {
+        let (message, code) = match e {
+            NotReady::Down {
+                last_error,
+                retry_in,
+                starting,
+            } => {
+                let when = match (starting, retry_in) {
+                    (true, _) => "; Offload is starting it again right now".to_owned(),
+                    (false, Some(d)) => format!(
+                        "; Offload retries in {} s",
+                        d.as_secs_f64().ceil().max(1.0) as u64
+                    ),
+                    (false, None) => String::new(),
+                };
+                let code = if last_error.starts_with(CONFIG_PREFIX) {
+                    ErrorCode::ConfigInvalid
+                } else {
+                    ErrorCode::ServerUnavailable
+                };
+                (
+                    format!("{}{when}", last_error.trim_start_matches(CONFIG_PREFIX)),
+                    code,
+                )
             }
-            tokio::time::sleep(wait).await;
-        }
-
-        self.with_health(|h| h.state = Some(ServerState::Starting));
-        let stderr_ends_at_start = self.stderr.ends();
-        let started = tokio::time::timeout(self.timeout(), self.open()).await;
-        let result = match started {
-            Ok(Ok(opened)) => Ok(opened),
-            Ok(Err(e)) => Err(e),
-            Err(_) => Err(StartError {
-                code: ErrorCode::ServerUnavailable,
-                message: format!(
-                    "it did not finish starting within {} s",
-                    self.timeout().as_secs()
+            NotReady::Stopped => (
+                "it was stopped while starting (its configuration changed, or it was restarted); try again".to_owned(),
+                ErrorCode::ServerUnavailable,
+            ),
+            NotReady::StartTimedOut => (
+                format!(
+                    "it is still starting after {} s (\"startTimeoutSecs\"); try again shortly",
+                    start_timeout.as_secs()
                 ),
-            }),
+                ErrorCode::ServerUnavailable,
+            ),
         };
-        match result {
-            Ok((opened, tools)) => {
-                let conn = Arc::new(Connection {
-                    client: opened.client,
-                    tools,
-                    process_group: opened.process_group,
-                    _stop: opened.stop,
-                    exceeded: opened.exceeded,
-                    stderr_ends_at_start,
-                });
-                self.with_health(|h| h.state = Some(ServerState::Ready));
-                *slot = Some(conn.clone());
-                Ok(conn)
-            }
-            Err(e) => {
-                self.note_failure(e.message.clone());
-                Err(UpstreamError::Unavailable {
-                    name: self.name.clone(),
-                    message: e.message,
-                    code: e.code,
-                })
-            }
+        UpstreamError::Unavailable {
+            name: self.name.clone(),
+            message,
+            code,
+        }
+    }
+
+    /// One start attempt, bounded by the start timeout.
+    async fn start(&self) -> Started<Connection> {
+        let stderr_ends_at_start = self.stderr.ends();
+        let timeout = self.entry.start_timeout();
+        match tokio::time::timeout(timeout, self.open()).await {
+            Ok(Ok((opened, tools))) => Started::Ok(Connection {
+                client: opened.client,
+                tools,
+                process_group: opened.process_group,
+                _stop: opened.stop,
+                exceeded: opened.exceeded,
+                stderr_ends_at_start,
+            }),
+            Ok(Err(e)) if e.code == ErrorCode::ConfigInvalid => Started::Failed {
+                message: format!("{CONFIG_PREFIX}{}", e.message),
+                retry: false,
+            },
+            Ok(Err(e)) => Started::Failed {
+                message: e.message,
+                retry: true,
+            },
+            Err(_) => Started::Failed {
+                message: format!(
+                    "it did not finish starting within {} s (\"startTimeoutSecs\")",
+                    timeout.as_secs()
+                ),
+                retry: true,
+            },
         }
     }
 
@@ -284,8 +306,7 @@ impl Upstream {
             }
         };
         conn.tools.store(generation, tools.clone());
-        self.with_health(|h| h.tool_count = Some(tools.len()));
-        self.note_success();
+        self.life.with_health(|h| h.tool_count = Some(tools.len()));
         Ok(tools)
     }
 
@@ -302,7 +323,12 @@ impl Upstream {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let peer = conn.client.peer().clone();
         let handle = peer
-            .send_request_with_option(request, PeerRequestOptions::with_timeout(self.timeout()))
+            .send_request_with_option(
+                request,
+                // The timer restarts with each progress notification: a long tool that reports
+                // progress is not cut off, a silent one is.
+                PeerRequestOptions::with_timeout(self.timeout()).reset_timeout_on_progress(),
+            )
             .await
             .map_err(|e| self.service_error(e))?;
         let id = handle.id.clone();
@@ -320,7 +346,6 @@ impl Upstream {
         };
         match answer {
             Ok(ServerResult::CallToolResult(mut result)) => {
-                self.note_success();
                 // Servers on older revisions omit `resultType`; clients on 2026-07-28 require
                 // it (rmcp drops it again for clients on older revisions).
                 result.result_type.get_or_insert(rmcp::model::ResultType::COMPLETE);
@@ -382,18 +407,17 @@ impl Upstream {
         }
     }
 
-    /// Closes the connection and terminates the server's process group.
+    /// Closes the connection and terminates the server's process group; ends a start under
+    /// way and any scheduled retry at once. The next use starts the server again.
     pub async fn stop(&self) {
-        let conn = self.slot.lock().await.take();
-        if let Some(conn) = conn {
+        if let Some(conn) = self.life.stop() {
             let group = conn.process_group;
             if let Ok(mut conn) = Arc::try_unwrap(conn) {
-                let _ = conn.client.close_with_timeout(Duration::from_secs(2)).await;
+                let _ = conn.client.close_with_timeout(Duration::from_millis(500)).await;
             }
             // Also when other holders keep the connection alive a little longer.
             kill_group(group);
         }
-        self.with_health(|h| h.state = None);
     }
 }
 
@@ -406,17 +430,4 @@ pub(super) fn kill_group(group: Option<u32>) {
     }
     #[cfg(not(unix))]
     let _ = group;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_starts_at_zero_and_is_capped() {
-        assert_eq!(backoff(1), Duration::ZERO);
-        assert_eq!(backoff(2), Duration::from_millis(250));
-        assert_eq!(backoff(3), Duration::from_millis(500));
-        assert_eq!(backoff(40), Duration::from_secs(30));
-    }
 }

@@ -345,11 +345,25 @@ fn flag_value(args: &[String], flag: &str) -> Option<String> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(path) = flag_value(&args, "--starts-log") {
+        use std::io::Write;
+        let mut log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        writeln!(log, "{}", std::process::id())?;
+    }
     if let Some(msg) = flag_value(&args, "--stderr") {
         eprintln!("{msg}");
     }
     if args.iter().any(|a| a == "--fail-start") {
         eprintln!("fixture: refusing to start (--fail-start)");
+        std::process::exit(2);
+    }
+    if let Some(path) = flag_value(&args, "--fail-start-while")
+        && std::path::Path::new(&path).exists()
+    {
+        eprintln!("fixture: refusing to start while {path} exists");
         std::process::exit(2);
     }
     // Faults for the fault-injection tests.

@@ -28,6 +28,7 @@ fn engine(t: &TestContext) -> Arc<Engine> {
 fn engine_with(t: &TestContext, secrets: Arc<dyn SecretSource>) -> Arc<Engine> {
     let options = EngineOptions {
         config_path: Some(t.config_path.clone()),
+        require_config: false,
         compat: Default::default(),
         secrets,
         dirs: Some(AppDirs::under(&t.home)),

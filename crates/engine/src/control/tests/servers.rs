@@ -162,3 +162,90 @@ async fn a_broken_file_is_reported_kept_and_never_overwritten() {
     assert_eq!(status(&engine).config_error, None);
     assert_eq!(names(&engine), ["c"]);
 }
+
+/// A server that fails every start is retried in the background; turning it off stops it at
+/// once — its state, its buttons (no call waits on it) and its retries.
+#[tokio::test]
+async fn turning_off_a_crash_looping_server_takes_effect_at_once() {
+    let t = TestContext::new();
+    let starts = t.root.join("starts.log");
+    let mut looping = TestContext::fixture(&["--starts-log", starts.to_str().unwrap(), "--fail-start"]);
+    looping["startTimeoutSecs"] = json!(2);
+    t.write_servers(json!({"fx": TestContext::fixture(&[]), "loop": looping}));
+    let engine = engine(&t);
+    assert!(server_tools(&engine, "loop").await.is_err());
+    // Retried by itself (1 s, then 2 s later).
+    let count = || std::fs::read_to_string(&starts).unwrap_or_default().lines().count();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let server = engine.pool.get("loop").unwrap();
+    while count() < 2 || server.status().status != ServerState::Error {
+        assert!(std::time::Instant::now() < deadline, "no retry in the background");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let status = server.status();
+    assert_eq!(status.status, ServerState::Error);
+    assert!(status.error.unwrap().contains("refusing to start"));
+
+    let started = std::time::Instant::now();
+    set_server_enabled(&engine, "loop", false).await.unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(1), "turning it off took {took:?}");
+    let view = servers(&engine).into_iter().find(|s| s.name == "loop").unwrap();
+    assert_eq!(view.status, ServerState::Disabled);
+    let seen = count();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(count(), seen, "no start after it was turned off");
+    engine.shutdown().await;
+}
+
+/// A server whose start hangs is turned off at once too, and the call waiting for it ends.
+#[tokio::test]
+async fn turning_off_a_server_that_hangs_while_starting_takes_effect_at_once() {
+    let t = TestContext::new();
+    let starts = t.root.join("starts.log");
+    t.write_servers(json!({"hang": TestContext::fixture(&["--starts-log", starts.to_str().unwrap(), "--start-delay-ms", "600000"])}));
+    let engine = engine(&t);
+    let waiting = {
+        let engine = engine.clone();
+        tokio::spawn(async move { server_tools(&engine, "hang").await })
+    };
+    while !starts.exists() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let started = std::time::Instant::now();
+    set_server_enabled(&engine, "hang", false).await.unwrap();
+    let waited = tokio::time::timeout(Duration::from_secs(1), waiting)
+        .await
+        .expect("the waiting call ends with the server")
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    assert!(waited.unwrap_err().message.contains("stopped"));
+    let pid: u32 = std::fs::read_to_string(&starts).unwrap().trim().parse().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while offload_testkit::process_alive(pid) {
+        assert!(std::time::Instant::now() < deadline, "the hanging process was not ended");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    engine.shutdown().await;
+}
+
+/// *Stop retrying* ends the background retries of a failing server; a call still tries once.
+#[tokio::test]
+async fn stop_retrying_ends_background_starts() {
+    let t = TestContext::new();
+    let starts = t.root.join("starts.log");
+    t.write_servers(json!({"loop": TestContext::fixture(&["--starts-log", starts.to_str().unwrap(), "--fail-start"])}));
+    let engine = engine(&t);
+    let count = || std::fs::read_to_string(&starts).unwrap_or_default().lines().count();
+    assert!(server_tools(&engine, "loop").await.is_err());
+    let server = engine.pool.get("loop").unwrap();
+    assert!(server.status().retry_in_secs.is_some());
+    server.stop_retrying();
+    assert_eq!(server.status().retry_in_secs, None);
+    let seen = count();
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(count(), seen, "no background start after Stop retrying");
+    assert!(server_tools(&engine, "loop").await.is_err());
+    assert_eq!(count(), seen + 1, "a call tries once");
+    engine.shutdown().await;
+}
