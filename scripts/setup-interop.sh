@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the published MCP peers the interop tests use into tests/interop:
-# @modelcontextprotocol/sdk and server-everything (npm), and the Python SDK `mcp` (PyPI, venv).
+# @modelcontextprotocol/sdk and the published servers (npm), the Python SDK `mcp` 2.x with
+# mcp-server-git and -time (PyPI, .venv), and mcp-server-sqlite, which needs the 1.x SDK
+# (.venv-legacy).
 # Re-running is cheap: nothing is installed again unless the lock files changed.
 set -euo pipefail
 cd "$(dirname "$0")/../tests/interop"
@@ -17,4 +19,11 @@ if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.offload-stamp 2>/dev/null)" != "
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
   stamp requirements.txt > .venv/.offload-stamp
+fi
+
+if [ ! -x .venv-legacy/bin/python ] || [ "$(cat .venv-legacy/.offload-stamp 2>/dev/null)" != "$(stamp requirements-legacy.txt)" ]; then
+  rm -rf .venv-legacy
+  python3 -m venv .venv-legacy
+  .venv-legacy/bin/pip install --quiet --disable-pip-version-check -r requirements-legacy.txt
+  stamp requirements-legacy.txt > .venv-legacy/.offload-stamp
 fi

@@ -6,6 +6,7 @@
 
 pub mod activity;
 pub mod clients;
+pub mod clip;
 pub mod config;
 pub mod config_watch;
 pub mod control;

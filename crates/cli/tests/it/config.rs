@@ -116,7 +116,10 @@ async fn a_named_config_that_is_missing_empty_or_wrong_is_an_error() {
             .stderr(std::process::Stdio::piped());
         async move {
             let out = cmd.output().await.unwrap();
-            (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+            (
+                out.status.success(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
         }
     };
     let missing = ctx.tmp.path().join("nope.json");
@@ -130,10 +133,17 @@ async fn a_named_config_that_is_missing_empty_or_wrong_is_an_error() {
 
     // JSON, but a value of the wrong type: said as such, with line and column.
     let typed = ctx.tmp.path().join("typed.json");
-    std::fs::write(&typed, "{\"mcpServers\": {\"a\": {\"command\": \"x\",\n \"timeoutSecs\": \"ten\"}}}").unwrap();
+    std::fs::write(
+        &typed,
+        "{\"mcpServers\": {\"a\": {\"command\": \"x\",\n \"timeoutSecs\": \"ten\"}}}",
+    )
+    .unwrap();
     let (ok, err) = run(vec!["--config".into(), typed.display().to_string()]).await;
     assert!(!ok, "{err}");
-    assert!(err.contains("line 2") && err.contains("invalid type"), "{err}");
+    assert!(
+        err.contains("line 2") && err.contains("invalid type"),
+        "{err}"
+    );
     assert!(!err.contains("not valid JSON"), "{err}");
 }
 
@@ -160,7 +170,10 @@ async fn a_named_config_keeps_the_shim_embedded_while_a_host_runs() {
     let own = ctx.tmp.path().join("own.json");
     std::fs::write(
         &own,
-        serde_json::to_vec(&json!({"roots": [ctx.root], "mcpServers": {"fx": TestContext::fixture(&[])}})).unwrap(),
+        serde_json::to_vec(
+            &json!({"roots": [ctx.root], "mcpServers": {"fx": TestContext::fixture(&[])}}),
+        )
+        .unwrap(),
     )
     .unwrap();
     let own_arg = own.display().to_string();
@@ -172,7 +185,11 @@ async fn a_named_config_keeps_the_shim_embedded_while_a_host_runs() {
         .iter()
         .map(|s| s["name"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(names, ["fx"], "the named configuration applies, not the host's");
+    assert_eq!(
+        names,
+        ["fx"],
+        "the named configuration applies, not the host's"
+    );
     let instructions = client
         .peer_info()
         .and_then(|i| i.instructions.clone())

@@ -240,3 +240,45 @@ async fn malformed_requests_are_invalid_params_errors() {
     }
     client.cancel().await.unwrap();
 }
+
+/// Offload's own tool definitions cost a model context on every turn: name, description and
+/// input schema of all of them stay under 8,000 bytes, the whole `tools/list` under 14,000.
+#[tokio::test]
+async fn our_own_tool_list_is_small() {
+    let ctx = with_fixture();
+    let client = ctx.client().await;
+    let tools = client.list_all_tools().await.unwrap();
+    let core: usize = tools
+        .iter()
+        .map(|t| {
+            serde_json::to_string(&json!({
+                "name": t.name, "description": t.description, "inputSchema": t.input_schema
+            }))
+            .unwrap()
+            .len()
+        })
+        .sum();
+    let whole = serde_json::to_string(&json!({"tools": tools}))
+        .unwrap()
+        .len();
+    let mut rows: Vec<String> = tools
+        .iter()
+        .map(|t| {
+            let size = |v: &serde_json::Value| serde_json::to_string(v).unwrap().len();
+            format!(
+                "{:<30} description {:>4}  input {:>4}  output {:>5}",
+                t.name,
+                t.description.as_deref().unwrap_or("").len(),
+                size(&json!(t.input_schema)),
+                t.output_schema.as_ref().map_or(0, |s| size(&json!(s)))
+            )
+        })
+        .collect();
+    rows.push(format!(
+        "name + description + input schema: {core} bytes (limit 8000); whole tools/list: {whole} bytes (limit 14000)"
+    ));
+    eprintln!("{}", rows.join("\n"));
+    assert!(core <= 8000, "{}", rows.join("\n"));
+    assert!(whole <= 14000, "{}", rows.join("\n"));
+    client.cancel().await.unwrap();
+}

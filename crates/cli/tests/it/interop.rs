@@ -16,7 +16,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 const NEEDS_PEERS: &str = "needs published peers: run scripts/setup-interop.sh";
 
-fn interop_dir() -> PathBuf {
+pub(crate) fn interop_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop");
     let dir = std::fs::canonicalize(&dir).expect("tests/interop");
     assert!(

@@ -46,7 +46,11 @@ async fn a_server_that_cannot_start_costs_the_healthy_ones_nothing() {
     // The first discovery waits for first starts (at most the hanging server's start timeout).
     let start = Instant::now();
     let first = call(&client, "list_available_tools", json!({})).await;
-    assert!(start.elapsed() < Duration::from_secs(4), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
     let servers = &structured(&first)["servers"];
     let state = |name: &str| {
         servers
@@ -164,7 +168,11 @@ async fn a_failing_server_is_retried_in_the_background_and_recovers_by_itself() 
         if structured(&listed)["servers"][0]["status"] == "ready" {
             break;
         }
-        assert!(Instant::now() < deadline, "never recovered: {}", text(&listed));
+        assert!(
+            Instant::now() < deadline,
+            "never recovered: {}",
+            text(&listed)
+        );
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     let r = call(
@@ -193,6 +201,10 @@ async fn progress_resets_the_call_timer() {
     let start = Instant::now();
     let r = fx(&client, "slow", json!({"ms": 3000})).await;
     assert_eq!(error_code(&r), "upstream_timeout");
-    assert!(start.elapsed() < Duration::from_millis(2500), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        start.elapsed()
+    );
     client.cancel().await.unwrap();
 }

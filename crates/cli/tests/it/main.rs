@@ -12,6 +12,7 @@ mod file_content;
 mod file_tools;
 mod interop;
 mod liveness;
+mod published;
 mod secrets;
 mod shim;
 mod special_files;

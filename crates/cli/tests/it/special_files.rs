@@ -12,7 +12,10 @@ use crate::with_fixture;
 async fn a_fifo_is_refused_at_once_by_every_tool() {
     let ctx = with_fixture();
     let fifo = ctx.root.join("pipe.csv");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(made.success());
     let path = fifo.display().to_string();
     let client = ctx.client().await;

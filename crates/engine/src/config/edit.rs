@@ -93,9 +93,7 @@ fn servers(doc: &mut Map<String, Value>) -> Result<&mut Map<String, Value>, Edit
     } else {
         "mcpServers"
     };
-    let servers = doc
-        .entry(key)
-        .or_insert_with(|| Value::Object(Map::new()));
+    let servers = doc.entry(key).or_insert_with(|| Value::Object(Map::new()));
     servers
         .as_object_mut()
         .ok_or_else(|| EditError::Invalid(format!("\"{key}\" is not an object")))

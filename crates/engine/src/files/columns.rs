@@ -156,7 +156,7 @@ fn date_kind(text: &str) -> Option<ColumnType> {
 }
 
 fn clip(text: &str) -> String {
-    crate::server::clip(text, SAMPLE_CAP).into_owned()
+    crate::clip::clip(text, SAMPLE_CAP).into_owned()
 }
 
 #[cfg(test)]

@@ -81,7 +81,7 @@ fn data_schema(shape: &Shape, documents: Option<u64>) -> DataSchema {
         element_count,
         documents,
         shape: json,
-        outline: crate::server::clip(&shape.render(), 2000).into_owned(),
+        outline: crate::clip::clip(&shape.render(), 2000).into_owned(),
     }
 }
 

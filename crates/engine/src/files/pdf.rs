@@ -56,7 +56,7 @@ pub fn schema(probe: &Probe) -> Result<PdfSchema, FileError> {
         ("modification_date", meta.modification_date),
     ] {
         if let Some(v) = value.filter(|v| !v.trim().is_empty()) {
-            metadata.insert(key.to_owned(), crate::server::clip(&v, 300).into_owned());
+            metadata.insert(key.to_owned(), crate::clip::clip(&v, 300).into_owned());
         }
     }
     let encrypted = memchr::memmem::find(&bytes, b"/Encrypt").is_some();
@@ -115,7 +115,7 @@ pub fn read(
                     return false;
                 }
                 if page.len() > budget {
-                    let cut = crate::server::clip(&page, budget);
+                    let cut = crate::clip::clip(&page, budget);
                     out.push_str(&cut);
                     truncated = true;
                     delivered += 1;

@@ -3,9 +3,34 @@
 use std::io::Write;
 
 use super::table::{self, Cell};
-use super::{Payload, Rendered, table_source};
+use super::{Payload, Rendered, TableSource, table_source};
+
+/// Writes one table (of a payload that holds several: the store writes a file per table).
+pub fn write_table(
+    source: &TableSource<'_>,
+    delimiter: u8,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut w = csv::WriterBuilder::new()
+        .delimiter(delimiter)
+        .terminator(csv::Terminator::CRLF)
+        .from_writer(out);
+    if !source.columns.is_empty() {
+        w.write_record(source.columns.iter())?;
+        source.for_each_row(&mut |cells| Ok(w.write_record(cells)?))?;
+    }
+    w.flush()?;
+    Ok(())
+}
 
 pub fn write(payload: &Payload, delimiter: u8, out: &mut dyn Write) -> std::io::Result<Rendered> {
+    if let Some(source) = table_source(payload) {
+        write_table(&source, delimiter, out)?;
+        return Ok(Rendered {
+            table: Some(source.info),
+            ..Rendered::default()
+        });
+    }
     let mut w = csv::WriterBuilder::new()
         .delimiter(delimiter)
         .terminator(csv::Terminator::CRLF)
@@ -16,17 +41,6 @@ pub fn write(payload: &Payload, delimiter: u8, out: &mut dyn Write) -> std::io::
         w.flush()?;
         return Ok(Rendered {
             fallback: true,
-            ..Rendered::default()
-        });
-    }
-    if let Some(source) = table_source(payload) {
-        if !source.columns.is_empty() {
-            w.write_record(source.columns.iter())?;
-            source.for_each_row(&mut |cells| Ok(w.write_record(cells)?))?;
-        }
-        w.flush()?;
-        return Ok(Rendered {
-            table: Some(source.info),
             ..Rendered::default()
         });
     }

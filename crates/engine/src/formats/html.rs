@@ -8,7 +8,7 @@ use html_escape::encode_text;
 use serde_json::Value;
 
 use super::table::{self, Cell};
-use super::{Payload, Rendered, stream, table_source};
+use super::{Payload, Rendered, TableSource, stream, table_source, table_sources};
 
 const HEAD: &str = "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n<title>Offload response</title>\n\
 <style>table{border-collapse:collapse}th,td{border:1px solid #999;padding:2px 6px;\
@@ -26,18 +26,33 @@ pub fn write(payload: &Payload, out: &mut dyn Write) -> std::io::Result<Rendered
             let s: String = serde_json::from_str(text).map_err(std::io::Error::other)?;
             pre(out, &s)?
         }
-        _ => match table_source(payload) {
-            Some(source) => {
-                let header: Vec<&str> = source.columns.iter().map(String::as_str).collect();
-                open_table(out, &header)?;
-                source.for_each_row(&mut |cells| write_texts(&mut *out, cells))?;
-                out.write_all(b"</tbody>\n</table>\n")?;
+        _ => match (table_source(payload), table_sources(payload)) {
+            (Some(source), _) => {
+                write_table(out, &source)?;
                 Rendered {
                     table: Some(source.info),
                     ..Rendered::default()
                 }
             }
-            None => {
+            (None, Some(sources)) => {
+                // Several tables: one section each, headed by its field.
+                let mut tables = Vec::new();
+                for source in sources {
+                    let name = source.info.path.clone().unwrap_or_default();
+                    writeln!(out, "<h2>{}</h2>", encode_text(&name))?;
+                    if source.info.rows == 0 {
+                        out.write_all(b"<p>(no rows)</p>\n")?;
+                    } else {
+                        write_table(out, &source)?;
+                    }
+                    tables.push(source.info);
+                }
+                Rendered {
+                    tables,
+                    ..Rendered::default()
+                }
+            }
+            (None, None) => {
                 let value = payload.to_value()?;
                 let (header, rows) = table::fallback(&value);
                 open_table(out, &header)?;
@@ -59,6 +74,13 @@ pub fn write(payload: &Payload, out: &mut dyn Write) -> std::io::Result<Rendered
 fn pre(out: &mut dyn Write, text: &str) -> std::io::Result<Rendered> {
     writeln!(out, "<pre>{}</pre>", encode_text(text))?;
     Ok(Rendered::default())
+}
+
+fn write_table(out: &mut dyn Write, source: &TableSource<'_>) -> std::io::Result<()> {
+    let header: Vec<&str> = source.columns.iter().map(String::as_str).collect();
+    open_table(out, &header)?;
+    source.for_each_row(&mut |cells| write_texts(&mut *out, cells))?;
+    out.write_all(b"</tbody>\n</table>\n")
 }
 
 fn open_table(out: &mut dyn Write, header: &[&str]) -> std::io::Result<()> {

@@ -7,7 +7,7 @@ use std::io::Write;
 use serde_json::Value;
 
 use super::table::{self, Cell};
-use super::{Payload, Rendered, stream, table_source};
+use super::{Payload, Rendered, TableSource, stream, table_source, table_sources};
 
 pub fn write(payload: &Payload, out: &mut dyn Write) -> std::io::Result<Rendered> {
     match payload {
@@ -26,11 +26,30 @@ pub fn write(payload: &Payload, out: &mut dyn Write) -> std::io::Result<Rendered
         _ => {}
     }
     if let Some(source) = table_source(payload) {
-        let header: Vec<String> = source.columns.iter().map(|c| escape(c)).collect();
-        write_header(out, &header)?;
-        source.for_each_row(&mut |cells| write_texts(&mut *out, cells))?;
+        write_table(out, &source)?;
         return Ok(Rendered {
             table: Some(source.info),
+            ..Rendered::default()
+        });
+    }
+    if let Some(sources) = table_sources(payload) {
+        // Several tables: one section each, headed by its field.
+        let mut tables = Vec::new();
+        for (i, source) in sources.into_iter().enumerate() {
+            let name = source.info.path.clone().unwrap_or_default();
+            if i > 0 {
+                writeln!(out)?;
+            }
+            writeln!(out, "## {}\n", escape(&name))?;
+            if source.info.rows == 0 {
+                writeln!(out, "(no rows)")?;
+            } else {
+                write_table(out, &source)?;
+            }
+            tables.push(source.info);
+        }
+        return Ok(Rendered {
+            tables,
             ..Rendered::default()
         });
     }
@@ -45,6 +64,12 @@ pub fn write(payload: &Payload, out: &mut dyn Write) -> std::io::Result<Rendered
         fallback: true,
         ..Rendered::default()
     })
+}
+
+fn write_table(out: &mut dyn Write, source: &TableSource<'_>) -> std::io::Result<()> {
+    let header: Vec<String> = source.columns.iter().map(|c| escape(c)).collect();
+    write_header(out, &header)?;
+    source.for_each_row(&mut |cells| write_texts(&mut *out, cells))
 }
 
 fn write_header(out: &mut dyn Write, header: &[String]) -> std::io::Result<()> {

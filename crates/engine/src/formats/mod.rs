@@ -6,7 +6,7 @@
 //! beyond the value itself. They never fail on content: every JSON value has an output in every
 //! format (tables for table-shaped values, documented fallbacks otherwise).
 
-mod delimited;
+pub mod delimited;
 mod flat;
 mod html;
 mod markdown;
@@ -163,6 +163,52 @@ pub fn table_source(payload: &Payload) -> Option<TableSource<'_>> {
     }
 }
 
+/// The tables of a payload that holds several (an object with several lists of objects), by
+/// field, in order.
+pub fn table_sources(payload: &Payload) -> Option<Vec<TableSource<'_>>> {
+    match payload {
+        Payload::Json(v) => Some(
+            table::find_tables(v)?
+                .into_iter()
+                .map(|(path, rows)| {
+                    let columns = table::columns(rows);
+                    let types = table::column_types(rows, &columns);
+                    TableSource {
+                        info: TableInfo {
+                            path: Some(path.to_owned()),
+                            rows: rows.len(),
+                            columns: columns.iter().cloned().zip(types).collect(),
+                        },
+                        columns,
+                        rows: Rows::Values(rows),
+                    }
+                })
+                .collect(),
+        ),
+        Payload::JsonText {
+            text,
+            shape: stream::Shape::Tables { tables },
+        } => Some(
+            tables
+                .iter()
+                .map(|t| TableSource {
+                    info: TableInfo {
+                        path: Some(t.path.clone()),
+                        rows: t.rows,
+                        columns: t.columns.clone(),
+                    },
+                    columns: t.columns.iter().map(|(c, _)| c.clone()).collect(),
+                    rows: Rows::Text {
+                        text,
+                        path: Some(t.path.as_str()),
+                    },
+                })
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
 /// The output formats of `call_tool_and_store`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -249,6 +295,8 @@ pub struct Rendered {
     pub table: Option<TableInfo>,
     /// True when a non-table value was written with the documented fallback layout.
     pub fallback: bool,
+    /// The tables written, when the payload holds several (Markdown and HTML sections).
+    pub tables: Vec<TableInfo>,
     /// Characters XML 1.0 cannot hold (control characters) that were replaced by U+FFFD.
     pub replaced_chars: usize,
 }

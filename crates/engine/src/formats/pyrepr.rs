@@ -135,11 +135,17 @@ impl Parser<'_> {
     fn number(&mut self) -> Option<Value> {
         let start = self.i;
         while self.i < self.s.len()
-            && matches!(self.s[self.i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E' | b'_')
+            && matches!(
+                self.s[self.i],
+                b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E' | b'_'
+            )
         {
             self.i += 1;
         }
-        let raw: String = self.text[start..self.i].chars().filter(|c| *c != '_').collect();
+        let raw: String = self.text[start..self.i]
+            .chars()
+            .filter(|c| *c != '_')
+            .collect();
         let raw = raw.strip_prefix('+').unwrap_or(&raw);
         if let Ok(n) = raw.parse::<i64>() {
             return Some(Value::Number(n.into()));
@@ -149,8 +155,13 @@ impl Parser<'_> {
         }
         let is_int = raw.bytes().all(|b| b.is_ascii_digit() || b == b'-');
         if is_int {
-            // An integer beyond 64 bits: keep it exact, as JSON text.
-            return serde_json::from_str::<Number>(raw).ok().map(Value::Number);
+            // An integer beyond 64 bits: kept exact, as a string of its digits.
+            return (raw.len() > 1
+                && raw
+                    .trim_start_matches('-')
+                    .bytes()
+                    .all(|b| b.is_ascii_digit()))
+            .then(|| Value::String(raw.to_owned()));
         }
         raw.parse::<f64>()
             .ok()
@@ -229,7 +240,10 @@ mod tests {
         assert_eq!(v[0]["name"], "O'Brien");
         assert_eq!(v[0]["tags"], json!(["a", "b"]));
         assert_eq!(v[0]["note"], Value::Null);
-        assert_eq!(v[0]["big"].to_string(), "123456789012345678901234567890");
+        assert_eq!(
+            v[0]["big"], "123456789012345678901234567890",
+            "exact, as text"
+        );
         assert_eq!(v[1]["name"], "tab\there \\ 'q' \u{e9}A");
         assert_eq!(v[1]["score"], json!(1000.0));
         assert_eq!(v[1]["ok"], false);

@@ -66,6 +66,11 @@ pub enum Shape {
         rows: usize,
         columns: Vec<(String, &'static str)>,
     },
+    /// An object holding several lists of objects: several tables, by field (see
+    /// `table::find_tables` for the rule).
+    Tables {
+        tables: Vec<TableShape>,
+    },
     Object {
         keys: Vec<String>,
         count: usize,
@@ -80,6 +85,14 @@ pub enum Shape {
     Scalar {
         kind: &'static str,
     },
+}
+
+/// One table of a `Shape::Tables`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableShape {
+    pub path: String,
+    pub rows: usize,
+    pub columns: Vec<(String, &'static str)>,
 }
 
 /// Columns and their types, merged over rows as in `table::column_types`.
@@ -205,7 +218,6 @@ impl<'de> Visitor<'de> for RootVisitor {
             let scan = map.next_value_seed(ListSeed)?;
             if let Some(scan) = scan
                 && scan.all_objects
-                && scan.items > 0
             {
                 tables.push((key.clone(), scan));
             }
@@ -213,6 +225,20 @@ impl<'de> Visitor<'de> for RootVisitor {
                 keys.push(key);
             }
         }
+        let filled = tables.iter().filter(|(_, t)| t.items > 0).count();
+        if super::table::several_tables(tables.len(), filled, count) {
+            return Ok(Shape::Tables {
+                tables: tables
+                    .into_iter()
+                    .map(|(path, scan)| TableShape {
+                        path,
+                        rows: scan.items,
+                        columns: scan.columns.into_vec(),
+                    })
+                    .collect(),
+            });
+        }
+        tables.retain(|(_, t)| t.items > 0);
         if tables.len() == 1 {
             let (path, scan) = tables.pop().unwrap_or_else(|| unreachable!());
             return Ok(Shape::Table {
@@ -402,11 +428,15 @@ mod tests {
         );
         let t = scan(r#"{"total": 1, "results": [{"id": 1}], "tags": ["x"]}"#).unwrap();
         assert!(matches!(t, Shape::Table { path: Some(ref p), rows: 1, .. } if p == "results"));
+        assert!(matches!(
+            scan(r#"{"a": [{"x": 1}], "b": [], "n": 1}"#).unwrap(),
+            Shape::Tables { tables } if tables.len() == 2 && tables[1].rows == 0
+        ));
         assert_eq!(
-            scan(r#"{"a": [{"x": 1}], "b": [{"y": 1}]}"#).unwrap(),
+            scan(r#"{"a": [], "b": [], "n": 1}"#).unwrap(),
             Shape::Object {
-                keys: vec!["a".into(), "b".into()],
-                count: 2
+                keys: vec!["a".into(), "b".into(), "n".into()],
+                count: 3
             }
         );
         assert_eq!(scan("[1, {\"a\": 1}]").unwrap(), Shape::Array { items: 2 });

@@ -3,7 +3,8 @@
 //! little beyond the value itself.
 //!
 //! Conventions (documented in README): a list of objects is a table; an object with exactly one
-//! field that is a non-empty list of objects is that table (its key is the reported `path`).
+//! field that is a non-empty list of objects is that table (its key is the reported `path`); an
+//! object with several fields that are lists of objects is several tables (`find_tables`).
 //! Nested objects become dotted columns (`meta.owner.id`); lists inside a cell are JSON-encoded;
 //! `null` is an empty cell. Anything else is not a table and gets a key/value fallback.
 
@@ -17,8 +18,39 @@ pub struct TableView<'a> {
     pub rows: &'a [Value],
 }
 
-/// Finds the rows of a table-shaped value.
+/// Whether an object whose `lists` fields are lists of objects (`filled` of them non-empty),
+/// out of `fields` fields, is several tables: at least two such lists, and either one holds
+/// rows or the object is nothing but lists. An empty list counts, so that the same tool gives
+/// the same files whether or not a list is empty today (server-memory's `read_graph` answers
+/// `{entities, relations}` with either list empty at times).
+pub fn several_tables(lists: usize, filled: usize, fields: usize) -> bool {
+    lists >= 2 && (filled >= 1 || lists == fields)
+}
+
+/// The tables of an object that holds several lists of objects, by field, in the object's
+/// order; `None` when it is not such an object.
+pub fn find_tables(value: &Value) -> Option<Vec<(&str, &[Value])>> {
+    let Value::Object(map) = value else {
+        return None;
+    };
+    let lists: Vec<(&str, &[Value])> = map
+        .iter()
+        .filter_map(|(k, v)| match v {
+            Value::Array(items) if items.iter().all(Value::is_object) => {
+                Some((k.as_str(), items.as_slice()))
+            }
+            _ => None,
+        })
+        .collect();
+    let filled = lists.iter().filter(|(_, rows)| !rows.is_empty()).count();
+    several_tables(lists.len(), filled, map.len()).then_some(lists)
+}
+
+/// Finds the rows of a table-shaped value (one table; see `find_tables` for several).
 pub fn find(value: &Value) -> Option<TableView<'_>> {
+    if find_tables(value).is_some() {
+        return None;
+    }
     match value {
         Value::Array(items) if items.iter().all(Value::is_object) => Some(TableView {
             path: None,
@@ -198,6 +230,18 @@ mod tests {
             find(&json!({"a": [{"x": 1}], "b": [{"y": 2}]})).is_none(),
             "two candidate lists"
         );
+        assert_eq!(
+            find_tables(&json!({"a": [{"x": 1}], "b": [], "n": 2}))
+                .unwrap()
+                .iter()
+                .map(|(k, rows)| (*k, rows.len()))
+                .collect::<Vec<_>>(),
+            [("a", 1), ("b", 0)],
+            "an empty list beside a table is a table too"
+        );
+        assert_eq!(find_tables(&json!({"a": [], "b": []})).unwrap().len(), 2);
+        assert!(find_tables(&json!({"a": [], "b": [], "n": 1})).is_none());
+        assert!(find_tables(&json!({"a": [{"x": 1}], "b": [1]})).is_none());
         assert!(find(&json!([1, {"a": 1}])).is_none());
         assert!(find(&json!("text")).is_none());
         assert_eq!(

@@ -1,20 +1,124 @@
 //! CSV and TSV in: RFC 4180 (quoted delimiters, quotes and newlines), UTF-8 BOM removed, CRLF
-//! accepted, the header row naming the fields. Rows become objects; with type inference, cells
-//! that unambiguously are numbers, booleans or empty become them, everything else stays a string.
-//! A row can be built as a map or written straight to JSON text (no map, no per-cell strings).
+//! accepted, the header row naming the fields. Rows become objects.
+//!
+//! Types are decided per column, never per cell, so a tool gets one type per field: with
+//! inference, a column becomes numbers only if every non-empty cell is one (and booleans
+//! likewise); one cell that must stay text (`01234`, `+1`, a long id) keeps the whole column
+//! text. That takes a first pass over the file (`plan`), which only classifies cells.
+//! `column_types` overrides a column: string, integer, number, boolean, json, or list (a cell
+//! split on a separator). A row can be built as a map or written straight to JSON text.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 
 use serde_json::{Map, Number, Value};
 
 use super::InputError;
 
-/// Reads CSV/TSV from `reader`, calling `row` with each record. Returns the warnings
-/// (duplicate or empty header names).
+/// What a column's cells become.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// Text as it is (empty → null): no inference, or a column that is not all one type.
+    Text,
+    /// Every non-empty cell is a number.
+    Number,
+    /// Every non-empty cell is true or false.
+    Bool,
+    /// Asked for with `column_types`.
+    Forced(ColumnType),
+}
+
+/// A type asked for with `column_types`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnType {
+    /// Text, empty cells included ("").
+    String,
+    Integer,
+    Number,
+    Boolean,
+    /// The cell holds JSON.
+    Json,
+    /// The cell holds items split on this separator (`a;b` → ["a", "b"]).
+    List(String),
+}
+
+impl ColumnType {
+    /// Parses a `column_types` value; `separator` is for lists.
+    pub fn parse(name: &str, separator: &str) -> Option<Self> {
+        Some(match name.trim().to_ascii_lowercase().as_str() {
+            "string" | "text" => Self::String,
+            "integer" | "int" => Self::Integer,
+            "number" | "float" => Self::Number,
+            "boolean" | "bool" => Self::Boolean,
+            "json" => Self::Json,
+            "list" | "array" => Self::List(separator.to_owned()),
+            _ => return None,
+        })
+    }
+}
+
+/// How to type the cells: inference on or off, and per-column overrides by header name.
+#[derive(Debug, Clone, Default)]
+pub struct Typing {
+    pub infer: bool,
+    pub columns: BTreeMap<String, ColumnType>,
+}
+
+impl Typing {
+    /// Whether reading needs the first pass (inference looks at every cell of a column).
+    pub fn needs_plan(&self) -> bool {
+        self.infer
+    }
+}
+
+/// The first pass: each column's kind, from every cell. `None` when inference is off.
+pub fn plan(reader: impl Read, delimiter: u8, typing: &Typing) -> Result<Vec<Kind>, InputError> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .has_headers(true)
+        .flexible(false)
+        .from_reader(reader);
+    let (names, _) = header(&mut rdr)?;
+    // Per column: any non-empty cell seen, all numbers so far, all booleans so far.
+    let mut seen = vec![(false, true, true); names.len()];
+    let mut record = csv::StringRecord::new();
+    while rdr
+        .read_record(&mut record)
+        .map_err(|e| csv_error(e, &names))?
+    {
+        for (state, text) in seen.iter_mut().zip(record.iter()) {
+            if text.is_empty() || !(state.1 || state.2) {
+                continue;
+            }
+            state.0 = true;
+            state.1 = state.1 && number(text).is_some();
+            state.2 = state.2
+                && (text.eq_ignore_ascii_case("true") || text.eq_ignore_ascii_case("false"));
+        }
+    }
+    Ok(names
+        .iter()
+        .zip(seen)
+        .map(
+            |(name, (any, numbers, bools))| match typing.columns.get(name) {
+                Some(forced) => Kind::Forced(forced.clone()),
+                None if !typing.infer || !any => Kind::Text,
+                None if numbers => Kind::Number,
+                None if bools => Kind::Bool,
+                None => Kind::Text,
+            },
+        )
+        .collect())
+}
+
+/// Reads CSV/TSV from `reader`, calling `row` with each record typed by `kinds` (from `plan`;
+/// empty: every column text, or as `typing` forces it). Returns the warnings (duplicate or
+/// empty header names, `column_types` naming no column).
 pub fn read(
     reader: impl Read,
     delimiter: u8,
-    infer_types: bool,
+    typing: &Typing,
+    kinds: Vec<Kind>,
     row: &mut dyn FnMut(Row<'_>) -> Result<(), InputError>,
 ) -> Result<Vec<String>, InputError> {
     let mut rdr = csv::ReaderBuilder::new()
@@ -22,7 +126,25 @@ pub fn read(
         .has_headers(true)
         .flexible(false)
         .from_reader(reader);
-    let (names, warnings) = header(&mut rdr)?;
+    let (names, mut warnings) = header(&mut rdr)?;
+    let kinds = if kinds.len() == names.len() {
+        kinds
+    } else {
+        names
+            .iter()
+            .map(|n| match typing.columns.get(n) {
+                Some(forced) => Kind::Forced(forced.clone()),
+                None => Kind::Text,
+            })
+            .collect()
+    };
+    for name in typing.columns.keys() {
+        if !names.contains(name) {
+            warnings.push(format!(
+                "column_types names '{name}', which is not a column"
+            ));
+        }
+    }
     let keys = names
         .iter()
         .map(|name| {
@@ -36,11 +158,12 @@ pub fn read(
         .read_record(&mut record)
         .map_err(|e| csv_error(e, &names))?
     {
+        let line = record.position().map_or(0, |p| p.line());
+        let cells = typed_cells(&record, &kinds, &names, line)?;
         row(Row {
             names: &names,
             keys: &keys,
-            record: &record,
-            infer_types,
+            cells,
         })?;
     }
     Ok(warnings)
@@ -79,40 +202,97 @@ fn header<R: Read>(rdr: &mut csv::Reader<R>) -> Result<(Vec<String>, Vec<String>
     Ok((names, warnings))
 }
 
-/// One record of the file, with its column names.
+/// A record's cells typed by their columns' kinds; a cell that does not fit a forced type is
+/// an error naming the line, the column and the value.
+fn typed_cells<'r>(
+    record: &'r csv::StringRecord,
+    kinds: &[Kind],
+    names: &[String],
+    line: u64,
+) -> Result<Vec<Cell<'r>>, InputError> {
+    record
+        .iter()
+        .zip(kinds)
+        .zip(names)
+        .map(|((text, kind), name)| {
+            typed(text, kind).ok_or_else(|| {
+                let Kind::Forced(t) = kind else {
+                    unreachable!("only forced types can refuse a cell")
+                };
+                InputError::parse(format!(
+                    "line {line}, column '{name}': {:?} is not {} (column_types)",
+                    crate::clip::clip(text, 60),
+                    match t {
+                        ColumnType::Integer => "an integer",
+                        ColumnType::Number => "a number",
+                        ColumnType::Boolean => "a boolean (true/false, yes/no, 1/0)",
+                        ColumnType::Json => "valid JSON",
+                        ColumnType::String | ColumnType::List(_) => "text",
+                    }
+                ))
+                .at_line(line)
+            })
+        })
+        .collect()
+}
+
+/// One cell under its column's kind; `None` when it does not fit a forced type.
+fn typed<'t>(text: &'t str, kind: &Kind) -> Option<Cell<'t>> {
+    Some(match kind {
+        _ if text.is_empty()
+            && !matches!(kind, Kind::Forced(ColumnType::String | ColumnType::List(_))) =>
+        {
+            Cell::Null
+        }
+        Kind::Text => Cell::Text(text),
+        Kind::Number => number(text).map_or(Cell::Text(text), Cell::Number),
+        Kind::Bool => Cell::Bool(text.eq_ignore_ascii_case("true")),
+        Kind::Forced(ColumnType::String) => Cell::Text(text),
+        Kind::Forced(ColumnType::Integer) => Cell::Number(text.trim().parse::<i64>().ok()?.into()),
+        Kind::Forced(ColumnType::Number) => {
+            let f: f64 = text.trim().parse().ok()?;
+            Cell::Number(Number::from_f64(f)?)
+        }
+        Kind::Forced(ColumnType::Boolean) => match text.trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" | "y" | "1" => Cell::Bool(true),
+            "false" | "no" | "n" | "0" => Cell::Bool(false),
+            _ => return None,
+        },
+        Kind::Forced(ColumnType::Json) => Cell::Value(serde_json::from_str(text).ok()?),
+        Kind::Forced(ColumnType::List(separator)) => {
+            Cell::Value(Value::Array(if text.trim().is_empty() {
+                Vec::new()
+            } else {
+                text.split(separator.as_str())
+                    .map(|item| Value::String(item.trim().to_owned()))
+                    .collect()
+            }))
+        }
+    })
+}
+
+/// One record of the file, with its column names and typed cells.
 pub struct Row<'a> {
     names: &'a [String],
     /// Each name as a JSON string followed by `:`.
     keys: &'a [Vec<u8>],
-    record: &'a csv::StringRecord,
-    infer_types: bool,
+    cells: Vec<Cell<'a>>,
 }
 
 impl Row<'_> {
-    fn cells(&self) -> impl Iterator<Item = Cell<'_>> {
-        let infer_types = self.infer_types;
-        self.record.iter().map(move |text| {
-            if infer_types {
-                cell(text)
-            } else {
-                Cell::Text(text)
-            }
-        })
-    }
-
     /// The row as an object keyed by the header.
     pub fn to_map(&self) -> Map<String, Value> {
         self.names
             .iter()
             .cloned()
-            .zip(self.cells().map(Value::from))
+            .zip(self.cells.iter().cloned().map(Value::from))
             .collect()
     }
 
     /// Appends the row to `out` as a JSON object: the same JSON `to_map` serialises to.
     pub fn write_json(&self, out: &mut Vec<u8>) {
         out.push(b'{');
-        for (i, (key, cell)) in self.keys.iter().zip(self.cells()).enumerate() {
+        for (i, (key, cell)) in self.keys.iter().zip(&self.cells).enumerate() {
             if i > 0 {
                 out.push(b',');
             }
@@ -130,6 +310,8 @@ enum Cell<'a> {
     Bool(bool),
     Number(Number),
     Text(&'a str),
+    /// Made by a forced type (json, list).
+    Value(Value),
 }
 
 impl Cell<'_> {
@@ -140,6 +322,7 @@ impl Cell<'_> {
             Cell::Bool(b) => serde_json::to_writer(&mut *out, b),
             Cell::Number(n) => serde_json::to_writer(&mut *out, n),
             Cell::Text(t) => serde_json::to_writer(&mut *out, t),
+            Cell::Value(v) => serde_json::to_writer(&mut *out, v),
         };
     }
 }
@@ -151,6 +334,7 @@ impl From<Cell<'_>> for Value {
             Cell::Bool(b) => Value::Bool(b),
             Cell::Number(n) => Value::Number(n),
             Cell::Text(t) => Value::String(t.to_owned()),
+            Cell::Value(v) => v,
         }
     }
 }
@@ -288,8 +472,23 @@ mod tests {
     }
 
     fn rows(text: &str, infer_types: bool) -> Result<(Vec<Value>, Vec<String>), InputError> {
+        typed_rows(
+            text,
+            &Typing {
+                infer: infer_types,
+                ..Typing::default()
+            },
+        )
+    }
+
+    fn typed_rows(text: &str, typing: &Typing) -> Result<(Vec<Value>, Vec<String>), InputError> {
+        let kinds = if typing.needs_plan() {
+            plan(text.as_bytes(), b',', typing)?
+        } else {
+            Vec::new()
+        };
         let mut out = Vec::new();
-        let warnings = read(text.as_bytes(), b',', infer_types, &mut |r| {
+        let warnings = read(text.as_bytes(), b',', typing, kinds, &mut |r| {
             let mut json = Vec::new();
             r.write_json(&mut json);
             let map = r.to_map();
@@ -333,7 +532,7 @@ mod tests {
         let mut bad = b"a\nok\n".to_vec();
         bad.extend_from_slice(b"\xff\xfe\n");
         let mut n = 0;
-        let e = read(&bad[..], b',', true, &mut |_| {
+        let e = read(&bad[..], b',', &Typing::default(), Vec::new(), &mut |_| {
             n += 1;
             Ok(())
         })
@@ -342,6 +541,71 @@ mod tests {
             e.to_string().contains("line 3") && e.to_string().contains("UTF-8"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn types_are_decided_per_column() {
+        let (r, _) = rows(
+            "zip,phone,n,flag,mixed,empty\n01234,555-1234,1,true,1,\n12345,5551234,2.5,FALSE,x,\n,,,,,\n",
+            true,
+        )
+        .unwrap();
+        assert_eq!(
+            r[0],
+            json!({"zip": "01234", "phone": "555-1234", "n": 1, "flag": true, "mixed": "1", "empty": null})
+        );
+        assert_eq!(
+            r[1],
+            json!({"zip": "12345", "phone": "5551234", "n": 2.5, "flag": false, "mixed": "x", "empty": null}),
+            "one text cell keeps its whole column text"
+        );
+        assert_eq!(
+            r[2],
+            json!({"zip": null, "phone": null, "n": null, "flag": null, "mixed": null, "empty": null})
+        );
+    }
+
+    #[test]
+    fn column_types_override_and_refuse_what_does_not_fit() {
+        let typing = |pairs: &[(&str, &str)]| Typing {
+            infer: true,
+            columns: pairs
+                .iter()
+                .map(|(c, t)| ((*c).to_owned(), ColumnType::parse(t, ";").unwrap()))
+                .collect(),
+        };
+        let text = "id,zip,tags,meta,ok,price\n7,01234,a; b;c,\"{\"\"k\"\": 1}\",yes,3\n8,99,,null,0,4.5\n";
+        let (r, w) = typed_rows(
+            text,
+            &typing(&[
+                ("id", "string"),
+                ("zip", "integer"),
+                ("tags", "list"),
+                ("meta", "json"),
+                ("ok", "boolean"),
+                ("price", "number"),
+                ("nope", "string"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            r[0],
+            json!({"id": "7", "zip": 1234, "tags": ["a", "b", "c"], "meta": {"k": 1}, "ok": true, "price": 3.0})
+        );
+        assert_eq!(
+            r[1],
+            json!({"id": "8", "zip": 99, "tags": [], "meta": null, "ok": false, "price": 4.5})
+        );
+        assert!(w.iter().any(|w| w.contains("'nope'")), "{w:?}");
+        let e = typed_rows("a,b\n1,x\n2,y\n", &typing(&[("b", "integer")])).unwrap_err();
+        assert!(
+            e.to_string().contains("line 2")
+                && e.to_string().contains("column 'b'")
+                && e.to_string().contains("integer"),
+            "{e}"
+        );
+        let e = typed_rows("a\n{bad\n", &typing(&[("a", "json")])).unwrap_err();
+        assert!(e.to_string().contains("valid JSON"), "{e}");
     }
 
     #[test]

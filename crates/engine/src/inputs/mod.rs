@@ -10,14 +10,18 @@ pub(crate) mod csv;
 pub(crate) mod sheet;
 mod xml;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Seek};
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::{ErrorCode, ToolError};
 
-pub use self::csv::infer;
+pub use self::csv::{ColumnType, Typing, infer};
+
+/// A file to read: CSV and TSV are read twice (their columns are typed from every cell first).
+pub trait Source: Read + Seek {}
+impl<T: Read + Seek> Source for T {}
 
 /// An input format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,7 +160,7 @@ pub fn read_text(reader: &mut dyn Read) -> Result<String, InputError> {
 
 /// The whole file as one JSON value.
 pub fn parse(
-    reader: &mut dyn Read,
+    reader: &mut dyn Source,
     format: InputFormat,
     infer_types: bool,
 ) -> Result<(Value, Vec<String>), InputError> {
@@ -164,7 +168,10 @@ pub fn parse(
         reader,
         format,
         &ReadOptions {
-            infer_types,
+            typing: Typing {
+                infer: infer_types,
+                ..Typing::default()
+            },
             sheet: None,
         },
     )
@@ -173,15 +180,15 @@ pub fn parse(
 /// How to read a file.
 #[derive(Debug, Clone, Default)]
 pub struct ReadOptions {
-    /// CSV/TSV type inference.
-    pub infer_types: bool,
+    /// CSV/TSV: type inference per column, and the types asked for by name.
+    pub typing: Typing,
     /// The spreadsheet's sheet (name or 0-based index); the first when absent.
     pub sheet: Option<String>,
 }
 
 /// `parse` with every option.
 pub fn parse_with(
-    reader: &mut dyn Read,
+    reader: &mut dyn Source,
     format: InputFormat,
     options: &ReadOptions,
 ) -> Result<(Value, Vec<String>), InputError> {
@@ -258,7 +265,7 @@ impl Item<'_> {
 
 /// Calls `item` with each element of the file's list as a value; see `read_items`.
 pub fn for_each_item(
-    reader: &mut dyn Read,
+    reader: &mut dyn Source,
     format: InputFormat,
     options: &ReadOptions,
     item: &mut dyn FnMut(Value) -> Result<(), InputError>,
@@ -269,12 +276,13 @@ pub fn for_each_item(
 /// Calls `item` with each element of the file's list, streaming formats that allow it (CSV,
 /// TSV, JSONL, a JSON array); other formats are parsed whole and must be a list.
 pub fn read_items(
-    reader: &mut dyn Read,
+    reader: &mut dyn Source,
     format: InputFormat,
     options: &ReadOptions,
     item: &mut dyn FnMut(Item<'_>) -> Result<(), InputError>,
 ) -> Result<Vec<String>, InputError> {
-    let infer_types = options.infer_types;
+    let io = |e: std::io::Error| InputError::parse(e.to_string());
+    let start = reader.stream_position().map_err(io)?;
     let mut reader = BufReader::with_capacity(256 * 1024, reader);
     if format != InputFormat::Sheet {
         let head = reader
@@ -294,7 +302,18 @@ pub fn read_items(
             } else {
                 b'\t'
             };
-            csv::read(reader, delimiter, infer_types, &mut |row| {
+            let typing = &options.typing;
+            let kinds = if typing.needs_plan() {
+                let bom = reader.stream_position().map_err(io)? - start;
+                let kinds = csv::plan(&mut reader, delimiter, typing)?;
+                reader
+                    .seek(std::io::SeekFrom::Start(start + bom))
+                    .map_err(io)?;
+                kinds
+            } else {
+                Vec::new()
+            };
+            csv::read(reader, delimiter, typing, kinds, &mut |row| {
                 item(Item::Row(row))
             })
         }

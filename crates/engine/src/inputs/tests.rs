@@ -2,7 +2,7 @@ use super::*;
 use serde_json::json;
 
 fn p(text: &str, format: InputFormat) -> Result<Value, InputError> {
-    parse(&mut text.as_bytes(), format, true).map(|(v, _)| v)
+    parse(&mut std::io::Cursor::new(text.as_bytes()), format, true).map(|(v, _)| v)
 }
 
 #[test]
@@ -70,13 +70,18 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
 #[test]
 fn binary_and_broken_files_get_clear_errors() {
     let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
-    let e = parse(&mut &png[..], InputFormat::Csv, true).unwrap_err();
+    let e = parse(&mut std::io::Cursor::new(&png[..]), InputFormat::Csv, true).unwrap_err();
     assert!(e.to_string().contains("binary"), "{e}");
     let e = p("{\"a\": 1,\n \"b\": }", InputFormat::Json).unwrap_err();
     assert_eq!(e.line, Some(2));
     let e = p("{\"a\":1}\nnot json\n", InputFormat::Jsonl).unwrap_err();
     assert!(e.to_string().starts_with("line 2"), "{e}");
-    let e = parse(&mut &b"a\n\xff\n"[..], InputFormat::Txt, true).unwrap_err();
+    let e = parse(
+        &mut std::io::Cursor::new(&b"a\n\xff\n"[..]),
+        InputFormat::Txt,
+        true,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("UTF-8"), "{e}");
 }
 
@@ -94,10 +99,13 @@ fn empty_files() {
 fn items_stream_from_json_arrays_and_refuse_non_lists() {
     let mut seen = Vec::new();
     for_each_item(
-        &mut &b"[{\"a\":1},{\"a\":2}]"[..],
+        &mut std::io::Cursor::new(&b"[{\"a\":1},{\"a\":2}]"[..]),
         InputFormat::Json,
         &ReadOptions {
-            infer_types: true,
+            typing: Typing {
+                infer: true,
+                ..Typing::default()
+            },
             sheet: None,
         },
         &mut |v| {
@@ -110,7 +118,7 @@ fn items_stream_from_json_arrays_and_refuse_non_lists() {
     // A BOM is skipped in batches as in whole reads (found by fuzzing).
     seen.clear();
     for_each_item(
-        &mut &b"\xef\xbb\xbf[1, 2]"[..],
+        &mut std::io::Cursor::new(&b"\xef\xbb\xbf[1, 2]"[..]),
         InputFormat::Json,
         &ReadOptions::default(),
         &mut |v| {
@@ -121,10 +129,13 @@ fn items_stream_from_json_arrays_and_refuse_non_lists() {
     .unwrap();
     assert_eq!(seen, vec![json!(1), json!(2)]);
     let e = for_each_item(
-        &mut &b"{\"a\": 1}"[..],
+        &mut std::io::Cursor::new(&b"{\"a\": 1}"[..]),
         InputFormat::Json,
         &ReadOptions {
-            infer_types: true,
+            typing: Typing {
+                infer: true,
+                ..Typing::default()
+            },
             sheet: None,
         },
         &mut |_| Ok(()),
@@ -132,10 +143,13 @@ fn items_stream_from_json_arrays_and_refuse_non_lists() {
     .unwrap_err();
     assert!(e.to_string().contains("list"), "{e}");
     let e = for_each_item(
-        &mut &b"a: 1"[..],
+        &mut std::io::Cursor::new(&b"a: 1"[..]),
         InputFormat::Yaml,
         &ReadOptions {
-            infer_types: true,
+            typing: Typing {
+                infer: true,
+                ..Typing::default()
+            },
             sheet: None,
         },
         &mut |_| Ok(()),

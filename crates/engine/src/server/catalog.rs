@@ -27,10 +27,8 @@ pub fn tools() -> Vec<Tool> {
         tool(
             LIST_ALLOWED_DIRECTORIES,
             "List allowed directories",
-            "List the directories Offload may read and write, and the default directory where \
-             stored responses go and relative paths resolve. Use it before passing paths to other \
-             tools; paths outside these directories are refused. The user chooses them; no tool \
-             can change them. Example: {}",
+            "The directories Offload may read and write (the user chooses them), and the default \
+             one where answers are stored and relative paths resolve. Example: {}",
             schema_for_type::<params::ListAllowedDirectories>(),
             Some(with_error::<discovery::AllowedDirectories>()),
             reads(/* contacts upstreams: */ false),
@@ -38,11 +36,9 @@ pub fn tools() -> Vec<Tool> {
         tool(
             LIST_AVAILABLE_TOOLS,
             "Find upstream tools",
-            "List the tools of the upstream MCP servers Offload connects to, with each server's \
-             status. Use `query` to find the one tool you need by keywords instead of reading all \
-             of them; use `filter_by_server` to see one server; set `detailed` only when you need \
-             input schemas (or call list_tool_details for one tool). Then call a tool with \
-             call_tool. Example: {\"query\": \"weather forecast\"}",
+            "Find upstream tools and see each server's status. Describe what you need in `query` \
+             (\"remember a fact\", \"git history\") rather than reading every tool. Then call one \
+             with call_tool. Example: {\"query\": \"weather forecast\"}",
             schema_for_type::<params::ListAvailableTools>(),
             Some(with_error::<discovery::AvailableTools>()),
             reads(/* contacts upstreams: */ true),
@@ -50,9 +46,8 @@ pub fn tools() -> Vec<Tool> {
         tool(
             LIST_TOOL_DETAILS,
             "Show one upstream tool",
-            "Show the full definition of one upstream tool: description, input schema, output \
-             schema and annotations. Use it before call_tool when you are unsure of the \
-             arguments. Example: {\"server\": \"github\", \"tool_name\": \"search_issues\"}",
+            "One upstream tool's full definition (input and output schema, annotations); use it \
+             when unsure of the arguments. Example: {\"server\": \"github\", \"tool_name\": \"search_issues\"}",
             schema_for_type::<params::ListToolDetails>(),
             Some(with_error::<discovery::ToolDetails>()),
             reads(/* contacts upstreams: */ true),
@@ -60,12 +55,9 @@ pub fn tools() -> Vec<Tool> {
         tool(
             CALL_TOOL,
             "Call an upstream tool",
-            "Call a tool of an upstream MCP server and return its result as it is. Use it for \
-             small answers; when the answer may be large (search results, tables, logs), prefer \
-             call_tool_and_store so it goes to a file instead of your context. An answer larger \
-             than the inline budget (100 KB by default) is stored automatically and you get a \
-             link and a summary instead. Upstream errors come back as errors with the server's \
-             message. Example: {\"server\": \"weather\", \"tool_name\": \"forecast\", \
+            "Call an upstream tool and get its result. An answer over the inline budget (100 KB) is \
+             stored as a file and you get a link and summary; for answers likely to be big, use \
+             call_tool_and_store. Example: {\"server\": \"weather\", \"tool_name\": \"forecast\", \
              \"tool_args\": {\"city\": \"Oslo\"}}",
             schema_for_type::<params::CallTool>(),
             None,
@@ -75,15 +67,11 @@ pub fn tools() -> Vec<Tool> {
         tool(
             CALL_TOOL_AND_STORE,
             "Call an upstream tool and store its answer in a file",
-            "Call a tool of an upstream MCP server and write its answer to a file in an allowed \
-             directory instead of returning it: you get a link, the size and a short summary \
-             (rows and typed columns for tables), never the payload. Use it for anything that may \
-             be large: search results, query results, exports, logs. Choose file_format for the \
-             user (csv or md for tables, json to keep everything). Inspect the file afterwards \
-             with get_file_schema, summarize_file or read_file. Upstream errors are returned as \
-             errors and nothing is stored. Example: {\"server\": \"github\", \"tool_name\": \
-             \"search_issues\", \"tool_args\": {\"q\": \"is:open label:bug\"}, \"file_format\": \
-             \"csv\", \"description\": \"open bugs\"}",
+            "Call an upstream tool and write its answer to a file instead of your context: you \
+             get a link and a short summary (rows and typed columns for tables). Use csv or md for \
+             tables, json to keep everything; read the file later with get_file_schema or \
+             read_file. Example: {\"server\": \"github\", \"tool_name\": \"search_issues\", \
+             \"tool_args\": {\"q\": \"is:open\"}, \"file_format\": \"csv\"}",
             schema_for_type::<params::CallToolAndStore>(),
             Some(with_error::<store::StoredAnswer>()),
             // Calls the upstream tool (which may change things) and creates a file; it never
@@ -93,15 +81,11 @@ pub fn tools() -> Vec<Tool> {
         tool(
             CALL_TOOL_WITH_FILE_CONTENT,
             "Call an upstream tool with a file's data as arguments",
-            "Read a file (CSV, TSV, JSON, JSONL, YAML, XML or text), turn it into JSON and pass it \
-             to an upstream tool, without the data passing through you. Use it to insert a CSV \
-             into a database, upload a JSON document, or send a long text. data_key says which \
-             argument takes the data (dotted paths allowed); without it a JSON object becomes the \
-             arguments. CSV cells become numbers, booleans or null only when they clearly are \
-             (00123 stays a string). For big lists set batch_size: the file is streamed and the \
-             tool called once per batch, with a summary of what succeeded. Example: \
+            "Pass a file's data (CSV, TSV, JSON, JSONL, YAML, XML, Excel, text) to an upstream \
+             tool without it passing through you, e.g. to insert a CSV into a database. For big \
+             lists set batch_size: the file is streamed, one call per batch. Example: \
              {\"server\": \"db\", \"tool_name\": \"insert_rows\", \"file_path\": \"users.csv\", \
-             \"data_key\": \"rows\", \"tool_args\": {\"table\": \"users\"}, \"batch_size\": 5000}",
+             \"data_key\": \"rows\", \"batch_size\": 5000}",
             schema_for_type::<params::CallToolWithFileContent>(),
             None,
             // Calls the upstream tool with the file's data: it may change anything.
@@ -110,13 +94,9 @@ pub fn tools() -> Vec<Tool> {
         tool(
             GET_FILE_SCHEMA,
             "Show a file's structure",
-            "Describe a file's structure without reading its content into your context: for \
-             CSV/TSV the delimiter, header, exact row count and typed columns with samples; for \
-             JSON/JSONL/YAML the merged shape of the elements (optional keys marked with ?); for \
-             XML the root and its children; for Excel/ODS each sheet's size and typed columns; \
-             for PDF the page count and metadata; for images format and size; for other files \
-             encoding and line count. Fast on files of many GB. Use it first on any data file, \
-             then read what you need with read_file. Example: {\"path\": \"exports/users.csv\"}",
+            "A file's structure without its content, fast on files of many GB: CSV columns with \
+             types, exact row count and samples; JSON/YAML/XML shape; sheets; PDF pages; image \
+             size. Use it first on any data file. Example: {\"path\": \"exports/users.csv\"}",
             schema_for_type::<params::GetFileSchema>(),
             Some(with_error::<files::Schema>()),
             reads(/* contacts upstreams: */ false),
@@ -124,10 +104,8 @@ pub fn tools() -> Vec<Tool> {
         tool(
             SUMMARIZE_FILE,
             "Summarize a file",
-            "Show a file's first lines (max_lines, default 20), its last 5 lines when there are \
-             more, its exact line count, size, encoding and content type. Long lines are cut. \
-             Cheap on files of any size; use it to see what a text file looks like before \
-             paging through it with read_file. Example: {\"path\": \"logs/server.log\"}",
+            "A file's first lines, last 5 lines, exact line count, size and encoding. Cheap on \
+             any size. Example: {\"path\": \"logs/server.log\"}",
             schema_for_type::<params::SummarizeFile>(),
             Some(with_error::<files::Summary>()),
             reads(/* contacts upstreams: */ false),
@@ -135,13 +113,10 @@ pub fn tools() -> Vec<Tool> {
         tool(
             READ_FILE,
             "Read part of a file",
-            "Read part of a file: text lines [offset, offset+length) with exact line numbers \
-             (offset is 0-based; a negative offset reads the last lines); Excel/ODS cells of a \
-             sheet and range (A1:D100) as a JSON grid; PDF pages as markdown; images as an image. \
-             Answers stay within a size budget and say how to go on (next_offset, or \
-             next_byte_offset inside a very long line). Prefer get_file_schema or summarize_file \
-             first, and read only what you need. Example: {\"path\": \"data/log.txt\", \
-             \"offset\": 5000, \"length\": 100}",
+            "Read part of a file exactly: text lines from offset (negative: the last lines), sheet \
+             rows (range A1:D100), PDF pages as markdown, images as images. Answers stay within \
+             a budget and say how to go on. Example: {\"path\": \"log.txt\", \"offset\": 5000, \
+             \"length\": 100}",
             schema_for_type::<params::ReadFile>(),
             Some(with_error::<files::ReadAnswer>()),
             reads(/* contacts upstreams: */ false),
@@ -175,7 +150,7 @@ fn tool(
     output: Option<Arc<JsonObject>>,
     annotations: ToolAnnotations,
 ) -> Tool {
-    let mut t = Tool::new(name, description, input);
+    let mut t = Tool::new(name, description, compact_input(input));
     t.title = Some(title.to_owned());
     t.output_schema = output;
     let mut annotations = annotations;
@@ -184,32 +159,89 @@ fn tool(
     t
 }
 
-/// The output schema of `T`, widened so that an error answer (`{"error": {...}}`) also matches:
-/// clients that validate structured content of error results must not reject our errors.
+/// The output schema of `T`, kept small (a model pays for every byte of it on every turn):
+/// the top-level fields with their JSON types only — names tell a model what comes back, and
+/// the descriptions live in the tool's description. No field is required, so an error answer
+/// (`{"error": {code, message}}`, also listed) validates too.
 fn with_error<T: JsonSchema + std::any::Any>() -> Arc<JsonObject> {
-    let success = schema_for_output::<T>();
-    let mut success_obj = (*success).clone();
-    let defs = success_obj.remove("$defs");
-    success_obj.remove("$schema");
-    let error = json!({
-        "type": "object",
-        "required": ["error"],
-        "properties": {
-            "error": {
-                "type": "object",
-                "required": ["code", "message"],
-                "properties": {
-                    "code": {"type": "string", "description": "Stable machine-readable error code."},
-                    "message": {"type": "string"}
-                }
-            }
-        }
-    });
+    let full = schema_for_output::<T>();
+    let defs = full.get("$defs").cloned().unwrap_or(Value::Null);
+    let mut properties = serde_json::Map::new();
+    collect_properties(&Value::Object((*full).clone()), &defs, &mut properties);
+    properties.insert("error".into(), json!({"type": "object"}));
     let mut root = serde_json::Map::new();
     root.insert("type".into(), json!("object"));
-    root.insert("anyOf".into(), json!([Value::Object(success_obj), error]));
-    if let Some(defs) = defs {
-        root.insert("$defs".into(), defs);
-    }
+    root.insert("properties".into(), Value::Object(properties));
     Arc::new(root)
+}
+
+/// The top-level fields of `schema` (through `$ref`, `anyOf`, `oneOf`, `allOf`), each as
+/// `{"type": ...}` (or `{}` when it is not one JSON type).
+fn collect_properties(schema: &Value, defs: &Value, out: &mut serde_json::Map<String, Value>) {
+    if let Some(name) = schema["$ref"]
+        .as_str()
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+    {
+        return collect_properties(&defs[name], defs, out);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        for variant in schema[key].as_array().into_iter().flatten() {
+            collect_properties(variant, defs, out);
+        }
+    }
+    for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+        let shallow = match property.get("type") {
+            Some(t) => json!({"type": t}),
+            None => json!({}),
+        };
+        match out.get(name) {
+            Some(seen) if *seen != shallow => {
+                out.insert(name.clone(), json!({}));
+            }
+            Some(_) => {}
+            None => {
+                out.insert(name.clone(), shallow);
+            }
+        }
+    }
+}
+
+/// An input schema without what costs bytes and tells a model nothing: the `$schema` and
+/// `title` keys, `null` in the types of optional fields (leaving one out is the way to say
+/// nothing), `default: null`, integer formats, line breaks inside descriptions.
+fn compact_input(schema: Arc<JsonObject>) -> Arc<JsonObject> {
+    let mut schema = (*schema).clone();
+    schema.remove("$schema");
+    schema.remove("title");
+    let required: Vec<Value> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        for (name, property) in properties.iter_mut() {
+            let Value::Object(p) = property else { continue };
+            if let Some(Value::Array(types)) = p.get("type")
+                && !required.contains(&Value::String(name.clone()))
+            {
+                let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+                if kept.len() == 1 {
+                    p.insert("type".into(), kept[0].clone());
+                }
+            }
+            if p.get("default") == Some(&Value::Null) {
+                p.remove("default");
+            }
+            if p.get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| f.starts_with("uint") || f.starts_with("int"))
+            {
+                p.remove("format");
+            }
+            if let Some(Value::String(d)) = p.get_mut("description") {
+                *d = d.split_whitespace().collect::<Vec<_>>().join(" ");
+            }
+        }
+    }
+    Arc::new(schema)
 }

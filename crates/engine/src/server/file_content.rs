@@ -48,7 +48,7 @@ async fn run(
         })?,
         None => InputFormat::of_path(std::path::Path::new(&p.file_path)),
     };
-    let infer = p.infer_types.unwrap_or(true);
+    let infer = typing(&p)?;
     let mut base = p.tool_args.clone().unwrap_or_default();
     if crate::refs::has_refs(&base) {
         base = call::resolve_refs(engine, base).await?;
@@ -77,6 +77,12 @@ async fn run(
     let result = call::forward_resolved(engine, &p.server, &p.tool_name, Some(args), ctx).await;
     drop(splice);
     let result = result?;
+    // What a record of this call keeps of its arguments (never the file's data).
+    let recorded = if recorded.is_null() {
+        json!({"file_path": p.file_path, "data_key": p.data_key})
+    } else {
+        recorded
+    };
 
     if storing {
         if result.is_error == Some(true) {
@@ -104,7 +110,10 @@ async fn run(
         .await?;
         return Ok(store::stored_answer(&stored, None));
     }
-    let mut out = shape(result, as_string);
+    let out = if as_string { only_text(result) } else { result };
+    // Like every answer, within the inline budget: a bigger one is stored and linked.
+    let mut out =
+        store::offload_if_large(engine, &p.server, &p.tool_name, recorded, out, started).await;
     if !warnings.is_empty() {
         out.content.push(ContentBlock::text(format!(
             "Offload: {}",
@@ -114,31 +123,48 @@ async fn run(
     Ok(out)
 }
 
-/// The upstream result as the caller asked: JSON text (default) or only its text. `isError` is
-/// kept either way.
-fn shape(result: CallToolResult, as_string: bool) -> CallToolResult {
-    let text = if as_string {
-        result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-            .collect::<Vec<_>>()
-            .join("\n")
-    } else {
-        serde_json::to_string(&json!({
-            "content": result.content,
-            "structuredContent": result.structured_content,
-            "isError": result.is_error.unwrap_or(false),
-        }))
-        .unwrap_or_default()
-    };
-    let mut out = if result.is_error == Some(true) {
+/// CSV/TSV typing from `infer_types`, `column_types` and `list_separator`.
+fn typing(p: &params::CallToolWithFileContent) -> Result<inputs::Typing, ToolError> {
+    let separator = p.list_separator.as_deref().unwrap_or(";");
+    if separator.is_empty() {
+        return Err(ToolError::new(
+            ErrorCode::InvalidArguments,
+            "list_separator must not be empty",
+        ));
+    }
+    let mut columns = std::collections::BTreeMap::new();
+    for (name, kind) in p.column_types.iter().flatten() {
+        let kind = inputs::ColumnType::parse(kind, separator).ok_or_else(|| {
+            ToolError::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "column_types['{name}'] is '{kind}'; use string, integer, number, boolean, json or list"
+                ),
+            )
+        })?;
+        columns.insert(name.clone(), kind);
+    }
+    Ok(inputs::Typing {
+        infer: p.infer_types.unwrap_or(true),
+        columns,
+    })
+}
+
+/// `output_format: "string"`: only the text of the upstream result (`isError` kept). The
+/// default, `json`, is the upstream result itself: its structured content and content blocks
+/// once each, as `call_tool` gives them.
+fn only_text(result: CallToolResult) -> CallToolResult {
+    let text = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    if result.is_error == Some(true) {
         CallToolResult::error(vec![ContentBlock::text(text)])
     } else {
         CallToolResult::success(vec![ContentBlock::text(text)])
-    };
-    out.structured_content = result.structured_content;
-    out
+    }
 }
 
 /// The arguments to send, and what the record keeps of them.
@@ -156,7 +182,7 @@ async fn prepare_parsed(
     engine: &Arc<Engine>,
     p: &params::CallToolWithFileContent,
     format: InputFormat,
-    infer: bool,
+    infer: inputs::Typing,
     base: Map<String, Value>,
     storing: bool,
 ) -> Result<Prepared, ToolError> {
@@ -184,7 +210,7 @@ async fn prepare_list(
     engine: &Arc<Engine>,
     path: &str,
     format: InputFormat,
-    infer: bool,
+    infer: inputs::Typing,
     base: Map<String, Value>,
     key: &str,
     storing: bool,
@@ -255,7 +281,7 @@ async fn load(
     engine: &Arc<Engine>,
     path: &str,
     format: InputFormat,
-    infer: bool,
+    infer: inputs::Typing,
     sheet: Option<String>,
 ) -> Result<(Value, Vec<String>), ToolError> {
     let engine = engine.clone();
@@ -263,7 +289,7 @@ async fn load(
     tokio::task::spawn_blocking(move || {
         let (mut file, display) = open_checked(&engine, &path, format)?;
         let options = inputs::ReadOptions {
-            infer_types: infer,
+            typing: infer,
             sheet,
         };
         inputs::parse_with(&mut file, format, &options)
@@ -279,7 +305,7 @@ async fn load_list_json(
     engine: &Arc<Engine>,
     path: &str,
     format: InputFormat,
-    infer: bool,
+    infer: inputs::Typing,
 ) -> Result<(Vec<u8>, u64, Vec<String>), ToolError> {
     let engine = engine.clone();
     let path = path.to_owned();
@@ -293,7 +319,7 @@ async fn load_list_json(
         let mut items = 0u64;
         let mut over = false;
         let options = inputs::ReadOptions {
-            infer_types: infer,
+            typing: infer,
             sheet: None,
         };
         let read = inputs::read_items(&mut file, format, &options, &mut |item| {
@@ -389,8 +415,11 @@ pub struct BatchSummary {
     pub batches: u64,
     pub items: u64,
     pub succeeded: u64,
+    /// Batches that failed (the first 20 are listed in `failed`).
+    pub failed_batches: u64,
     pub failed: Vec<BatchFailure>,
-    /// The last upstream result (the last failure's, when the run stopped on one).
+    /// The last upstream result (the last failure's, when the run stopped on one); stored and
+    /// linked instead when it is larger than half the inline budget.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_result: Option<Value>,
 }

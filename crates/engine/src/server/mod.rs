@@ -19,7 +19,6 @@ mod params;
 mod resources;
 mod store;
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -211,28 +210,11 @@ impl OffloadServer {
     }
 }
 
-/// `s` cut to at most `max` bytes on a character boundary, with an ellipsis when cut.
-pub fn clip(s: &str, max: usize) -> Cow<'_, str> {
-    if s.len() <= max {
-        return Cow::Borrowed(s);
-    }
-    let mut end = max.saturating_sub(3);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    Cow::Owned(format!("{}...", &s[..end]))
-}
+pub use crate::clip::clip;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn clip_respects_char_boundaries() {
-        assert_eq!(clip("short", 10), "short");
-        let cut = clip("ééééééé", 8);
-        assert!(cut.len() <= 8 && cut.ends_with("..."), "{cut}");
-    }
 
     #[test]
     fn every_tool_has_title_description_schema_and_annotations() {

@@ -13,13 +13,13 @@ pub struct ListAllowedDirectories {}
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListAvailableTools {
-    /// Include each tool's full input schema (bigger answer). Default false.
+    /// Include input schemas (bigger answer).
     #[serde(default)]
     pub detailed: bool,
     /// Only list the tools of this upstream server.
     #[serde(default)]
     pub filter_by_server: Option<String>,
-    /// Keywords matched against server, tool name and description; best matches first.
+    /// Words describing what you need; best matches first.
     #[serde(default)]
     pub query: Option<String>,
 }
@@ -40,8 +40,8 @@ pub struct CallTool {
     pub server: String,
     /// The tool's name on that server.
     pub tool_name: String,
-    /// The tool's arguments (an object matching its input schema). Any value of the form
-    /// {"$file": "<path>"} is replaced by that file's content before the call.
+    /// The tool's arguments. {"$file": "<path>"} anywhere is replaced by the file's text
+    /// ("as": "data" for parsed data, "base64" for bytes).
     #[serde(default, deserialize_with = "object_or_json_text")]
     #[schemars(with = "Option<Map<String, Value>>")]
     pub tool_args: Option<Map<String, Value>>,
@@ -86,23 +86,20 @@ pub struct CallToolAndStore {
     pub server: String,
     /// The tool's name on that server.
     pub tool_name: String,
-    /// The tool's arguments (an object matching its input schema).
+    /// The tool's arguments ($file references allowed).
     #[serde(default, deserialize_with = "object_or_json_text")]
     #[schemars(with = "Option<Map<String, Value>>")]
     pub tool_args: Option<Map<String, Value>>,
-    /// What this response is, in a few words (shown to the user with the stored file).
+    /// What this is, in a few words (shown to the user).
     #[serde(default)]
     pub description: Option<String>,
-    /// Directory to store in: inside a writable allowed directory (created if missing).
-    /// Default: the default directory.
+    /// Directory inside a writable allowed directory (default: the default directory).
     #[serde(default)]
     pub storage_path: Option<String>,
-    /// A file name (not a path). Default: <server>-<tool>-<UTC time>-<random>.<ext>.
-    /// An existing file is never overwritten.
+    /// A file name, not a path; never overwrites.
     #[serde(default)]
     pub filename: Option<String>,
-    /// json (default), jsonl, csv, tsv, yaml, xml, md, html or txt. Tables (lists of objects)
-    /// become real tables in csv, tsv, md and html.
+    /// json (default), jsonl, csv, tsv, yaml, xml, md, html, txt.
     #[serde(default)]
     pub file_format: Option<String>,
 }
@@ -114,49 +111,50 @@ pub struct CallToolWithFileContent {
     pub server: String,
     /// The tool's name on that server.
     pub tool_name: String,
-    /// The file to send: absolute, ~/..., or relative to the default directory; it must lie in an
-    /// allowed directory.
+    /// The file (in an allowed directory).
     pub file_path: String,
-    /// Where the file's data goes in the arguments, as a dotted path (e.g. "rows" or
-    /// "spec.data.rows"). Without it, a file holding a JSON object becomes the arguments
-    /// (merged with tool_args); a list or a text needs a data_key.
+    /// The argument that takes the data, dotted ("rows", "spec.rows"). Without it a JSON
+    /// object file becomes the arguments.
     #[serde(default)]
     pub data_key: Option<String>,
-    /// Other arguments of the tool.
+    /// Other arguments.
     #[serde(default, deserialize_with = "object_or_json_text")]
     #[schemars(with = "Option<Map<String, Value>>")]
     pub tool_args: Option<Map<String, Value>>,
-    /// json (default: the upstream result as JSON text) or string (only its text).
+    /// json (default: the result as the tool gave it) or string (its text only).
     #[serde(default)]
     pub output_format: Option<String>,
-    /// Force the input format: json, jsonl, ndjson, csv, tsv, yaml, yml, xml, txt, xlsx, xls,
-    /// ods. Default: by the file's extension.
+    /// Input format if not the extension's: json, jsonl, csv, tsv, yaml, xml, txt, xlsx, ods.
     #[serde(default)]
     pub file_format: Option<String>,
-    /// Spreadsheets: the sheet to read, by name or 0-based index (default: the first).
+    /// Sheet name or 0-based index.
     #[serde(default)]
     pub sheet: Option<String>,
-    /// CSV/TSV: turn cells that clearly are numbers, booleans or empty into those (default true).
-    /// Values like 00123, +1 or ids longer than 15 digits stay strings.
+    /// CSV/TSV: type columns that are all numbers/booleans (default true); 00123 stays text.
     #[serde(default)]
     pub infer_types: Option<bool>,
-    /// For list data: call the tool once per this many items, streaming the file (no size
-    /// limit; each call must fit the message budget). Needs data_key.
+    /// CSV/TSV types by column: string, integer, number, boolean, json, list.
+    #[serde(default)]
+    pub column_types: Option<std::collections::BTreeMap<String, String>>,
+    /// Splits list columns (default ";").
+    #[serde(default)]
+    pub list_separator: Option<String>,
+    /// Call once per this many items, streaming the file (no size limit). Needs data_key.
     #[serde(default)]
     pub batch_size: Option<u64>,
-    /// In batch mode, go on after a failed batch (default: stop at the first failure).
+    /// Batches: go on after a failure.
     #[serde(default)]
     pub continue_on_error: bool,
-    /// Store the upstream answer as a file (as call_tool_and_store does) with this description.
+    /// Store the answer (as call_tool_and_store) with this description.
     #[serde(default)]
     pub description: Option<String>,
-    /// Store the upstream answer in this directory.
+    /// Store the answer in this directory.
     #[serde(default)]
     pub storage_path: Option<String>,
-    /// Store the upstream answer under this file name.
+    /// Store the answer under this name.
     #[serde(default)]
     pub filename: Option<String>,
-    /// Store the upstream answer in this format (json, csv, yaml, ...).
+    /// Store the answer in this format.
     #[serde(default)]
     pub response_format: Option<String>,
 }
@@ -164,9 +162,9 @@ pub struct CallToolWithFileContent {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetFileSchema {
-    /// The file: absolute, `~/...`, or relative to the default directory.
+    /// Absolute, ~/..., or relative to the default directory.
     pub path: String,
-    /// Distinct sample values shown per column (default 5).
+    /// Sample values per column.
     #[serde(default = "five")]
     pub sample_rows: usize,
 }
@@ -174,9 +172,9 @@ pub struct GetFileSchema {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SummarizeFile {
-    /// The file: absolute, `~/...`, or relative to the default directory.
+    /// Absolute, ~/..., or relative to the default directory.
     pub path: String,
-    /// Lines shown from the start (default 20).
+    /// Lines from the start.
     #[serde(default = "twenty")]
     pub max_lines: u64,
 }
@@ -184,25 +182,22 @@ pub struct SummarizeFile {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadFile {
-    /// The file: absolute, `~/...`, or relative to the default directory.
+    /// Absolute, ~/..., or relative to the default directory.
     pub path: String,
-    /// First line to read, 0-based (text); first row of the range (sheets); first page, 0-based
-    /// (PDF). A negative value reads the last |offset| lines of a text file.
+    /// First line, row or page (0-based); negative: the last lines.
     #[serde(default)]
     pub offset: i64,
-    /// Lines (text), rows (sheets) or pages (PDF) to read (default 1000); the answer may hold
-    /// fewer when the size budget cuts it, and says where to go on.
+    /// Lines, rows or pages to read.
     #[serde(default = "thousand")]
     pub length: u64,
-    /// Spreadsheets: the sheet, by name or 0-based index (default: the first).
+    /// Sheet name or 0-based index.
     #[serde(default, deserialize_with = "text_or_number")]
     #[schemars(with = "Option<String>")]
     pub sheet: Option<String>,
-    /// Spreadsheets: cells to read in A1:D100 form (default: the used range).
+    /// Cells, A1:D100.
     #[serde(default)]
     pub range: Option<String>,
-    /// Text: read from this byte instead of a line, to go on inside a very long line (the
-    /// answer's next_byte_offset).
+    /// Go on inside a long line (the answer's next_byte_offset).
     #[serde(default)]
     pub byte_offset: Option<u64>,
 }

@@ -152,15 +152,61 @@ impl Store {
                 }
             }
         }
-        let (path, bytes, rendered) =
-            match write::write_new(&dir, &name, |w| formats::render(&payload, format, w)) {
-                Ok(done) => done,
+        // CSV and TSV hold one table: an answer with several gets a file per table, named
+        // after its field (`<stem>.<field>.csv`); the first is the one linked.
+        let several = match format {
+            Format::Csv | Format::Tsv => formats::table_sources(&payload),
+            _ => None,
+        };
+        let mut table_files = Vec::new();
+        let (path, bytes, rendered) = match &several {
+            Some(sources) => {
+                let delimiter = if format == Format::Csv { b',' } else { b'\t' };
+                let mut first = None;
+                for source in sources {
+                    let field = source.info.path.as_deref().unwrap_or("table");
+                    let file = format!(
+                        "{stem}.{}.{}",
+                        names::sanitize(field, 60),
+                        format.extension()
+                    );
+                    match write::write_new(&dir, &file, |w| {
+                        formats::delimited::write_table(source, delimiter, w)
+                    }) {
+                        Ok((path, bytes, ())) => {
+                            table_files.push(path.display().to_string());
+                            if first.is_none() {
+                                first = Some((path.clone(), bytes));
+                            } else {
+                                side_files.push(SideFile {
+                                    uri: file_uri(&path),
+                                    path: path.display().to_string(),
+                                    mime_type: format.mime_type().to_owned(),
+                                    bytes,
+                                });
+                            }
+                            written.push(path);
+                        }
+                        Err(e) => {
+                            cleanup(&written);
+                            return Err(e);
+                        }
+                    }
+                }
+                let (path, bytes) = first.expect("several tables means at least two");
+                (path, bytes, formats::Rendered::default())
+            }
+            None => match write::write_new(&dir, &name, |w| formats::render(&payload, format, w)) {
+                Ok(done) => {
+                    written.push(done.0.clone());
+                    done
+                }
                 Err(e) => {
                     cleanup(&written);
                     return Err(e);
                 }
-            };
-        written.push(path.clone());
+            },
+        };
         // The final path, canonicalised, must still be inside a writable root.
         let final_path = match std::fs::canonicalize(&path)
             .ok()
@@ -176,10 +222,15 @@ impl Store {
             }
         };
 
-        let summary = Summary::of(&payload);
+        let mut summary = Summary::of(&payload);
+        if let Some(tables) = summary.tables.as_mut() {
+            for (t, file) in tables.iter_mut().zip(&table_files) {
+                t.file = Some(file.clone());
+            }
+        }
         let mut notes = Vec::new();
-        if !side_files.is_empty() {
-            notes.push(format!("{} binary files beside it", side_files.len()));
+        if !binaries.is_empty() {
+            notes.push(format!("{} binary files beside it", binaries.len()));
         }
         if rendered.replaced_chars > 0 {
             notes.push(format!(
@@ -188,7 +239,7 @@ impl Store {
             ));
         }
         if rendered.fallback {
-            notes.push("not table-shaped: written as the documented fallback layout".into());
+            notes.push(fallback_note(&payload, format));
         }
         let text = summary.text(
             &final_path.display().to_string(),
@@ -239,6 +290,23 @@ fn unreachable_index() -> records::Index {
         &[],
     )
     .expect("an empty index in the temp dir")
+}
+
+/// What a table format holds when the answer is not a table, in words a model can use.
+fn fallback_note(payload: &formats::Payload, format: Format) -> String {
+    let what = match payload {
+        formats::Payload::Text(_) => "the text in one \"value\" cell",
+        formats::Payload::Json(serde_json::Value::Array(_))
+        | formats::Payload::JsonText {
+            shape: formats::stream::Shape::Array { .. },
+            ..
+        } => "one row per list item in a \"value\" column",
+        _ => "one row per field, with \"key\" (dotted for nested fields) and \"value\" columns",
+    };
+    format!(
+        "not a table, so the {} holds {what}; JSON keeps the structure",
+        format.name().to_uppercase()
+    )
 }
 
 /// `file://` URI of an absolute path, percent-encoded by the `url` crate.

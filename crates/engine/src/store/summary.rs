@@ -37,6 +37,21 @@ pub struct Summary {
     /// integer, number, boolean, string or null, for a scalar.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_type: Option<String>,
+    /// The tables of an answer that holds several (kind `tables`), by field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tables: Option<Vec<TableSummary>>,
+}
+
+/// One table of several.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TableSummary {
+    /// The field that holds it.
+    pub name: String,
+    pub rows: usize,
+    pub columns: Vec<Column>,
+    /// The file it was written to, when each table has its own (CSV, TSV).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -59,7 +74,18 @@ impl Summary {
             lines: None,
             chars: None,
             value_type: None,
+            tables: None,
         }
+    }
+
+    fn columns_of(columns: Vec<(String, &'static str)>) -> Vec<Column> {
+        columns
+            .into_iter()
+            .map(|(name, t)| Column {
+                name,
+                kind: t.to_owned(),
+            })
+            .collect()
     }
 
     pub fn of(payload: &Payload) -> Self {
@@ -78,6 +104,21 @@ impl Summary {
                     .map(|(name, t)| Column {
                         name,
                         kind: t.to_owned(),
+                    })
+                    .collect(),
+            );
+            return s;
+        }
+        if let Some(sources) = formats::table_sources(payload) {
+            let mut s = Self::empty("tables");
+            s.tables = Some(
+                sources
+                    .into_iter()
+                    .map(|t| TableSummary {
+                        name: t.info.path.unwrap_or_default(),
+                        rows: t.info.rows,
+                        columns: Self::columns_of(t.info.columns),
+                        file: None,
                     })
                     .collect(),
             );
@@ -134,6 +175,7 @@ impl Summary {
                 );
                 s
             }
+            Shape::Tables { .. } => unreachable!("handled by table_sources"),
             Shape::Object { keys, count } => {
                 let mut s = Self::empty("object");
                 s.key_count = Some(*count);
@@ -161,7 +203,7 @@ impl Summary {
 
     /// One short paragraph for the model: where, how big, what shape. At most `MAX_TEXT` bytes.
     pub fn text(&self, path: &str, bytes: u64, format: &str, extra: &str) -> String {
-        let path = crate::server::clip(path, 240);
+        let path = crate::clip::clip(path, 240);
         let mut head = format!(
             "Stored {} as {} at {}",
             human_bytes(bytes),
@@ -207,6 +249,31 @@ impl Summary {
                 line.push_str(&list);
                 line
             }
+            "tables" => {
+                let tables = self.tables.as_deref().unwrap_or_default();
+                let mut line = format!(" {} tables:", tables.len());
+                for (i, t) in tables.iter().enumerate() {
+                    let file = t
+                        .file
+                        .as_deref()
+                        .and_then(|f| std::path::Path::new(f).file_name())
+                        .map(|f| format!(" in {}", f.to_string_lossy()))
+                        .unwrap_or_default();
+                    let names: Vec<&str> =
+                        t.columns.iter().take(6).map(|c| c.name.as_str()).collect();
+                    let more = if t.columns.len() > 6 { ", ..." } else { "" };
+                    line.push_str(&format!(
+                        "{} \"{}\": {} rows x {} columns ({}{more}){file}",
+                        if i > 0 { ";" } else { "" },
+                        t.name,
+                        t.rows,
+                        t.columns.len(),
+                        names.join(", ")
+                    ));
+                }
+                line.push('.');
+                line
+            }
             "object" => {
                 let keys = self.keys.clone().unwrap_or_default().join(", ");
                 format!(
@@ -228,7 +295,7 @@ impl Summary {
         };
         let mut text = head + &shape;
         if text.len() > MAX_TEXT {
-            text = crate::server::clip(&text, MAX_TEXT).into_owned();
+            text = crate::clip::clip(&text, MAX_TEXT).into_owned();
         }
         text
     }

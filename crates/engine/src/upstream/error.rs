@@ -63,7 +63,7 @@ fn stderr_hint(stderr: &str) -> String {
     match line {
         Some(l) => format!(
             "; its last stderr line: {}",
-            crate::server::clip(l.trim(), 200)
+            crate::clip::clip(l.trim(), 200)
         ),
         None => String::new(),
     }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::ServerState;
+use crate::ErrorCode;
 
 /// Where a server is in its life. `C` is the connection (generic so the rules can be tested
 /// without processes).
@@ -20,12 +21,19 @@ pub enum Life<C> {
     /// A start is under way. `asked` is true when a caller asked for it (a first start, or a
     /// restart after a crash): callers wait for it. A scheduled retry of a server known to be
     /// broken is not waited for: callers answer at once.
-    Starting { asked: bool },
-    Ready { conn: Arc<C>, since: Instant },
+    Starting {
+        asked: bool,
+    },
+    Ready {
+        conn: Arc<C>,
+        since: Instant,
+    },
     /// The last start failed. `retry_at` is when the next attempt runs in the background;
     /// `None` when Offload will not try again by itself (a configuration error, or the user
     /// chose *Stop retrying*): the next call tries once more.
-    Failed { retry_at: Option<Instant> },
+    Failed {
+        retry_at: Option<Instant>,
+    },
 }
 
 impl<C> Life<C> {
@@ -43,6 +51,8 @@ impl<C> Life<C> {
 #[derive(Default, Clone)]
 pub struct Health {
     pub last_error: Option<String>,
+    /// The code of the last failed start (`server_unavailable`, `config_invalid`, ...).
+    pub last_code: Option<ErrorCode>,
     /// Failed starts (and crashes) since the last successful start.
     pub failures: u32,
     /// Starts after the first one (crashes recovered, retries, restarts by the user).
@@ -86,6 +96,7 @@ pub enum NotReady {
     /// The server is known to be broken (the message says why and when it is retried).
     Down {
         last_error: String,
+        code: ErrorCode,
         retry_in: Option<Duration>,
         starting: bool,
     },
@@ -98,8 +109,13 @@ pub enum NotReady {
 /// What a start attempt produced.
 pub enum Started<C> {
     Ok(C),
-    /// Failed; `retry` is false when trying again cannot help (a configuration error).
-    Failed { message: String, retry: bool },
+    /// Failed; `retry` is false when trying again by itself cannot help (a configuration
+    /// error, a missing secret).
+    Failed {
+        message: String,
+        code: ErrorCode,
+        retry: bool,
+    },
 }
 
 impl<C: Send + Sync + 'static> Lifecycle<C> {
@@ -117,7 +133,10 @@ impl<C: Send + Sync + 'static> Lifecycle<C> {
     }
 
     pub fn health(&self) -> Health {
-        self.health.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.health
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     pub fn with_health<T>(&self, f: impl FnOnce(&mut Health) -> T) -> T {
@@ -193,6 +212,7 @@ impl<C: Send + Sync + 'static> Lifecycle<C> {
                         self.with_health(|h| {
                             h.failures += 1;
                             h.last_error = Some(message);
+                            h.last_code = Some(ErrorCode::ServerUnavailable);
                         });
                         self.set(&mut life, Life::Starting { asked: true });
                         self.spawn_starts(start.clone());
@@ -206,10 +226,9 @@ impl<C: Send + Sync + 'static> Lifecycle<C> {
                     Life::Starting { asked: true } => {}
                     Life::Starting { asked: false } => return Err(self.down(None, true)),
                     Life::Failed { retry_at: Some(at) } => {
-                        return Err(self.down(
-                            Some(at.saturating_duration_since(Instant::now())),
-                            false,
-                        ));
+                        return Err(
+                            self.down(Some(at.saturating_duration_since(Instant::now())), false)
+                        );
                     }
                 }
                 waiting = true;
@@ -233,11 +252,12 @@ impl<C: Send + Sync + 'static> Lifecycle<C> {
     }
 
     fn down(&self, retry_in: Option<Duration>, starting: bool) -> NotReady {
+        let health = self.health();
         NotReady::Down {
-            last_error: self
-                .health()
+            last_error: health
                 .last_error
                 .unwrap_or_else(|| "it failed to start".into()),
+            code: health.last_code.unwrap_or(ErrorCode::ServerUnavailable),
             retry_in,
             starting,
         }
@@ -274,17 +294,27 @@ impl<C: Send + Sync + 'static> Lifecycle<C> {
                                 h.failures = 0;
                             });
                             let conn = Arc::new(conn);
-                            me.set(&mut life, Life::Ready { conn, since: Instant::now() });
+                            me.set(
+                                &mut life,
+                                Life::Ready {
+                                    conn,
+                                    since: Instant::now(),
+                                },
+                            );
                             return;
                         }
-                        Started::Failed { message, retry } => {
+                        Started::Failed {
+                            message,
+                            code,
+                            retry,
+                        } => {
                             let failures = me.with_health(|h| {
                                 h.failures += 1;
                                 h.last_error = Some(message);
+                                h.last_code = Some(code);
                                 h.failures
                             });
-                            let wait =
-                                (retry && !me.health().held).then(|| backoff(failures));
+                            let wait = (retry && !me.health().held).then(|| backoff(failures));
                             let retry_at = wait.map(|w| Instant::now() + w);
                             me.set(&mut life, Life::Failed { retry_at });
                             wait

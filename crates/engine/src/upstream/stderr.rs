@@ -38,7 +38,7 @@ impl StderrRing {
     }
 
     pub fn push(&self, line: &str) {
-        let line = crate::server::clip(line, self.max_line).into_owned();
+        let line = crate::clip::clip(line, self.max_line).into_owned();
         let mut lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
         lines.push_back(line);
         let mut total: usize = lines.iter().map(String::len).sum();

@@ -65,9 +65,6 @@ pub struct CallOptions {
     pub cancel: CancellationToken,
 }
 
-/// Marks a start failure that retrying cannot mend (the entry itself is wrong).
-const CONFIG_PREFIX: &str = "\u{0}config:";
-
 /// What a crash looks like in messages: the process exited, with its last stderr line.
 fn exited(stderr: &StderrRing) -> String {
     let tail = stderr.tail(1);
@@ -118,9 +115,7 @@ impl Upstream {
         };
         let error = match (state, now.crashed) {
             (ServerState::Error, true) => Some(exited(&self.stderr)),
-            (ServerState::Error, false) => health
-                .last_error
-                .map(|e| e.trim_start_matches(CONFIG_PREFIX).to_owned()),
+            (ServerState::Error, false) => health.last_error,
             _ => None,
         };
         ServerStatus {
@@ -136,10 +131,7 @@ impl Upstream {
 
     /// The last failure (start, crash, call), even when the server has recovered since.
     pub fn last_error(&self) -> Option<String> {
-        self.life
-            .health()
-            .last_error
-            .map(|e| e.trim_start_matches(CONFIG_PREFIX).to_owned())
+        self.life.health().last_error
     }
 
     /// The tools of a running server, without starting it.
@@ -167,7 +159,8 @@ impl Upstream {
         let acquired = self
             .life
             .acquire(
-                start_timeout,
+                // A little past the start's own limit, so its own message is the one given.
+                start_timeout + Duration::from_secs(1),
                 Connection::is_closed,
                 move || exited(&stderr),
                 move || {
@@ -177,6 +170,7 @@ impl Upstream {
                             Some(me) => me.start().await,
                             None => Started::Failed {
                                 message: "removed".into(),
+                                code: ErrorCode::ServerUnavailable,
                                 retry: false,
                             },
                         }
@@ -191,6 +185,7 @@ impl Upstream {
         let (message, code) = match e {
             NotReady::Down {
                 last_error,
+                code,
                 retry_in,
                 starting,
             } => {
@@ -202,15 +197,7 @@ impl Upstream {
                     ),
                     (false, None) => String::new(),
                 };
-                let code = if last_error.starts_with(CONFIG_PREFIX) {
-                    ErrorCode::ConfigInvalid
-                } else {
-                    ErrorCode::ServerUnavailable
-                };
-                (
-                    format!("{}{when}", last_error.trim_start_matches(CONFIG_PREFIX)),
-                    code,
-                )
+                (format!("{last_error}{when}"), code)
             }
             NotReady::Stopped => (
                 "it was stopped while starting (its configuration changed, or it was restarted); try again".to_owned(),
@@ -244,19 +231,17 @@ impl Upstream {
                 exceeded: opened.exceeded,
                 stderr_ends_at_start,
             }),
-            Ok(Err(e)) if e.code == ErrorCode::ConfigInvalid => Started::Failed {
-                message: format!("{CONFIG_PREFIX}{}", e.message),
-                retry: false,
-            },
             Ok(Err(e)) => Started::Failed {
+                retry: e.code == ErrorCode::ServerUnavailable,
                 message: e.message,
-                retry: true,
+                code: e.code,
             },
             Err(_) => Started::Failed {
                 message: format!(
                     "it did not finish starting within {} s (\"startTimeoutSecs\")",
                     timeout.as_secs()
                 ),
+                code: ErrorCode::ServerUnavailable,
                 retry: true,
             },
         }
@@ -413,7 +398,10 @@ impl Upstream {
         if let Some(conn) = self.life.stop() {
             let group = conn.process_group;
             if let Ok(mut conn) = Arc::try_unwrap(conn) {
-                let _ = conn.client.close_with_timeout(Duration::from_millis(500)).await;
+                let _ = conn
+                    .client
+                    .close_with_timeout(Duration::from_millis(500))
+                    .await;
             }
             // Also when other holders keep the connection alive a little longer.
             kill_group(group);

@@ -169,17 +169,26 @@ async fn a_broken_file_is_reported_kept_and_never_overwritten() {
 async fn turning_off_a_crash_looping_server_takes_effect_at_once() {
     let t = TestContext::new();
     let starts = t.root.join("starts.log");
-    let mut looping = TestContext::fixture(&["--starts-log", starts.to_str().unwrap(), "--fail-start"]);
+    let mut looping =
+        TestContext::fixture(&["--starts-log", starts.to_str().unwrap(), "--fail-start"]);
     looping["startTimeoutSecs"] = json!(2);
     t.write_servers(json!({"fx": TestContext::fixture(&[]), "loop": looping}));
     let engine = engine(&t);
     assert!(server_tools(&engine, "loop").await.is_err());
     // Retried by itself (1 s, then 2 s later).
-    let count = || std::fs::read_to_string(&starts).unwrap_or_default().lines().count();
+    let count = || {
+        std::fs::read_to_string(&starts)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     let server = engine.pool.get("loop").unwrap();
     while count() < 2 || server.status().status != ServerState::Error {
-        assert!(std::time::Instant::now() < deadline, "no retry in the background");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no retry in the background"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let status = server.status();
@@ -189,8 +198,14 @@ async fn turning_off_a_crash_looping_server_takes_effect_at_once() {
     let started = std::time::Instant::now();
     set_server_enabled(&engine, "loop", false).await.unwrap();
     let took = started.elapsed();
-    assert!(took < Duration::from_secs(1), "turning it off took {took:?}");
-    let view = servers(&engine).into_iter().find(|s| s.name == "loop").unwrap();
+    assert!(
+        took < Duration::from_secs(1),
+        "turning it off took {took:?}"
+    );
+    let view = servers(&engine)
+        .into_iter()
+        .find(|s| s.name == "loop")
+        .unwrap();
     assert_eq!(view.status, ServerState::Disabled);
     let seen = count();
     tokio::time::sleep(Duration::from_secs(5)).await;
@@ -218,12 +233,23 @@ async fn turning_off_a_server_that_hangs_while_starting_takes_effect_at_once() {
         .await
         .expect("the waiting call ends with the server")
         .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
     assert!(waited.unwrap_err().message.contains("stopped"));
-    let pid: u32 = std::fs::read_to_string(&starts).unwrap().trim().parse().unwrap();
+    let pid: u32 = std::fs::read_to_string(&starts)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(2);
     while offload_testkit::process_alive(pid) {
-        assert!(std::time::Instant::now() < deadline, "the hanging process was not ended");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hanging process was not ended"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     engine.shutdown().await;
@@ -236,7 +262,12 @@ async fn stop_retrying_ends_background_starts() {
     let starts = t.root.join("starts.log");
     t.write_servers(json!({"loop": TestContext::fixture(&["--starts-log", starts.to_str().unwrap(), "--fail-start"])}));
     let engine = engine(&t);
-    let count = || std::fs::read_to_string(&starts).unwrap_or_default().lines().count();
+    let count = || {
+        std::fs::read_to_string(&starts)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
     assert!(server_tools(&engine, "loop").await.is_err());
     let server = engine.pool.get("loop").unwrap();
     assert!(server.status().retry_in_secs.is_some());

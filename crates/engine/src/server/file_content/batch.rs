@@ -10,7 +10,10 @@ use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use serde_json::{Map, Value};
 
-use super::super::{answer, call, params};
+use super::super::{answer, call, params, store};
+
+/// Failures listed one by one in the summary (all are counted).
+const MAX_LISTED_FAILURES: usize = 20;
 use super::{BatchFailure, BatchSummary, progress, spliced};
 use crate::events::{Event, EventKind};
 use crate::inputs::{self, InputFormat};
@@ -29,7 +32,7 @@ pub async fn run(
     engine: &Arc<Engine>,
     p: &params::CallToolWithFileContent,
     format: InputFormat,
-    infer: bool,
+    infer: inputs::Typing,
     base: Map<String, Value>,
     size: u64,
     ctx: &RequestContext<RoleServer>,
@@ -50,7 +53,7 @@ pub async fn run(
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Chunk>(2);
     let size = usize::try_from(size).unwrap_or(usize::MAX).min(1_000_000);
     let options = inputs::ReadOptions {
-        infer_types: infer,
+        typing: infer,
         sheet: p.sheet.clone(),
     };
     let reader = tokio::task::spawn_blocking(move || {
@@ -89,9 +92,12 @@ pub async fn run(
         batches: 0,
         items: 0,
         succeeded: 0,
+        failed_batches: 0,
         failed: Vec::new(),
         last_result: None,
     };
+    let mut last: Option<CallToolResult> = None;
+    let started_run = std::time::Instant::now();
     while let Some(chunk) = rx.recv().await {
         if ctx.ct.is_cancelled() {
             break;
@@ -99,6 +105,7 @@ pub async fn run(
         let (json, count) = match chunk {
             Chunk::Items { json, count } => (json, count),
             Chunk::Failed(error) => {
+                summary.failed_batches += 1;
                 summary.failed.push(BatchFailure {
                     batch: summary.batches + 1,
                     first_item: summary.items,
@@ -135,7 +142,7 @@ pub async fn run(
                     .filter_map(|c| c.as_text().map(|t| t.text.clone()))
                     .collect::<Vec<_>>()
                     .join(" ");
-                summary.last_result = serde_json::to_value(&result).ok();
+                last = Some(result);
                 failed.then(|| crate::server::clip(&text, 500).into_owned())
             }
             Err(e) => Some(e.message),
@@ -143,11 +150,14 @@ pub async fn run(
         match failure {
             None => summary.succeeded += 1,
             Some(error) => {
-                summary.failed.push(BatchFailure {
-                    batch: summary.batches,
-                    first_item,
-                    error,
-                });
+                summary.failed_batches += 1;
+                if summary.failed.len() < MAX_LISTED_FAILURES {
+                    summary.failed.push(BatchFailure {
+                        batch: summary.batches,
+                        first_item,
+                        error,
+                    });
+                }
                 if !p.continue_on_error {
                     break;
                 }
@@ -163,13 +173,59 @@ pub async fn run(
     drop(rx);
     let _ = reader.await;
 
+    // The last answer rides along only while the whole summary stays within the inline budget;
+    // a bigger one is stored and linked, as call_tool does.
+    let mut stored_note = String::new();
+    if let Some(result) = last {
+        let size = store::answer_size(&result);
+        let budget = engine.limits().inline_bytes;
+        if size > budget / 2 {
+            let options = store::StoreOptions {
+                description: Some(format!(
+                    "{}/{}: the last batch's answer (over the inline budget)",
+                    p.server, p.tool_name
+                )),
+                ..store::StoreOptions::default()
+            };
+            let recorded = serde_json::json!({"file_path": p.file_path, "batch": summary.batches});
+            match store::store(
+                engine,
+                &p.server,
+                &p.tool_name,
+                recorded,
+                result,
+                started_run,
+                options,
+            )
+            .await
+            {
+                Ok(stored) => {
+                    stored_note = format!(
+                        " The last batch's answer ({}) was larger than the inline budget, so it was stored at {}.",
+                        crate::store::human_bytes(size),
+                        stored.record.path
+                    );
+                    summary.last_result = store::stored_answer(&stored, None).structured_content;
+                }
+                Err(e) => {
+                    stored_note = format!(
+                        " The last batch's answer ({}) was larger than the inline budget and could not be stored: {}.",
+                        crate::store::human_bytes(size),
+                        e.message
+                    );
+                }
+            }
+        } else {
+            summary.last_result = serde_json::to_value(&result).ok();
+        }
+    }
     let text = format!(
-        "Sent {} items from {} in {} batches of up to {size}: {} succeeded, {} failed{}.",
+        "Sent {} items from {} in {} batches of up to {size}: {} succeeded, {} failed{}.{stored_note}",
         summary.items,
         p.file_path,
         summary.batches,
         summary.succeeded,
-        summary.failed.len(),
+        summary.failed_batches,
         match summary.failed.first() {
             Some(f) => format!(
                 " (first failure: batch {} starting at item {}: {})",
@@ -181,7 +237,7 @@ pub async fn run(
         }
     );
     let mut result = answer::structured(&summary, text);
-    if !summary.failed.is_empty() {
+    if summary.failed_batches > 0 {
         result.is_error = Some(true);
     }
     Ok(result)
