@@ -19,6 +19,9 @@ pub enum ErrorCode {
     ServerDisabled,
     /// The upstream server could not be started or reached.
     ServerUnavailable,
+    /// The upstream server refused Offload's credentials (HTTP 401/403): the user must sign in
+    /// or fix its token.
+    AuthRequired,
     /// The upstream answered with a JSON-RPC error.
     UpstreamError,
     /// The upstream did not answer within its timeout.
@@ -71,6 +74,7 @@ impl ErrorCode {
             Self::UnknownTool => "unknown_tool",
             Self::ServerDisabled => "server_disabled",
             Self::ServerUnavailable => "server_unavailable",
+            Self::AuthRequired => "auth_required",
             Self::UpstreamError => "upstream_error",
             Self::UpstreamTimeout => "upstream_timeout",
             Self::UpstreamClosed => "upstream_closed",

@@ -212,3 +212,20 @@ async fn a_named_config_keeps_the_shim_embedded_while_a_host_runs() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A configured directory that does not exist is not created; the model is told it is not
+/// available, and the others work.
+#[tokio::test]
+async fn a_missing_root_is_reported_not_created() {
+    let ctx = TestContext::new();
+    let missing = ctx.tmp.path().join("nonexistent/ro");
+    ctx.write_config(json!({"roots": [missing, ctx.root], "mcpServers": {}}));
+    let client = ctx.client().await;
+    let r = call(&client, "list_allowed_directories", json!({})).await;
+    assert!(!missing.exists());
+    let s = structured(&r);
+    assert_eq!(s["directories"].as_array().unwrap().len(), 1);
+    assert!(s["unavailable"][0]["reason"].as_str().unwrap().contains("does not exist"), "{s}");
+    assert!(offload_testkit::text(&r).contains("not available"));
+    client.cancel().await.unwrap();
+}

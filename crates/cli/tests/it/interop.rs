@@ -205,7 +205,7 @@ async fn server_everything_over_stdio_as_an_upstream() {
     client.cancel().await.unwrap();
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -267,3 +267,59 @@ async fn server_memory_answers_stay_within_the_inline_budget_and_keep_both_table
     assert!(size < 20000, "{size} bytes: {}", text(&r));
     client.cancel().await.unwrap();
 }
+
+/// A remote server behind a bearer token: without the right token the model gets
+/// `auth_required` naming the status, the URL and what to check, in plain words; with it, calls
+/// work; other servers are never affected.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn a_rejected_token_is_auth_required_in_plain_words() {
+    use tokio::io::AsyncBufReadExt;
+    let port = crate::interop::free_port();
+    let mut server = tokio::process::Command::new(python())
+        .arg(interop_dir().join("bearer_server.py"))
+        .args([port.to_string(), "s3cret-token".into()])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(server.stdout.take().unwrap()).lines();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        if line.contains("listening") {
+            break;
+        }
+    }
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    // Wait until uvicorn accepts connections.
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let ctx = TestContext::new();
+    ctx.write_servers(json!({
+        "fx": TestContext::fixture(&[]),
+        "wrong": {"type": "http", "url": url, "headers": {"Authorization": "Bearer nope"}},
+        "right": {"type": "http", "url": url, "headers": {"Authorization": "Bearer s3cret-token"}},
+    }));
+    let client = ctx.client().await;
+    let r = call(
+        &client,
+        "call_tool",
+        json!({"server": "wrong", "tool_name": "whoami"}),
+    )
+    .await;
+    let message = text(&r);
+    assert_eq!(offload_testkit::error_code(&r), "auth_required", "{message}");
+    assert!(message.contains("401") && message.contains(&url) && message.contains("headers"), "{message}");
+    for internal in ["offload_engine", "Worker", "reqwest", "Transport ["] {
+        assert!(!message.contains(internal), "{message}");
+    }
+    assert!(!message.contains("nope"), "no token in messages: {message}");
+    let r = call(&client, "call_tool", json!({"server": "right", "tool_name": "whoami"})).await;
+    assert_eq!(text(&r), "authorized", "{r:?}");
+    let r = crate::fx(&client, "echo", json!({"text": "fine"})).await;
+    assert_eq!(text(&r), "fine");
+    client.cancel().await.unwrap();
+}

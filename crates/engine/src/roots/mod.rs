@@ -24,22 +24,33 @@ pub struct Root {
     pub writable: bool,
 }
 
+/// A configured root that is not in use, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Unavailable {
+    pub path: String,
+    pub reason: String,
+}
+
 /// The set of allowed directories.
 #[derive(Debug, Clone)]
 pub struct Roots {
     roots: Vec<Root>,
     default_index: Option<usize>,
+    unavailable: Vec<Unavailable>,
 }
 
 impl Roots {
-    /// Builds the roots from configuration entries. Missing writable roots are created (the user
-    /// named them); missing read-only ones are skipped with a warning. With no usable root,
-    /// `fallback` is created and used as the one writable default root.
+    /// Builds the roots from configuration entries. A configured root that does not exist is
+    /// not created (a typo must not make directories wherever it points, least of all as
+    /// root): it is reported (log, app, `list_allowed_directories`) and skipped. With no usable
+    /// root, `fallback` — the directory Offload owns — is created and used as the one writable
+    /// default root.
     pub fn from_entries(entries: &[RootEntry], fallback: &Path) -> (Self, Vec<String>) {
         let mut warnings = Vec::new();
         let mut roots: Vec<Root> = Vec::new();
+        let mut unavailable = Vec::new();
         for entry in entries {
-            match prepare(&expand_tilde(entry.path()), entry.writable()) {
+            match prepare(&expand_tilde(entry.path()), false) {
                 Ok(path) => {
                     if !roots.iter().any(|r| r.path == path) {
                         roots.push(Root {
@@ -48,7 +59,13 @@ impl Roots {
                         });
                     }
                 }
-                Err(why) => warnings.push(format!("root '{}' ignored: {why}", entry.path())),
+                Err(why) => {
+                    warnings.push(format!("root '{}' ignored: {why}", entry.path()));
+                    unavailable.push(Unavailable {
+                        path: entry.path().to_owned(),
+                        reason: why,
+                    });
+                }
             }
         }
         if roots.is_empty() {
@@ -68,6 +85,7 @@ impl Roots {
             Self {
                 roots,
                 default_index,
+                unavailable,
             },
             warnings,
         )
@@ -75,6 +93,11 @@ impl Roots {
 
     pub fn list(&self) -> &[Root] {
         &self.roots
+    }
+
+    /// Configured roots that are not in use (missing, not a directory), with the reason.
+    pub fn unavailable(&self) -> &[Unavailable] {
+        &self.unavailable
     }
 
     /// The first writable root: where relative paths resolve and responses are stored.
@@ -90,14 +113,15 @@ impl Roots {
     }
 }
 
-/// Makes `path` usable as a root: absolute, existing (created when writable), canonical.
-fn prepare(path: &Path, writable: bool) -> Result<PathBuf, String> {
+/// Makes `path` usable as a root: absolute, existing (created only when `create`: the default
+/// root Offload owns), canonical.
+fn prepare(path: &Path, create: bool) -> Result<PathBuf, String> {
     if !path.is_absolute() {
         return Err("a root must be an absolute path (or start with ~/)".into());
     }
     if !path.exists() {
-        if !writable {
-            return Err("it does not exist".into());
+        if !create {
+            return Err("it does not exist; create it, or remove it from the allowed directories".into());
         }
         std::fs::create_dir_all(path).map_err(|e| format!("cannot create it: {e}"))?;
     }

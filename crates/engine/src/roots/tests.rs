@@ -231,3 +231,24 @@ fn unusable_roots_are_skipped_with_a_warning() {
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert_eq!(roots.list().len(), 1, "falls back to the default root");
 }
+
+#[test]
+fn a_missing_writable_root_is_reported_and_never_created() {
+    let tmp = tempfile::tempdir().unwrap();
+    let existing = tmp.path().join("exists");
+    std::fs::create_dir_all(&existing).unwrap();
+    let missing = tmp.path().join("nonexistent/rw");
+    let entries = vec![
+        RootEntry::Path(missing.to_string_lossy().into_owned()),
+        RootEntry::Path(existing.to_string_lossy().into_owned()),
+    ];
+    let (roots, warnings) = Roots::from_entries(&entries, &tmp.path().join("fb"));
+    assert!(!missing.exists(), "a configured root is never created");
+    assert!(!tmp.path().join("nonexistent").exists());
+    assert_eq!(roots.list().len(), 1);
+    assert_eq!(roots.default_dir().unwrap(), std::fs::canonicalize(&existing).unwrap());
+    assert_eq!(roots.unavailable().len(), 1);
+    assert!(roots.unavailable()[0].reason.contains("does not exist"));
+    assert!(warnings[0].contains("nonexistent/rw"), "{warnings:?}");
+    assert!(!tmp.path().join("fb").exists(), "the fallback is only for no usable root");
+}

@@ -13,6 +13,9 @@ pub struct AllowedDirectories {
     pub directories: Vec<Directory>,
     /// Where stored responses go and relative paths resolve; null when every root is read-only.
     pub default_directory: Option<String>,
+    /// Configured directories that are not in use (missing, not a directory), with the reason.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unavailable: Vec<crate::roots::Unavailable>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -47,11 +50,18 @@ pub fn list_allowed_directories(engine: &Engine) -> CallToolResult {
             }
             format!("{} ({})", d.path, flags.join(", "))
         })
+        .chain(
+            roots
+                .unavailable()
+                .iter()
+                .map(|u| format!("{} (not available: {})", u.path, u.reason)),
+        )
         .collect::<Vec<_>>()
         .join("\n");
     let out = AllowedDirectories {
         directories,
         default_directory: default.map(|p| p.display().to_string()),
+        unavailable: roots.unavailable().to_vec(),
     };
     answer::structured(&out, text)
 }

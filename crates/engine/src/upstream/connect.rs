@@ -229,7 +229,7 @@ async fn open_http(
         })?;
         map.insert(name, value);
     }
-    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(map);
+    let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(map);
     let transport = Forwarding {
         inner: StreamableHttpClientTransport::from_config(config),
         routes: ctx.routes.clone(),
@@ -239,7 +239,7 @@ async fn open_http(
         .handler
         .serve(transport)
         .await
-        .map_err(|e| StartError::unavailable(format!("MCP handshake failed: {e}")))?;
+        .map_err(|e| super::http_error::explain(&url, &e))?;
     Ok(Opened {
         client,
         process_group: None,

@@ -7,6 +7,7 @@
 mod connect;
 mod error;
 mod handler;
+mod http_error;
 mod lifecycle;
 mod limited;
 mod progress;
