@@ -20,9 +20,36 @@ pub trait Bulk: ServiceRole {
     fn decode(message: Value) -> Result<RxJsonRpcMessage<Self>, serde_json::Error>;
 }
 
+/// Where a listed tool's `execution` (its task support, which rmcp's `Tool` does not keep) is
+/// kept: in the tool's `_meta`, under this key.
+pub const EXECUTION_META: &str = "dev.offload/execution";
+
+/// Copies each listed tool's `execution` into its `_meta` (see [`EXECUTION_META`]).
+fn keep_tool_execution(message: &mut Value) {
+    let Some(tools) = message
+        .get_mut("result")
+        .and_then(|r| r.get_mut("tools"))
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
+        let Some(execution) = tool.get("execution").filter(|e| e.is_object()).cloned() else {
+            continue;
+        };
+        let meta = tool
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.insert(EXECUTION_META.to_owned(), execution);
+        }
+    }
+}
+
 /// A client receives tool results.
 impl Bulk for RoleClient {
     fn decode(mut message: Value) -> Result<RxJsonRpcMessage<Self>, serde_json::Error> {
+        keep_tool_execution(&mut message);
         let Some(parts) = ResultParts::take(&mut message) else {
             return serde_json::from_value(message);
         };

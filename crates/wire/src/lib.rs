@@ -27,7 +27,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
-pub use bulk::Bulk;
+pub use bulk::{Bulk, EXECUTION_META};
 pub use splice::Splice;
 
 /// The default limit of one incoming line (rmcp's default too).

@@ -225,7 +225,13 @@ async fn a_missing_root_is_reported_not_created() {
     assert!(!missing.exists());
     let s = structured(&r);
     assert_eq!(s["directories"].as_array().unwrap().len(), 1);
-    assert!(s["unavailable"][0]["reason"].as_str().unwrap().contains("does not exist"), "{s}");
+    assert!(
+        s["unavailable"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("does not exist"),
+        "{s}"
+    );
     assert!(offload_testkit::text(&r).contains("not available"));
     client.cancel().await.unwrap();
 }

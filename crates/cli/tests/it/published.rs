@@ -292,7 +292,10 @@ async fn a_rejected_token_is_auth_required_in_plain_words() {
     let url = format!("http://127.0.0.1:{port}/mcp");
     // Wait until uvicorn accepts connections.
     for _ in 0..100 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -311,15 +314,95 @@ async fn a_rejected_token_is_auth_required_in_plain_words() {
     )
     .await;
     let message = text(&r);
-    assert_eq!(offload_testkit::error_code(&r), "auth_required", "{message}");
-    assert!(message.contains("401") && message.contains(&url) && message.contains("headers"), "{message}");
+    assert_eq!(
+        offload_testkit::error_code(&r),
+        "auth_required",
+        "{message}"
+    );
+    assert!(
+        message.contains("401") && message.contains(&url) && message.contains("headers"),
+        "{message}"
+    );
     for internal in ["offload_engine", "Worker", "reqwest", "Transport ["] {
         assert!(!message.contains(internal), "{message}");
     }
     assert!(!message.contains("nope"), "no token in messages: {message}");
-    let r = call(&client, "call_tool", json!({"server": "right", "tool_name": "whoami"})).await;
+    let r = call(
+        &client,
+        "call_tool",
+        json!({"server": "right", "tool_name": "whoami"}),
+    )
+    .await;
     assert_eq!(text(&r), "authorized", "{r:?}");
     let r = crate::fx(&client, "echo", json!({"text": "fine"})).await;
     assert_eq!(text(&r), "fine");
+    client.cancel().await.unwrap();
+}
+
+/// Tool search in a model's own words over the real tool lists of server-memory,
+/// mcp-server-git and server-everything; a tool that runs only as an MCP task is listed as
+/// not callable, with the reason, and calling it says why.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn tools_are_found_in_plain_words_and_task_only_tools_say_so() {
+    let ctx = TestContext::new();
+    let repo = ctx.tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .arg(&repo)
+        .status()
+        .unwrap();
+    assert!(git.success());
+    let mut memory = node_server("server-memory", &[]);
+    memory["env"] = json!({"MEMORY_FILE_PATH": ctx.tmp.path().join("memory.jsonl")});
+    ctx.write_servers(json!({
+        "memory": memory,
+        "git": {"command": interop_dir().join(".venv/bin/mcp-server-git"), "args": ["--repository", repo]},
+        "everything": node_server("server-everything", &["stdio"]),
+    }));
+    let client = ctx.client().await;
+    let search = |query: &'static str| {
+        let client = &client;
+        async move {
+            let r = call(client, "list_available_tools", json!({"query": query})).await;
+            structured(&r).clone()
+        }
+    };
+    let found = search("remember a fact about a person").await;
+    let first = &found["tools"][0];
+    assert_eq!(first["server"], "memory", "{found}");
+    let found = search("what changed in the repo").await;
+    assert_eq!(found["tools"][0]["server"], "git", "{found}");
+    let found = search("zzzz qqqq").await;
+    assert_eq!(found["tools"].as_array().unwrap().len(), 0);
+    let note = found["note"].as_str().unwrap();
+    assert!(
+        note.contains("memory: ")
+            && note.contains("create_entities")
+            && note.contains("git_status"),
+        "{note}"
+    );
+
+    let found = search("research query").await;
+    let task_tool = found["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tool"] == "simulate-research-query")
+        .unwrap_or_else(|| panic!("{found}"));
+    assert!(
+        task_tool["not_callable"]
+            .as_str()
+            .unwrap()
+            .contains("MCP task")
+    );
+    let r = call(
+        &client,
+        "call_tool",
+        json!({"server": "everything", "tool_name": "simulate-research-query", "tool_args": {"topic": "x"}}),
+    )
+    .await;
+    assert!(text(&r).contains("MCP task"), "{}", text(&r));
     client.cancel().await.unwrap();
 }

@@ -121,7 +121,9 @@ fn prepare(path: &Path, create: bool) -> Result<PathBuf, String> {
     }
     if !path.exists() {
         if !create {
-            return Err("it does not exist; create it, or remove it from the allowed directories".into());
+            return Err(
+                "it does not exist; create it, or remove it from the allowed directories".into(),
+            );
         }
         std::fs::create_dir_all(path).map_err(|e| format!("cannot create it: {e}"))?;
     }

@@ -246,9 +246,15 @@ fn a_missing_writable_root_is_reported_and_never_created() {
     assert!(!missing.exists(), "a configured root is never created");
     assert!(!tmp.path().join("nonexistent").exists());
     assert_eq!(roots.list().len(), 1);
-    assert_eq!(roots.default_dir().unwrap(), std::fs::canonicalize(&existing).unwrap());
+    assert_eq!(
+        roots.default_dir().unwrap(),
+        std::fs::canonicalize(&existing).unwrap()
+    );
     assert_eq!(roots.unavailable().len(), 1);
     assert!(roots.unavailable()[0].reason.contains("does not exist"));
     assert!(warnings[0].contains("nonexistent/rw"), "{warnings:?}");
-    assert!(!tmp.path().join("fb").exists(), "the fallback is only for no usable root");
+    assert!(
+        !tmp.path().join("fb").exists(),
+        "the fallback is only for no usable root"
+    );
 }

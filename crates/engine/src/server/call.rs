@@ -68,6 +68,16 @@ pub async fn forward_resolved(
     // The tool list is cached after the first call, so this check is cheap and turns a typo
     // into an error that names the closest tools.
     match discovery::find_tool(engine, server, tool).await {
+        Ok(found) if discovery::needs_tasks(&found) => {
+            return Err(ToolError::new(
+                crate::ErrorCode::UpstreamError,
+                format!(
+                    "{server}/{tool} can only run as an MCP task (taskSupport: required), which Offload does not relay yet; use another tool, or connect the client to that server directly for this one"
+                ),
+            )
+            .with("server", server)
+            .with("tool", tool));
+        }
         Ok(_) => {}
         Err(
             e @ (UpstreamError::UnknownTool { .. }

@@ -84,7 +84,24 @@ pub struct ListedTool {
     pub input_schema: Option<JsonObject>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<ToolAnnotations>,
+    /// Set when the tool cannot be called through Offload, with the reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_callable: Option<String>,
 }
+
+/// Whether `tool` runs only as an MCP task (`execution.taskSupport: "required"`), which
+/// Offload does not relay yet. (rmcp's `Tool` drops `execution`; `offload_wire` keeps it in
+/// `_meta`, for stdio upstreams.)
+pub fn needs_tasks(tool: &Tool) -> bool {
+    tool.meta
+        .as_ref()
+        .and_then(|m| m.get(offload_wire::EXECUTION_META))
+        .and_then(|e| e.get("taskSupport"))
+        .and_then(|t| t.as_str())
+        == Some("required")
+}
+
+const NEEDS_TASKS: &str = "runs only as an MCP task, which Offload does not relay yet";
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ListedServer {
@@ -137,7 +154,7 @@ pub async fn list_available_tools(
         .flat_map(|s| s.tools.iter().map(move |t| (s.status.name.as_str(), t)))
         .collect();
     if let Some(q) = p.query.as_deref().filter(|q| !q.trim().is_empty()) {
-        candidates = rank(q, candidates);
+        candidates = super::search::rank(q, candidates);
     }
     let mut tools: Vec<ListedTool> = candidates
         .into_iter()
@@ -158,6 +175,7 @@ pub async fn list_available_tools(
             } else {
                 None
             },
+            not_callable: needs_tasks(t).then(|| NEEDS_TASKS.to_owned()),
         })
         .collect();
 
@@ -173,7 +191,23 @@ pub async fn list_available_tools(
             "input schemas left out: with them the list exceeds the answer budget; use list_tool_details for one tool, or filter_by_server / query".into(),
         );
     }
-    let text = render_list(&tools, &servers, p.query.as_deref(), note.as_deref());
+    let mut text = render_list(&tools, &servers, p.query.as_deref(), note.as_deref());
+    if tools.is_empty() && p.query.is_some() {
+        // Nothing matched: every tool name by server, compactly, so the model can pick one.
+        let every: Vec<String> = listed
+            .iter()
+            .filter(|s| !s.tools.is_empty())
+            .map(|s| {
+                let names: Vec<&str> = s.tools.iter().map(|t| t.name.as_ref()).collect();
+                format!("{}: {}", s.status.name, names.join(", "))
+            })
+            .collect();
+        if !every.is_empty() {
+            let all = clip(&every.join("\n"), 6000).into_owned();
+            text.push_str(&format!("\nNo tool matched; all tools by server:\n{all}"));
+            note = Some(format!("no tool matched; all tools by server:\n{all}"));
+        }
+    }
     answer::structured(
         &AvailableTools {
             tools,
@@ -182,55 +216,6 @@ pub async fn list_available_tools(
         },
         text,
     )
-}
-
-/// Scores each tool by how many query terms it matches and where (name > server > description);
-/// tools matching no term are dropped. Best first, then by server and name.
-fn rank<'a>(query: &str, tools: Vec<(&'a str, &'a Tool)>) -> Vec<(&'a str, &'a Tool)> {
-    let terms: Vec<String> = query
-        .split(|c: char| !c.is_alphanumeric() && c != '_' && c != '-')
-        .filter(|t| !t.is_empty())
-        .map(str::to_lowercase)
-        .collect();
-    let mut scored: Vec<(u32, (&str, &Tool))> = tools
-        .into_iter()
-        .filter_map(|(server, tool)| {
-            let name = tool.name.to_lowercase();
-            let desc = tool.description.as_deref().unwrap_or("").to_lowercase();
-            let title = tool.title.as_deref().unwrap_or("").to_lowercase();
-            let server_l = server.to_lowercase();
-            let mut score = 0;
-            let mut matched = 0;
-            for term in &terms {
-                let s = if name == *term {
-                    12
-                } else if name.split(['_', '-', '.']).any(|w| w == term) {
-                    9
-                } else if name.contains(term.as_str()) {
-                    7
-                } else if title.contains(term.as_str()) {
-                    5
-                } else if server_l.contains(term.as_str()) {
-                    4
-                } else if desc.contains(term.as_str()) {
-                    2
-                } else {
-                    0
-                };
-                if s > 0 {
-                    matched += 1;
-                }
-                score += s;
-            }
-            (matched > 0).then_some((score + 20 * matched, (server, tool)))
-        })
-        .collect();
-    scored.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then_with(|| a.1.0.cmp(b.1.0))
-            .then_with(|| a.1.1.name.cmp(&b.1.1.name))
-    });
-    scored.into_iter().map(|(_, t)| t).collect()
 }
 
 fn render_list(
@@ -246,10 +231,14 @@ fn render_list(
     out.push_str(&format!(" on {} servers:\n", servers.len()));
     for t in tools {
         out.push_str(&format!(
-            "- {}/{}: {}\n",
+            "- {}/{}: {}{}\n",
             t.server,
             t.tool,
-            clip(&first_line(&t.description), 160)
+            clip(&first_line(&t.description), 160),
+            t.not_callable
+                .as_deref()
+                .map(|why| format!(" [not callable: {why}]"))
+                .unwrap_or_default()
         ));
         if let Some(s) = &t.input_schema {
             out.push_str(&format!(
@@ -344,26 +333,10 @@ mod tests {
     }
 
     #[test]
-    fn rank_prefers_name_matches_and_all_terms() {
-        let tools = [
-            t("get_forecast", "Weather forecast for a city"),
-            t("search_issues", "Search GitHub issues"),
-            t("echo", "Echo text; mentions weather once"),
-            t("current_weather", "Current weather conditions"),
-        ];
-        let list: Vec<(&str, &Tool)> = tools.iter().map(|t| ("s", t)).collect();
-        let ranked: Vec<&str> = rank("weather forecast", list)
-            .iter()
-            .map(|(_, t)| t.name.as_ref())
-            .collect();
-        assert_eq!(ranked, ["get_forecast", "current_weather", "echo"]);
-    }
-
-    #[test]
     fn rank_drops_non_matches_and_is_case_insensitive() {
         let tools = [t("Read_File", "reads"), t("write", "writes")];
         let list: Vec<(&str, &Tool)> = tools.iter().map(|t| ("fs", t)).collect();
-        let ranked = rank("READ", list);
+        let ranked = crate::server::search::rank("READ", list);
         assert_eq!(ranked.len(), 1);
         assert_eq!(ranked[0].1.name, "Read_File");
     }

@@ -17,6 +17,7 @@ pub mod text {
 }
 mod params;
 mod resources;
+mod search;
 mod store;
 
 use std::sync::Arc;

@@ -18,13 +18,13 @@ pub fn explain(url: &str, e: &ClientInitializeError) -> StartError {
         message,
     };
     let ClientInitializeError::TransportError { error, .. } = e else {
-        return unavailable(format!(
-            "the MCP handshake with {url} failed: {}",
-            plain(e)
-        ));
+        return unavailable(format!("the MCP handshake with {url} failed: {}", plain(e)));
     };
     let Some(http) = error.error.downcast_ref::<HttpError>() else {
-        return unavailable(format!("cannot talk to {url}: {}", chain(error.error.as_ref())));
+        return unavailable(format!(
+            "cannot talk to {url}: {}",
+            chain(error.error.as_ref())
+        ));
     };
     match http {
         HttpError::AuthRequired(_) => StartError {
@@ -55,7 +55,11 @@ pub fn explain(url: &str, e: &ClientInitializeError) -> StartError {
         HttpError::UnexpectedServerResponse(why) => {
             let status = why
                 .split_whitespace()
-                .find_map(|w| w.trim_matches(|c: char| !c.is_ascii_digit()).parse::<u16>().ok())
+                .find_map(|w| {
+                    w.trim_matches(|c: char| !c.is_ascii_digit())
+                        .parse::<u16>()
+                        .ok()
+                })
                 .filter(|s| (400..600).contains(s));
             match status {
                 Some(401 | 403) => StartError {
