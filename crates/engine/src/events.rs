@@ -5,7 +5,6 @@
 //! Events carry names, paths, sizes, counts, durations and outcomes: never arguments, file
 //! content or secrets.
 
-use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -148,11 +147,7 @@ impl AuditLog {
         }
         let mut line = serde_json::to_vec(event).map_err(std::io::Error::other)?;
         line.push(b'\n');
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)?
-            .write_all(&line)
+        crate::whole_file::open_private_append(&self.path)?.write_all(&line)
     }
 
     fn read(&self, limit: usize) -> Vec<Event> {

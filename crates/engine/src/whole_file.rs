@@ -31,3 +31,24 @@ pub(crate) fn replace(
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
+
+/// Opens Offload's own log-like file (the audit log, the records index) for appending, created
+/// readable by this user only: they name files, tools and arguments. An existing file made
+/// readable by others (older versions created them 0644) is made private too.
+pub(crate) fn open_private_append(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(0o600);
+        let file = options.open(path)?;
+        let meta = file.metadata()?;
+        if meta.permissions().mode() & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    options.open(path)
+}

@@ -188,7 +188,9 @@ async fn spliced_lists_arrive_whole_fit_the_budget_and_stay_out_of_records() {
     )
     .await;
     assert_eq!(error_code(&r), "arguments_too_large", "{}", text(&r));
-    assert!(text(&r).contains("at least") && text(&r).contains("batch_size"));
+    let message = text(&r);
+    assert!(message.contains("larger than the upstream message budget") && message.contains("batch_size"), "{message}");
+    assert!(!message.contains("at least"), "no figure that reads like the budget: {message}");
     // Nothing was sent: the fixture counts `rows`, 100 stored above and 100 now.
     let r = with_file(&client, json!({"file_path": "ok.tsv", "data_key": "rows"})).await;
     assert_eq!(structured(&r)["rows_total"], 200);

@@ -235,6 +235,16 @@ async fn spreadsheets_pdfs_and_images() {
     );
     assert!(!content.contains("First page"));
     assert_eq!(s["next_offset"], 2);
+    // One page numbering, the one a person reads: the header agrees with the marker.
+    assert!(text(&r).contains("pages 2-2 of 3"), "{}", text(&r));
+    let r = call(&client, "get_file_schema", json!({"path": "report.pdf"})).await;
+    let t = text(&r);
+    assert!(t.contains("3 pages") && t.contains("- title: Quarterly report"), "{t}");
+    assert!(!t.contains('{'), "readable text, not a JSON line: {t}");
+    let r = call(&client, "get_file_schema", json!({"path": "sales.xlsx"})).await;
+    let t = text(&r);
+    assert!(t.contains("sheet \"Sales\":") && t.contains("rows x"), "{t}");
+    assert!(!t.contains("{\""), "readable text, not a JSON line: {t}");
 
     let r = call(&client, "read_file", json!({"path": "photo.png"})).await;
     assert_ne!(r.is_error, Some(true), "{r:?}");
@@ -253,6 +263,7 @@ async fn spreadsheets_pdfs_and_images() {
     assert_eq!(image.mime_type, "image/jpeg");
     let r = call(&client, "get_file_schema", json!({"path": "photo.png"})).await;
     assert_eq!(structured(&r)["width"], 3000);
+    assert!(text(&r).contains("3000 x 2000 pixels"), "{}", text(&r));
     client.cancel().await.unwrap();
 }
 

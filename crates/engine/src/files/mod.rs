@@ -10,7 +10,7 @@ mod kind;
 mod newline;
 pub mod text;
 
-mod columns;
+pub mod columns;
 mod delimited;
 mod image;
 mod markup;

@@ -1,6 +1,8 @@
-//! Markdown: a GitHub-flavoured table for table-shaped values (every ASCII punctuation character
-//! in a cell backslash-escaped, so `|`, `*`, `<script>` and `# x` render as themselves; line
-//! breaks as `<br>`), a key/value table for other objects and lists, and text as it is.
+//! Markdown: a GitHub-flavoured table for table-shaped values, a key/value table for other
+//! objects and lists, and text as it is. In a cell only what Markdown would read as markup is
+//! backslash-escaped — `|` (the cell's end), `\`, emphasis (`*`, `~`, and `_` at a word's
+//! edge), code spans, links, HTML and entities — so `<script>` and `*x*` render as themselves
+//! while `p1@example.com` and `address.city` stay as written; line breaks become `<br>`.
 
 use std::io::Write;
 
@@ -94,19 +96,29 @@ fn write_row(out: &mut dyn Write, cells: &[Cell<'_>]) -> std::io::Result<()> {
     write_texts(out, &refs)
 }
 
-/// Escapes one cell: ASCII punctuation gets a backslash, line breaks become `<br>`, and
-/// surrounding spaces are kept as entities so renderers do not trim them.
+/// Escapes one cell: characters Markdown would read as markup get a backslash, line breaks
+/// become `<br>`, and surrounding spaces are kept as entities so renderers do not trim them.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let word = |j: Option<&char>| j.is_some_and(|c| c.is_alphanumeric());
         match c {
-            '\r' if chars.peek() == Some(&'\n') => {}
+            '\r' if chars.get(i + 1) == Some(&'\n') => {}
             '\r' | '\n' => out.push_str("<br>"),
-            c if c.is_ascii_punctuation() => {
+            '|' | '\\' | '*' | '`' | '[' | ']' | '<' | '>' | '~' => {
                 out.push('\\');
                 out.push(c);
             }
+            // Inside a word (`snake_case`) an underscore is no emphasis.
+            '_' if !(word(i.checked_sub(1).and_then(|j| chars.get(j))) && word(chars.get(i + 1))) => {
+                out.push_str("\\_");
+            }
+            // An entity (`&amp;`, `&#35;`) would be decoded.
+            '&' if chars.get(i + 1).is_some_and(|n| n.is_alphanumeric() || *n == '#') => {
+                out.push_str("\\&");
+            }
+            // `!` before `[` would start an image; `[` is escaped already.
             c => out.push(c),
         }
     }

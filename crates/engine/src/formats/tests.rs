@@ -91,7 +91,7 @@ fn json_and_jsonl_read_back() {
 }
 
 #[test]
-fn markdown_escapes_every_special_character_and_html_escapes_markup() {
+fn markdown_escapes_markup_only_and_html_escapes_markup() {
     let v = awkward();
     let (md, r) = render_to_string(&Payload::Json(v.clone()), Format::Md);
     assert_eq!(r.table.unwrap().rows, 2);
@@ -102,6 +102,20 @@ fn markdown_escapes_every_special_character_and_html_escapes_markup() {
     );
     assert!(md.contains("a \\| b"));
     assert!(md.contains("\\<script\\>"));
+    for (cell, shown) in [
+        ("p1@example.com", "p1@example.com"),
+        ("address.city", "address.city"),
+        ("snake_case_name", "snake_case_name"),
+        ("_lead", "\\_lead"),
+        ("*bold*", "\\*bold\\*"),
+        ("a & b", "a & b"),
+        ("&amp;", "\\&amp;"),
+        ("[x](y)", "\\[x\\](y)"),
+        ("# not a heading", "# not a heading"),
+        ("C:\\dir", "C:\\\\dir"),
+    ] {
+        assert_eq!(super::markdown::escape(cell), shown, "{cell}");
+    }
     let (html, _) = render_to_string(&Payload::Json(v), Format::Html);
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; more"));
     assert!(!html.contains("<script>"));

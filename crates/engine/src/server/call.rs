@@ -170,13 +170,27 @@ pub fn too_large(engine: &Engine, size: u64, list: bool, partial: bool) -> ToolE
     } else {
         " Send less, or pass a list with call_tool_with_file_content and batch_size."
     };
+    let (size_text, budget_text) = (
+        crate::store::human_bytes(size),
+        crate::store::human_bytes(budget),
+    );
+    let what = if partial {
+        // Building them stopped as soon as they were over: their full size is unknown.
+        "the arguments are larger than".to_owned()
+    } else if size_text == budget_text {
+        format!("the arguments are {size} bytes, more than")
+    } else {
+        format!("the arguments are {size_text}, more than")
+    };
+    let budget_text = if !partial && size_text == budget_text {
+        format!("{budget} bytes")
+    } else {
+        budget_text
+    };
     ToolError::new(
         crate::ErrorCode::ArgumentsTooLarge,
         format!(
-            "the arguments are {}{}, more than the upstream message budget of {} (limits.maxUpstreamMessageBytes; many servers refuse messages over 10 MiB).{hint}",
-            if partial { "at least " } else { "" },
-            crate::store::human_bytes(size),
-            crate::store::human_bytes(budget)
+            "{what} the upstream message budget of {budget_text} (limits.maxUpstreamMessageBytes; many servers refuse messages over 10 MiB).{hint}"
         ),
     )
     .with("bytes", size)

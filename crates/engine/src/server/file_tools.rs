@@ -154,27 +154,7 @@ pub fn schema_text(schema: &Schema) -> String {
                 d.encoding,
                 d.typed_from.replace('_', " ")
             );
-            for c in &d.columns {
-                let kind = c
-                    .kind
-                    .and_then(|k| serde_json::to_value(k).ok())
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_else(|| "empty".into());
-                let nulls = match c.null_count {
-                    Some(n) if n > 0 => format!(", {n} empty"),
-                    None if c.nullable => ", has empty values".into(),
-                    _ => String::new(),
-                };
-                t.push_str(&format!(
-                    "- {}: {kind}{nulls}; e.g. {}\n",
-                    c.name,
-                    c.samples
-                        .iter()
-                        .map(|s| s.replace('\n', "\\n").replace('\r', "\\r"))
-                        .collect::<Vec<_>>()
-                        .join(" | ")
-                ));
-            }
+            column_lines(&mut t, &d.columns);
             for w in &d.warnings {
                 t.push_str(&format!("warning: {w}\n"));
             }
@@ -186,15 +166,105 @@ pub fn schema_text(schema: &Schema) -> String {
                 .map_or(String::new(), |n| format!(", {n} elements"));
             format!("{head}: root {}{count}\n{}\n", d.root_type, d.outline)
         }
-        other => {
-            let json = serde_json::to_string(other).unwrap_or_default();
-            format!("{head}\n{}\n", super::clip(&json, 8000))
+        Detail::Xml(x) => {
+            let mut t = format!(
+                "{head}: root <{}>{}, {} elements\n",
+                x.root,
+                attributes(&x.root_attributes),
+                x.element_count
+            );
+            for c in &x.children {
+                t.push_str(&format!(
+                    "- <{}> x{}{}{}\n",
+                    c.name,
+                    c.count,
+                    attributes(&c.attributes),
+                    if c.children.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", holding {}", c.children.join(", "))
+                    }
+                ));
+            }
+            t
         }
+        Detail::Sheets(book) => {
+            let mut t = format!("{head}: {} sheets\n", book.sheets.len());
+            for sheet in &book.sheets {
+                t.push_str(&format!(
+                    "sheet {:?}: {} rows x {} columns{}\n",
+                    sheet.name,
+                    sheet.rows,
+                    sheet.columns_count,
+                    sheet
+                        .dimensions
+                        .as_deref()
+                        .map(|d| format!(" ({d})"))
+                        .unwrap_or_default()
+                ));
+                column_lines(&mut t, &sheet.columns);
+            }
+            t
+        }
+        Detail::Pdf(p) => {
+            let mut t = format!(
+                "{head}: {} pages, PDF {}{}\n",
+                p.pages,
+                p.version,
+                if p.encrypted { ", encrypted" } else { "" }
+            );
+            for (key, value) in &p.metadata {
+                t.push_str(&format!("- {key}: {value}\n"));
+            }
+            t
+        }
+        Detail::Image(i) => format!("{head}: {} image, {} x {} pixels\n", i.mime_type, i.width, i.height),
+        Detail::Text(x) => format!(
+            "{head}: {} {}, {}{} lines\n",
+            x.encoding,
+            x.content_type,
+            if x.line_count_exact { "" } else { "about " },
+            x.line_count
+        ),
+        Detail::Binary(b) => format!("{head}: {} ({})\n", b.description, b.content_type),
     };
     if let Some(note) = &schema.note {
         text.push_str(&format!("note: {note}\n"));
     }
     text.trim_end().to_owned()
+}
+
+/// One line per column: its type, empty values, samples.
+fn column_lines(t: &mut String, columns: &[crate::files::columns::Column]) {
+    for c in columns {
+        let kind = c
+            .kind
+            .and_then(|k| serde_json::to_value(k).ok())
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "empty".into());
+        let nulls = match c.null_count {
+            Some(n) if n > 0 => format!(", {n} empty"),
+            None if c.nullable => ", has empty values".into(),
+            _ => String::new(),
+        };
+        t.push_str(&format!(
+            "- {}: {kind}{nulls}; e.g. {}\n",
+            c.name,
+            c.samples
+                .iter()
+                .map(|s| s.replace('\n', "\\n").replace('\r', "\\r"))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ));
+    }
+}
+
+fn attributes(names: &[String]) -> String {
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!(" [attributes: {}]", names.join(", "))
+    }
 }
 
 pub fn summary_text(s: &Summary) -> String {
@@ -247,8 +317,13 @@ pub fn read_text(r: &ReadAnswer) -> String {
             head.push_str(&format!(" {range}"));
         }
     }
+    // Pages are numbered as a person reads them (from 1), like the page markers; lines and
+    // rows by their 0-based offsets.
+    let first = u64::from(unit == "pages");
     match (r.offset, r.count) {
-        (Some(o), Some(n)) if n > 0 => head.push_str(&format!(", {unit} {o}-{}", o + n - 1)),
+        (Some(o), Some(n)) if n > 0 => {
+            head.push_str(&format!(", {unit} {}-{}", o + first, o + n - 1 + first))
+        }
         (None, Some(n)) => head.push_str(&format!(", last {n} {unit}")),
         _ => head.push_str(&format!(", no {unit}")),
     }

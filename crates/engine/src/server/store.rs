@@ -206,14 +206,12 @@ pub async fn offload_if_large(
     }
     let options = StoreOptions {
         description: Some(format!(
-            "{server}/{tool} answer stored automatically ({} over the inline budget)",
-            human_bytes(size)
+            "{server}/{tool} answer, stored because it was over the inline budget"
         )),
         ..StoreOptions::default()
     };
     let note = format!(
-        "The answer ({}) was larger than the inline budget ({}), so Offload stored it as a file instead of returning it; read it with read_file or get_file_schema.",
-        human_bytes(size),
+        "The answer was larger than the inline budget ({}), so Offload stored it as a file instead of returning it; read it with read_file or get_file_schema.",
         human_bytes(budget)
     );
     match store(engine, server, tool, arguments, result, started, options).await {

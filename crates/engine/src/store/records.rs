@@ -5,7 +5,6 @@
 //! is next opened.
 
 use std::collections::HashMap;
-use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -155,10 +154,7 @@ impl Index {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)?;
+        let mut file = crate::whole_file::open_private_append(&self.path)?;
         // A previous writer may have died mid-line: start ours on a fresh line.
         let len = file.metadata()?.len();
         if len > self.read_up_to {
@@ -332,14 +328,14 @@ mod tests {
         let mut idx = Index::open(path.clone(), &[]).unwrap();
         idx.append(record("a")).unwrap();
         // A torn write from a crashed process, then another good record.
-        OpenOptions::new()
+        std::fs::OpenOptions::new()
             .append(true)
             .open(&path)
             .unwrap()
             .write_all(b"{\"id\": \"torn")
             .unwrap();
         idx.append(record("b")).unwrap();
-        OpenOptions::new()
+        std::fs::OpenOptions::new()
             .append(true)
             .open(&path)
             .unwrap()

@@ -210,3 +210,27 @@ fn binary_blocks_are_written_beside_the_main_file() {
         serde_json::from_str(&std::fs::read_to_string(&s.record.path).unwrap()).unwrap();
     assert_eq!(main[1]["file"], "pic.1.png");
 }
+
+#[cfg(unix)]
+#[test]
+fn the_records_index_and_the_audit_log_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let records = dir.path().join("records.jsonl");
+    // An index an older version left readable by others is made private on the next write.
+    std::fs::write(&records, "").unwrap();
+    std::fs::set_permissions(&records, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut file = crate::whole_file::open_private_append(&records).unwrap();
+    std::io::Write::write_all(&mut file, b"{}\n").unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&records), 0o600);
+    let events = crate::events::Events::new(Some(dir.path()), 1024 * 1024);
+    events.emit(crate::events::sample(1));
+    let audit = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("audit")))
+        .expect("an audit log");
+    assert_eq!(mode(&audit), 0o600);
+}

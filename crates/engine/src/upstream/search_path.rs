@@ -45,9 +45,14 @@ impl std::fmt::Display for NotFound {
 impl SearchPath {
     /// The process's PATH followed by the usual install places that exist.
     pub fn from_env() -> Self {
-        let mut base: Vec<PathBuf> = std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).collect())
-            .unwrap_or_default();
+        let mut base: Vec<PathBuf> = Vec::new();
+        // PATH often names a directory twice; each is searched (and listed) once.
+        for dir in std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+            .unwrap_or_default()
+        {
+            push_unique(&mut base, dir);
+        }
         for extra in usual_places() {
             push_unique(&mut base, extra);
         }
@@ -108,8 +113,9 @@ fn join(paths: &[PathBuf]) -> OsString {
     std::env::join_paths(paths).unwrap_or_default()
 }
 
+/// Adds `p` unless it is there already (also when written with a trailing slash or `./`).
 fn push_unique(v: &mut Vec<PathBuf>, p: PathBuf) {
-    if !v.contains(&p) {
+    if !v.iter().any(|a| a.components().eq(p.components())) {
         v.push(p);
     }
 }
@@ -191,5 +197,19 @@ mod tests {
             "{msg}"
         );
         assert!(sp.resolve("/nonexistent/bin/tool", None).await.is_err());
+    }
+}
+
+#[cfg(test)]
+mod dedup_tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_is_listed_once() {
+        let mut v = Vec::new();
+        for p in ["/usr/bin", "/usr/local/bin", "/usr/bin/", "/usr/./bin"] {
+            push_unique(&mut v, PathBuf::from(p));
+        }
+        assert_eq!(v, [PathBuf::from("/usr/bin"), PathBuf::from("/usr/local/bin")]);
     }
 }

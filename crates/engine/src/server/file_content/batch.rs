@@ -201,8 +201,7 @@ pub async fn run(
             {
                 Ok(stored) => {
                     stored_note = format!(
-                        " The last batch's answer ({}) was larger than the inline budget, so it was stored at {}.",
-                        crate::store::human_bytes(size),
+                        " The last batch's answer was larger than the inline budget, so it was stored at {}.",
                         stored.record.path
                     );
                     summary.last_result = store::stored_answer(&stored, None).structured_content;
