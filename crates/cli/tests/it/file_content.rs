@@ -189,8 +189,15 @@ async fn spliced_lists_arrive_whole_fit_the_budget_and_stay_out_of_records() {
     .await;
     assert_eq!(error_code(&r), "arguments_too_large", "{}", text(&r));
     let message = text(&r);
-    assert!(message.contains("larger than the upstream message budget") && message.contains("batch_size"), "{message}");
-    assert!(!message.contains("at least"), "no figure that reads like the budget: {message}");
+    assert!(
+        message.contains("larger than the upstream message budget")
+            && message.contains("batch_size"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("at least"),
+        "no figure that reads like the budget: {message}"
+    );
     // Nothing was sent: the fixture counts `rows`, 100 stored above and 100 now.
     let r = with_file(&client, json!({"file_path": "ok.tsv", "data_key": "rows"})).await;
     assert_eq!(structured(&r)["rows_total"], 200);
@@ -392,5 +399,76 @@ async fn spreadsheet_rows_arrive_from_the_first_or_named_sheet() {
     .await;
     assert_eq!(error_code(&r), "parse_error");
     assert!(text(&r).contains("orders, notes"), "{}", text(&r));
+    client.cancel().await.unwrap();
+}
+
+/// Types are decided per column (a zip or phone column stays text if one cell must), and
+/// `column_types` overrides: lists split on a separator, integers with leading zeros. The
+/// default answer is the upstream result itself: its text once, not JSON escaped in JSON.
+#[tokio::test]
+async fn csv_columns_have_one_type_and_column_types_override() {
+    let ctx = with_fixture();
+    std::fs::write(
+        ctx.root.join("people.csv"),
+        "zip,phone,age,tags,code\n01234,555-1234,30,a;b,007\n12345,5551234,41,,8\n",
+    )
+    .unwrap();
+    let client = ctx.client().await;
+    let r = with_file(
+        &client,
+        json!({"file_path": "people.csv", "data_key": "rows"}),
+    )
+    .await;
+    let s = structured(&r);
+    assert_eq!(
+        s["first"],
+        json!({"zip": "01234", "phone": "555-1234", "age": 30, "tags": "a;b", "code": "007"})
+    );
+    assert_eq!(
+        s["last"],
+        json!({"zip": "12345", "phone": "5551234", "age": 41, "tags": null, "code": "8"})
+    );
+    // The answer is the upstream result as it is: one text block, the structured content.
+    assert_eq!(r.content.len(), 1);
+    assert!(
+        text(&r).starts_with("{\"keys\""),
+        "not double-encoded: {}",
+        text(&r)
+    );
+
+    let r = with_file(
+        &client,
+        json!({"file_path": "people.csv", "data_key": "rows",
+               "column_types": {"tags": "list", "code": "integer", "zip": "string"}}),
+    )
+    .await;
+    let s = structured(&r);
+    assert_eq!(s["first"]["tags"], json!(["a", "b"]));
+    assert_eq!(s["last"]["tags"], json!([]));
+    assert_eq!(s["first"]["code"], 7);
+    let r = with_file(
+        &client,
+        json!({"file_path": "people.csv", "data_key": "rows", "column_types": {"phone": "integer"}}),
+    )
+    .await;
+    assert_eq!(error_code(&r), "parse_error", "{}", text(&r));
+    assert!(
+        text(&r).contains("column 'phone'") && text(&r).contains("line 2"),
+        "{}",
+        text(&r)
+    );
+    let r = with_file(
+        &client,
+        json!({"file_path": "people.csv", "data_key": "rows", "column_types": {"age": "timestamp"}}),
+    )
+    .await;
+    assert_eq!(error_code(&r), "invalid_arguments");
+    // Batch mode types the same way across batches.
+    let r = with_file(
+        &client,
+        json!({"file_path": "people.csv", "data_key": "rows", "batch_size": 1}),
+    )
+    .await;
+    assert_eq!(structured(&r)["succeeded"], 2, "{}", text(&r));
     client.cancel().await.unwrap();
 }

@@ -239,11 +239,17 @@ async fn spreadsheets_pdfs_and_images() {
     assert!(text(&r).contains("pages 2-2 of 3"), "{}", text(&r));
     let r = call(&client, "get_file_schema", json!({"path": "report.pdf"})).await;
     let t = text(&r);
-    assert!(t.contains("3 pages") && t.contains("- title: Quarterly report"), "{t}");
+    assert!(
+        t.contains("3 pages") && t.contains("- title: Quarterly report"),
+        "{t}"
+    );
     assert!(!t.contains('{'), "readable text, not a JSON line: {t}");
     let r = call(&client, "get_file_schema", json!({"path": "sales.xlsx"})).await;
     let t = text(&r);
-    assert!(t.contains("sheet \"Sales\":") && t.contains("rows x"), "{t}");
+    assert!(
+        t.contains("sheet \"Sales\":") && t.contains("rows x"),
+        "{t}"
+    );
     assert!(!t.contains("{\""), "readable text, not a JSON line: {t}");
 
     let r = call(&client, "read_file", json!({"path": "photo.png"})).await;

@@ -111,11 +111,16 @@ pub fn escape(text: &str) -> String {
                 out.push(c);
             }
             // Inside a word (`snake_case`) an underscore is no emphasis.
-            '_' if !(word(i.checked_sub(1).and_then(|j| chars.get(j))) && word(chars.get(i + 1))) => {
+            '_' if !(word(i.checked_sub(1).and_then(|j| chars.get(j)))
+                && word(chars.get(i + 1))) =>
+            {
                 out.push_str("\\_");
             }
             // An entity (`&amp;`, `&#35;`) would be decoded.
-            '&' if chars.get(i + 1).is_some_and(|n| n.is_alphanumeric() || *n == '#') => {
+            '&' if chars
+                .get(i + 1)
+                .is_some_and(|n| n.is_alphanumeric() || *n == '#') =>
+            {
                 out.push_str("\\&");
             }
             // `!` before `[` would start an image; `[` is escaped already.

@@ -176,7 +176,7 @@ impl Parser<'_> {
         let mut out = String::new();
         loop {
             let rest = &self.text[self.i..];
-            let stop = rest.find(|c| c == quote as char || c == '\\' || c == '\n')?;
+            let stop = rest.find([quote as char, '\\', '\n'])?;
             out.push_str(&rest[..stop]);
             self.i += stop;
             match self.s[self.i] {

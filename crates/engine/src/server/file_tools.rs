@@ -218,7 +218,10 @@ pub fn schema_text(schema: &Schema) -> String {
             }
             t
         }
-        Detail::Image(i) => format!("{head}: {} image, {} x {} pixels\n", i.mime_type, i.width, i.height),
+        Detail::Image(i) => format!(
+            "{head}: {} image, {} x {} pixels\n",
+            i.mime_type, i.width, i.height
+        ),
         Detail::Text(x) => format!(
             "{head}: {} {}, {}{} lines\n",
             x.encoding,

@@ -230,7 +230,10 @@ fn the_records_index_and_the_audit_log_are_private() {
         .unwrap()
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("audit")))
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("audit"))
+        })
         .expect("an audit log");
     assert_eq!(mode(&audit), 0o600);
 }

@@ -210,6 +210,9 @@ mod dedup_tests {
         for p in ["/usr/bin", "/usr/local/bin", "/usr/bin/", "/usr/./bin"] {
             push_unique(&mut v, PathBuf::from(p));
         }
-        assert_eq!(v, [PathBuf::from("/usr/bin"), PathBuf::from("/usr/local/bin")]);
+        assert_eq!(
+            v,
+            [PathBuf::from("/usr/bin"), PathBuf::from("/usr/local/bin")]
+        );
     }
 }
