@@ -293,6 +293,86 @@ async def mcp_connected_while(env: dict, check):
 FIGURES = {}
 
 
+def human_bytes(n: int) -> str:
+    """The window's `bytes()` (ui/src/lib/format.ts): powers of 1024, one decimal below 10."""
+    units = ["B", "KB", "MB", "GB", "TB"]
+    value, unit = float(n), 0
+    while value >= 1024 and unit < len(units) - 1:
+        value /= 1024
+        unit += 1
+    digits = 0 if unit == 0 or value >= 10 else 1
+    return f"{value:.{digits}f} {units[unit]}"
+
+
+async def mcp_store_large(env: dict, size: int) -> str:
+    """Stores a `size`-byte answer through `offload mcp`; answers the stored file's path."""
+    params = StdioServerParameters(command=OFFLOAD, args=["mcp"], env=env)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            r = await session.call_tool("call_tool_and_store", {
+                "server": "fixture", "tool_name": "large", "tool_args": {"bytes": size},
+                "file_format": "txt"})
+            assert not r.is_error, r
+            return r.structured_content["path"]
+
+
+# Whether an element is drawn inside the window and can be seen: its box within the viewport,
+# not hidden, and (for buttons) a background or border that differs from its text colour.
+VISIBLE = """
+const e = document.querySelector(arguments[0]);
+if (!e) return {found: false};
+const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+return {found: true, left: r.left, top: r.top, right: r.right, bottom: r.bottom,
+        width: r.width, height: r.height, vw: window.innerWidth, vh: window.innerHeight,
+        visibility: s.visibility, opacity: s.opacity, color: s.color,
+        background: s.backgroundColor, border: s.borderTopColor,
+        scrollWidth: document.documentElement.scrollWidth};
+"""
+
+
+def box(wd, css: str) -> dict:
+    wd.find(css)
+    return wd.s("POST", "/execute/sync", {"script": VISIBLE, "args": [css]})
+
+
+def assert_inside(wd, css: str, what: str):
+    b = box(wd, css)
+    assert b["found"] and b["width"] > 0 and b["height"] > 0, (what, b)
+    assert b["left"] >= 0 and b["top"] >= 0 and b["right"] <= b["vw"] + 0.5 and b["bottom"] <= b["vh"] + 0.5, \
+        f"{what} is not inside the {b['vw']}x{b['vh']} window: {b}"
+    assert b["visibility"] == "visible" and float(b["opacity"]) > 0.5, (what, b)
+    return b
+
+
+def rgb(css: str):
+    parts = css[css.index("(") + 1:css.index(")")].split(",")
+    return [float(p) for p in parts]
+
+
+def luminance(c) -> float:
+    def ch(v):
+        v /= 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+    return 0.2126 * ch(c[0]) + 0.7152 * ch(c[1]) + 0.0722 * ch(c[2])
+
+
+def contrast(a: str, b: str) -> float:
+    la, lb = sorted((luminance(rgb(a)), luminance(rgb(b))), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def set_window(wd, width: int, height: int):
+    wd.s("POST", "/window/rect", {"width": width, "height": height})
+    # Wait until the page has taken the new size.
+    deadline = time.time() + 10
+    while True:
+        w = wd.s("POST", "/execute/sync", {"script": "return window.innerWidth", "args": []})
+        if abs(w - width) < 40 or time.time() > deadline:
+            return
+        time.sleep(0.1)
+
+
 def main():
     Path(SHOTS).mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="offload-e2e-"))
@@ -421,6 +501,39 @@ def main():
         wd.click("[data-testid=log-files-only]")
         print("calls in the live log")
 
+        # The headline figure against a known payload: bytes kept out of context are the files
+        # stored answers went to and the file a tool received, exactly.
+        large = asyncio.run(mcp_store_large(env, 1_000_000))
+        expected = sum(Path(p).stat().st_size for p in (work["stored"], large, data / "users.csv"))
+        overview = wd.invoke("overview", {})
+        assert overview["today"]["bytesKept"] == expected, (overview["today"], expected)
+        wd.click("[data-testid=nav-overview]")
+        wd.wait_text("[data-testid=card-kept]", human_bytes(expected))
+        print(f"kept out of context: {overview['today']['bytesKept']:,} bytes = the stored and sent files")
+
+        # Nothing is cut at the sizes people use: the log's details pane inside the window, the
+        # Connect button visible with readable text, badges one line high.
+        for width, height in ((800, 600), (1040, 700), (1440, 900)):
+            set_window(wd, width, height)
+            wd.click("[data-testid=nav-log]")
+            wd.click("[data-testid=log-row]")
+            assert_inside(wd, "[data-testid=log-detail]", f"the call details at {width}x{height}")
+            assert_inside(wd, "[data-testid=log-row]", f"a log row at {width}x{height}")
+            page = box(wd, "body")
+            assert page["scrollWidth"] <= page["vw"] + 1, f"the page scrolls sideways at {width}x{height}: {page}"
+            wd.click("[data-testid=nav-clients]")
+            wd.click("[data-testid=clients-all]")
+            b = assert_inside(wd, "[data-testid=client-connect]", f"Connect at {width}x{height}")
+            assert "0, 0, 0, 0" not in b["background"] and contrast(b["color"], b["background"]) >= 4.5, \
+                f"Connect is not readable: {b}"
+            wd.click("[data-testid=clients-all]")
+            wd.click("[data-testid=nav-servers]")
+            badge = box(wd, "[data-testid=server-fixture] .state")
+            assert badge["height"] < 26, f"a server's badge is {badge['height']} px high at {width}x{height}"
+            wd.screenshot(f"layout-{width}x{height}.png")
+        set_window(wd, 1040, 700)
+        print("log details, Connect and badges checked at 800x600, 1040x700 and 1440x900")
+
         # Secrets never reach the log, the records, the audit log or the window.
         page = wd.s("GET", "/source")
         for where, text in (("window", page), ("config.json", config.read_text()),
@@ -521,6 +634,32 @@ def main():
               f"200 ms (target: none); RSS each second, app: "
               f"{' '.join(str(round(a)) for a, _ in samples)} MiB; webview: "
               f"{' '.join(str(round(w)) for _, w in samples)} MiB")
+
+        # A crash-looping server is turned off at once: its state within a second, and no start
+        # after it.
+        starts = tmp / "looping-starts.log"
+        doc = json.loads(config.read_text())
+        doc["mcpServers"]["looping"] = {"command": FIXTURE, "args": ["--starts-log", str(starts), "--fail-start"]}
+        config.write_text(json.dumps(doc, indent=2))
+        wd.click("[data-testid=nav-servers]")
+        wd.click("[data-testid=server-looping]", )
+        deadline = time.time() + 20
+        while not (starts.exists() and len(starts.read_text().split()) >= 2):
+            assert time.time() < deadline, "the looping server was not retried"
+            time.sleep(0.1)
+        wd.wait_text("[data-testid=server-status]", "error")
+        wd.wait_text("[data-testid=server-error]", "refusing to start")
+        wd.find("[data-testid=server-retry]")
+        t = time.time()
+        wd.click("[data-testid=server-enabled]")
+        wd.wait_text("[data-testid=server-status]", "disabled", timeout=5)
+        took = time.time() - t
+        assert took < 1.0, f"turning the looping server off took {took:.2f} s"
+        seen = len(starts.read_text().split())
+        time.sleep(4)
+        assert len(starts.read_text().split()) == seen, "it was started again after it was turned off"
+        assert json.loads(config.read_text())["mcpServers"]["looping"]["disabled"] is True
+        print(f"crash-looping server turned off in {took * 1000:.0f} ms; no start after")
 
         # config.json edited on disk: the window follows.
         wd.click("[data-testid=nav-servers]")

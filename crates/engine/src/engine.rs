@@ -217,6 +217,11 @@ impl Engine {
         self.paused.load(Ordering::SeqCst)
     }
 
+    /// Tells watchers that something they show changed (a server's retry schedule, say).
+    pub fn notify(&self) {
+        self.changed.send_modify(|n| *n += 1);
+    }
+
     /// Wakes whenever the configuration in effect, its error, or the pause changes.
     pub fn watch(&self) -> watch::Receiver<u64> {
         self.changed.subscribe()

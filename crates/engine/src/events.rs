@@ -61,6 +61,11 @@ pub struct Event {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub bytes_out: u64,
+    /// Bytes that went to a file or a tool instead of the model: the stored file of an answer
+    /// that was stored and linked, the file whose data a tool received.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub bytes_kept: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub rows: Option<u64>,
@@ -76,6 +81,12 @@ pub struct Event {
     pub duration_ms: u64,
     /// `ok`, or the error code (`upstream_tool_error` when the upstream answered isError).
     pub outcome: String,
+    /// What went wrong, in words (an error's message, cut to 300 bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The file the answer was stored in, when it was stored and linked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stored: Option<String>,
     /// The process that served it (to tell embedded shims from the app).
     pub pid: u32,
 }
@@ -185,11 +196,14 @@ pub(crate) fn sample(n: u64) -> Event {
         format: None,
         bytes_in: n,
         bytes_out: 0,
+        bytes_kept: 0,
         rows: None,
         batches: None,
         first_item: None,
         duration_ms: 1,
         outcome: "ok".into(),
+        message: None,
+        stored: None,
         pid: 1,
     }
 }

@@ -40,6 +40,7 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         servers::remove_server,
         servers::set_server_enabled,
         servers::restart_server,
+        servers::stop_retrying,
         roots::roots,
         roots::add_root,
         roots::remove_root,

@@ -40,6 +40,12 @@ pub async fn move_secrets_to_keychain(
     control::move_secrets_to_keychain(&state.engine, &name).await
 }
 
+/// *Stop retrying* a failing server.
+#[tauri::command]
+pub fn stop_retrying(state: State<'_, AppState>, name: String) -> Result<(), ControlError> {
+    control::stop_retrying(&state.engine, &name)
+}
+
 #[tauri::command]
 pub async fn remove_server(state: State<'_, AppState>, name: String) -> Result<(), ControlError> {
     control::remove_server(&state.engine, &name).await

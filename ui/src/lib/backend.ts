@@ -77,6 +77,7 @@ export const backend = {
   setServerEnabled: (name: string, enabled: boolean) =>
     invoke<void>("set_server_enabled", { name, enabled }),
   restartServer: (name: string) => invoke<number>("restart_server", { name }),
+  stopRetrying: (name: string) => invoke<void>("stop_retrying", { name }),
 
   roots: () => invoke<RootView[]>("roots"),
   addRoot: (path: string, writable: boolean) => invoke<void>("add_root", { path, writable }),

@@ -19,8 +19,8 @@ export type Session = { id: number, client: string, version: string, since: stri
 
 export type Activity = { calls: number, errors: number, 
 /**
- * Bytes that reached a file or a tool instead of the model: stored answers (less the
- * link and summary the model got) and file content passed to tools.
+ * Bytes that reached a file or a tool instead of the model: the files stored answers went
+ * to, and the files whose data went to tools.
  */
 bytesKept: number, since: string | null, };
 
@@ -31,6 +31,22 @@ export type ServerSpec = {
 transport: string, command: string, args: Array<string>, env: { [key in string]: string }, cwd: string | null, url: string, headers: { [key in string]: string }, timeoutSecs: number | null, enabled: boolean, };
 
 export type ServerView = { name: string, spec: ServerSpec, status: "idle" | "starting" | "ready" | "error" | "disabled", toolCount: number | null, lastError: string | null, 
+/**
+ * Why it is in error now (absent when it is not).
+ */
+error: string | null, 
+/**
+ * Starts after the first one: crashes recovered, retries, restarts.
+ */
+restarts: number, 
+/**
+ * Seconds since it became ready, while it is.
+ */
+uptimeSecs: number | null, 
+/**
+ * Seconds until Offload tries to start it again, while it is failing and retried.
+ */
+retryInSecs: number | null, 
 /**
  * The last lines the server wrote to stderr.
  */
@@ -214,7 +230,12 @@ tool: string,
 /**
  * The client, as `name/version` from its handshake.
  */
-client?: string | null, server?: string | null, upstream_tool?: string | null, file?: string | null, format?: string | null, bytes_in: number, bytes_out: number, rows?: number | null, 
+client?: string | null, server?: string | null, upstream_tool?: string | null, file?: string | null, format?: string | null, bytes_in: number, bytes_out: number, 
+/**
+ * Bytes that went to a file or a tool instead of the model: the stored file of an answer
+ * that was stored and linked, the file whose data a tool received.
+ */
+bytes_kept: number, rows?: number | null, 
 /**
  * Batches of a run; for a `batch_part`, the batch's number (from 1).
  */
@@ -227,6 +248,14 @@ first_item?: number | null, duration_ms: number,
  * `ok`, or the error code (`upstream_tool_error` when the upstream answered isError).
  */
 outcome: string, 
+/**
+ * What went wrong, in words (an error's message, cut to 300 bytes).
+ */
+message?: string | null, 
+/**
+ * The file the answer was stored in, when it was stored and linked.
+ */
+stored?: string | null, 
 /**
  * The process that served it (to tell embedded shims from the app).
  */

@@ -38,9 +38,8 @@ describe("Live log", () => {
     await waitFor(() => expect(screen.getByTestId("log-count")).toHaveTextContent("2 shown"));
     // Newest first.
     expect(screen.getAllByTestId("log-row")[0]).toHaveTextContent("file-content");
-    // Each row names the client and the file's name.
-    expect(screen.getAllByTestId("log-row")[0]).toHaveTextContent("claude/1.0");
-    expect(screen.getAllByTestId("log-row")[0]).toHaveTextContent("u.csv");
+    // Each row names the server and tool; the client and the file are in the details.
+    expect(screen.getAllByTestId("log-row")[0]).toHaveTextContent("db · insert");
 
     await emit("offload://calls", [f.event({ outcome: "upstream_timeout", server: "slow" })]);
     await waitFor(() => expect(screen.getByTestId("log-count")).toHaveTextContent("3 shown"));
@@ -66,6 +65,31 @@ describe("Live log", () => {
     await userEvent.click(db);
     expect(screen.getByTestId("log-detail")).toHaveTextContent("/data/u.csv");
     expect(screen.getByTestId("log-detail")).toHaveTextContent("200");
+    expect(screen.getByTestId("log-detail")).toHaveTextContent("claude/1.0");
+  });
+
+  it("shows an error's message and the file a stored answer went to", async () => {
+    let revealed: string | null = null;
+    mockIPC(
+      (cmd, args: any) => {
+        if (cmd === "call_log")
+          return [
+            f.event({ kind: "store", outcome: "ok", stored: "/data/answer.csv", bytes_kept: 1_048_576 }),
+            f.event({ outcome: "server_unavailable", message: "server 'crm' is not available: refusing to start; Offload retries in 4 s" }),
+          ];
+        if (cmd === "reveal") revealed = args.path;
+      },
+      { shouldMockEvents: true },
+    );
+    render(Log);
+    const rows = await screen.findAllByTestId("log-row");
+    await userEvent.click(rows[0]);
+    expect(screen.getByTestId("log-detail-message")).toHaveTextContent("refusing to start; Offload retries in 4 s");
+    await userEvent.click(rows[1]);
+    expect(screen.getByTestId("log-detail-stored")).toHaveTextContent("/data/answer.csv");
+    expect(screen.getByTestId("log-detail")).toHaveTextContent("1.0 MB");
+    await userEvent.click(screen.getByRole("button", { name: "Show in folder" }));
+    expect(revealed).toBe("/data/answer.csv");
   });
 
   it("keeps the selected call while new ones stream in", async () => {

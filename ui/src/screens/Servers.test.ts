@@ -28,6 +28,37 @@ describe("Servers", () => {
     expect(screen.getByTestId("server-stderr")).toHaveTextContent("booting");
   });
 
+  it("shows a failing server's error, retry countdown and Stop retrying, and does not ask it for tools", async () => {
+    let current = f.server({
+      status: "error",
+      error: "the server process exited; last stderr: refusing to start",
+      restarts: 3,
+      uptimeSecs: null,
+      retryInSecs: 8,
+    });
+    const asked: string[] = [];
+    mockIPC((cmd) => {
+      asked.push(cmd);
+      if (cmd === "servers") return [current];
+      if (cmd === "stop_retrying") current = { ...current, retryInSecs: null };
+    });
+    render(Servers);
+    expect(await screen.findByTestId("server-error")).toHaveTextContent("refusing to start");
+    expect(screen.getByTestId("server-retry")).toHaveTextContent("Retrying in 8 s");
+    expect(screen.getByTestId("server-health")).toHaveTextContent("3 restarts");
+    expect(screen.getByTestId("server-tools-unavailable")).toBeInTheDocument();
+    expect(screen.queryByText("Asking the server for its tools…")).toBeNull();
+    expect(asked).not.toContain("server_tools");
+    await userEvent.click(screen.getByTestId("server-stop-retrying"));
+    await waitFor(() => expect(screen.getByTestId("server-retry")).toHaveTextContent("Not retrying"));
+  });
+
+  it("shows how long a ready server has been up", async () => {
+    mockIPC((cmd) => (cmd === "servers" ? [f.server({ uptimeSecs: 3700, restarts: 1 })] : cmd === "server_tools" ? [] : undefined));
+    render(Servers);
+    expect(await screen.findByTestId("server-health")).toHaveTextContent("Up 1 h 1 min · 1 restart");
+  });
+
   it("toggles a server off through set_server_enabled", async () => {
     let current: ServerView = f.server();
     const calls: unknown[] = [];

@@ -29,7 +29,7 @@ pub use roots::{RootView, add_root, remove_root, roots, set_default_root, set_ro
 pub use secrets::{NewSecret, Place, PlainSecret, SecretRef, secret_name};
 pub use servers::{
     ServerSpec, ServerView, ToolView, move_secrets_to_keychain, put_server, remove_server,
-    restart_server, server_tools, servers, set_server_enabled,
+    restart_server, server_tools, servers, set_server_enabled, stop_retrying,
 };
 
 use serde::Serialize;

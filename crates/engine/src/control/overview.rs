@@ -67,8 +67,8 @@ pub struct Activity {
     pub calls: u64,
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub errors: u64,
-    /// Bytes that reached a file or a tool instead of the model: stored answers (less the
-    /// link and summary the model got) and file content passed to tools.
+    /// Bytes that reached a file or a tool instead of the model: the files stored answers went
+    /// to, and the files whose data went to tools.
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub bytes_kept: u64,
     pub since: Option<DateTime<Utc>>,
@@ -89,16 +89,13 @@ impl Activity {
     }
 }
 
-/// The bytes an event kept out of the model's context.
+/// The bytes an event kept out of the model's context (recorded with the event; events of
+/// versions before it was recorded count for nothing rather than for a wrong figure).
 fn kept(event: &Event) -> u64 {
     if event.outcome != "ok" {
         return 0;
     }
-    match event.kind {
-        EventKind::Store => event.bytes_in.saturating_sub(event.bytes_out),
-        EventKind::FileContent | EventKind::Batch | EventKind::FileRef => event.bytes_in,
-        EventKind::Call | EventKind::Tool | EventKind::BatchPart => 0,
-    }
+    event.bytes_kept
 }
 
 pub fn status(engine: &Engine) -> Status {

@@ -107,6 +107,16 @@ pub struct ServerView {
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub tool_count: Option<usize>,
     pub last_error: Option<String>,
+    /// Why it is in error now (absent when it is not).
+    pub error: Option<String>,
+    /// Starts after the first one: crashes recovered, retries, restarts.
+    pub restarts: u32,
+    /// Seconds since it became ready, while it is.
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub uptime_secs: Option<u64>,
+    /// Seconds until Offload tries to start it again, while it is failing and retried.
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub retry_in_secs: Option<u64>,
     /// The last lines the server wrote to stderr.
     pub stderr: String,
     /// Values kept in the keychain.
@@ -130,11 +140,16 @@ pub fn servers(engine: &Engine) -> Vec<ServerView> {
         .iter()
         .map(|s| {
             let spec = ServerSpec::from_entry(s.name(), s.entry());
+            let status = s.status();
             ServerView {
                 name: s.name().to_owned(),
-                status: s.status().status,
+                status: status.status,
                 tool_count: s.tool_count(),
                 last_error: s.last_error(),
+                error: status.error,
+                restarts: status.restarts,
+                uptime_secs: status.uptime_secs,
+                retry_in_secs: status.retry_in_secs,
                 stderr: s.stderr_tail(40),
                 secrets: secrets::secret_refs(engine, &spec),
                 plain_secrets: secrets::plain_secrets(&spec),
@@ -226,6 +241,14 @@ pub async fn set_server_enabled(
     enabled: bool,
 ) -> Result<(), ControlError> {
     edit_config(engine, |doc| edit::set_server_enabled(doc, name, enabled)).await
+}
+
+/// *Stop retrying*: a failing server is not started again in the background (a call, a
+/// restart or a change of its entry tries again).
+pub fn stop_retrying(engine: &Engine, name: &str) -> Result<(), ControlError> {
+    engine.pool.get(name).map_err(tool_error)?.stop_retrying();
+    engine.notify();
+    Ok(())
 }
 
 /// Stops `name` and starts it again; answers its tool count.

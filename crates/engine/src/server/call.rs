@@ -128,11 +128,14 @@ pub async fn resolve_refs(
                 format: Some(r.kind.clone()),
                 bytes_in: r.bytes,
                 bytes_out: 0,
+                bytes_kept: r.bytes,
                 rows: None,
                 batches: None,
                 first_item: None,
                 duration_ms: 0,
                 outcome: "ok".into(),
+                message: None,
+                stored: None,
                 pid: std::process::id(),
             });
         }

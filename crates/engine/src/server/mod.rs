@@ -32,6 +32,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::de::DeserializeOwned;
 
 use crate::Engine;
+use crate::events::EventKind;
 
 const INSTRUCTIONS: &str = "Offload connects you to upstream MCP servers and keeps large data out \
 of your context. Find a tool with list_available_tools (use `query`), check its arguments with \
@@ -194,7 +195,16 @@ impl ServerHandler for OffloadServer {
                 ));
             }
         };
-        engine.events.emit(audit::finish(event, &result, started));
+        let file_bytes = event
+            .file
+            .as_deref()
+            .filter(|_| matches!(event.kind, EventKind::FileContent | EventKind::Batch))
+            .and_then(|f| engine.roots().resolve(f, crate::roots::Access::Read).ok())
+            .and_then(|r| std::fs::metadata(&r.path).ok())
+            .map(|m| m.len());
+        engine
+            .events
+            .emit(audit::finish(event, &result, started, file_bytes));
         Ok(result.into())
     }
 }

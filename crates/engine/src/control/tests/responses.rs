@@ -145,6 +145,7 @@ async fn the_feed_reports_new_calls_and_new_responses() {
         upstream_tool: Some("contacts".into()),
         format: Some("json".into()),
         bytes_out: 10,
+        bytes_kept: 0,
         rows: Some(1),
         duration_ms: 3,
         ..crate::events::sample(0)

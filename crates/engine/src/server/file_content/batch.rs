@@ -278,11 +278,14 @@ fn part_event(
         format: p.file_format.clone(),
         bytes_in: 0,
         bytes_out: 0,
+        bytes_kept: 0,
         rows: Some(items),
         batches: Some(batch),
         first_item: Some(first_item),
         duration_ms: started.elapsed().as_millis() as u64,
         outcome,
+        message: None,
+        stored: None,
         pid: std::process::id(),
     }
 }
