@@ -135,14 +135,16 @@ impl Query {
             .collect()
     }
 
-    /// How well `tool` of `server` matches: 0 for not at all.
-    pub fn score(&self, server: &str, tool: &Tool) -> u32 {
+    /// How well `tool` of `server` matches (0 for not at all), and whether any word matched
+    /// better than fuzzily.
+    pub fn score(&self, server: &str, tool: &Tool) -> (u32, bool) {
         let name = self.stems_of(&tool.name);
         let title = self.stems_of(tool.title.as_deref().unwrap_or(""));
         let desc = self.stems_of(tool.description.as_deref().unwrap_or(""));
         let server = self.stems_of(server);
         let mut score = 0;
         let mut matched = 0;
+        let mut sure = false;
         for term in &self.terms {
             let hit = |field: &[(String, String)]| -> u32 {
                 if field.iter().any(|(_, w)| *w == term.word) {
@@ -172,12 +174,13 @@ impl Query {
             if s > 0 {
                 matched += 1;
             }
+            sure |= [&name, &title, &server, &desc].iter().any(|f| hit(f) >= 2);
             score += s;
         }
         if matched == 0 {
-            0
+            (0, false)
         } else {
-            score + 20 * matched
+            (score + 20 * matched, sure)
         }
     }
 }
@@ -187,12 +190,19 @@ pub fn rank<'a>(query: &str, tools: Vec<(&'a str, &'a Tool)>) -> Vec<(&'a str, &
     let Some(q) = Query::new(query) else {
         return tools;
     };
-    let mut scored: Vec<(u32, (&str, &Tool))> = tools
+    let scored: Vec<(u32, bool, (&str, &Tool))> = tools
         .into_iter()
         .filter_map(|(server, tool)| {
-            let s = q.score(server, tool);
-            (s > 0).then_some((s, (server, tool)))
+            let (s, sure) = q.score(server, tool);
+            (s > 0).then_some((s, sure, (server, tool)))
         })
+        .collect();
+    // Typo matches only count when nothing matched for sure ("counter" is not "count").
+    let any_sure = scored.iter().any(|(_, sure, _)| *sure);
+    let mut scored: Vec<(u32, (&str, &Tool))> = scored
+        .into_iter()
+        .filter(|(_, sure, _)| *sure || !any_sure)
+        .map(|(s, _, t)| (s, t))
         .collect();
     scored.sort_by(|a, b| {
         b.0.cmp(&a.0)
