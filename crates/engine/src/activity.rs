@@ -28,6 +28,20 @@ const MAX_BATCH: usize = 5_000;
 pub struct AuditTail {
     path: PathBuf,
     offset: u64,
+    /// The start of the file read so far: its first event's time (to the nanosecond) tells
+    /// one file from the next, so a rotation is noticed even when the new file has already
+    /// grown past the old offset (sizes, and inode numbers, can repeat).
+    head: Vec<u8>,
+}
+
+/// The first bytes of `path` (enough to hold its first event's timestamp).
+fn head_of(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(64);
+    if let Ok(file) = File::open(path) {
+        let _ = file.take(64).read_to_end(&mut head);
+    }
+    head
 }
 
 impl AuditTail {
@@ -35,20 +49,30 @@ impl AuditTail {
     pub fn from_end(dir: &Path) -> Self {
         let path = dir.join("audit.jsonl");
         let offset = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        Self { path, offset }
+        let head = head_of(&path);
+        Self { path, offset, head }
     }
 
     /// Events written since the last read, oldest first.
     pub fn read(&mut self) -> Vec<Event> {
         let len = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
+        let head = head_of(&self.path);
+        // A file that was empty (or absent) when last read has grown, not been replaced.
+        let replaced = !self.head.is_empty() && !head.starts_with(&self.head);
+        let rotated = len < self.offset || replaced;
         let mut out = Vec::new();
-        if len < self.offset {
-            // Rotated: the rest of the previous file, then the new one from its start.
-            let mut rotated = self.path.clone().into_os_string();
-            rotated.push(".1");
-            read_lines(Path::new(&rotated), self.offset, &mut out);
+        if rotated {
+            // Rotated: the rest of the previous file (when it is the one rotated last; after
+            // several rotations it is gone from the live view), then the new one from its start.
+            let mut previous = self.path.clone().into_os_string();
+            previous.push(".1");
+            let previous = Path::new(&previous);
+            if head_of(previous).starts_with(&self.head) {
+                read_lines(previous, self.offset, &mut out);
+            }
             self.offset = 0;
         }
+        self.head = head;
         self.offset = read_lines(&self.path, self.offset, &mut out);
         let skip = out.len().saturating_sub(MAX_BATCH);
         out.split_off(skip)
