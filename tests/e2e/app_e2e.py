@@ -517,7 +517,8 @@ def main():
             set_window(wd, width, height)
             wd.click("[data-testid=nav-log]")
             wd.click("[data-testid=log-row]")
-            assert_inside(wd, "[data-testid=log-detail]", f"the call details at {width}x{height}")
+            wd.find("[data-testid=log-detail]")
+            assert_inside(wd, "[data-testid=log-detail-pane]", f"the call details at {width}x{height}")
             assert_inside(wd, "[data-testid=log-row]", f"a log row at {width}x{height}")
             page = box(wd, "body")
             assert page["scrollWidth"] <= page["vw"] + 1, f"the page scrolls sideways at {width}x{height}: {page}"
