@@ -6,6 +6,7 @@
 mod files;
 mod mcp;
 mod secret;
+mod tools;
 
 use std::path::PathBuf;
 
@@ -76,6 +77,13 @@ enum Command {
     /// Save or remove a secret that `${keyring:NAME}` reads from the OS keychain.
     #[command(subcommand)]
     Secret(secret::SecretCommand),
+    /// See and approve the upstream tools clients are shown (held tools, the mode in effect).
+    Tools {
+        #[command(flatten)]
+        config: ConfigArg,
+        #[command(subcommand)]
+        command: tools::ToolsCommand,
+    },
     /// Show a file's structure: CSV columns and types, JSON shape, sheets, PDF pages, ...
     Schema(files::SchemaArgs),
     /// Show a file's first and last lines, line count, encoding.
@@ -93,6 +101,7 @@ fn main() -> std::process::ExitCode {
         Command::Mcp { config, args } => mcp::run(config.resolve(), args),
         Command::Serve { config } => mcp::host(config.resolve()),
         Command::Secret(command) => secret::run(command),
+        Command::Tools { config, command } => tools::run(config.resolve(), command),
         Command::Schema(args) => files::schema(args),
         Command::Summarize(args) => files::summarize(args),
         Command::Read(args) => files::read(args),

@@ -29,10 +29,21 @@ pub struct McpArgs {
     #[arg(long, env = "ABSTRACT_PROXY_SERVERS", value_name = "NAMES")]
     servers: Option<String>,
 
+    /// How this client sees the upstream tools: each as a tool of its own (direct), behind
+    /// Offload's call_tool (meta), or direct up to tools.directLimit (auto). Default: the
+    /// configuration's tools.expose.
+    #[arg(long, value_name = "MODE", value_parser = parse_expose)]
+    expose: Option<offload_engine::gateway::Expose>,
+
     /// Where the engine runs. Connected to the app, the app's configuration applies; --config,
     /// DIR or --app-config keep it embedded (auto) or are refused (app).
     #[arg(long, value_enum, default_value_t = Mode::Auto)]
     mode: Mode,
+}
+
+fn parse_expose(text: &str) -> Result<offload_engine::gateway::Expose, String> {
+    offload_engine::gateway::Expose::parse(text)
+        .ok_or_else(|| format!("'{text}' is not auto, direct or meta"))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -53,7 +64,7 @@ pub struct ConfigChoice {
 }
 
 /// A runtime for a command; logs why when there cannot be one.
-fn runtime() -> Option<tokio::runtime::Runtime> {
+pub fn runtime() -> Option<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -68,7 +79,7 @@ pub fn run(config: ConfigChoice, args: McpArgs) -> ExitCode {
     };
     runtime.block_on(async {
         match connect_to_app(&args, config.named).await {
-            Ok(Some(stream)) => pump(stream).await,
+            Ok(Some(stream)) => pump(stream, args.expose).await,
             Ok(None) => serve(config, args).await,
             Err(code) => code,
         }
@@ -123,8 +134,11 @@ fn socket() -> Option<PathBuf> {
 }
 
 /// Connected mode: bytes between stdio and the app, nothing else.
-async fn pump(stream: ipc::Connection) -> ExitCode {
-    match ipc::pump(stream, tokio::io::stdin(), tokio::io::stdout()).await {
+async fn pump(
+    stream: ipc::Connection,
+    expose: Option<offload_engine::gateway::Expose>,
+) -> ExitCode {
+    match ipc::pump(stream, expose, tokio::io::stdin(), tokio::io::stdout()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
@@ -134,7 +148,7 @@ async fn pump(stream: ipc::Connection) -> ExitCode {
     }
 }
 
-fn load(config: ConfigChoice, compat: CompatInputs) -> Option<Arc<Engine>> {
+pub fn load(config: ConfigChoice, compat: CompatInputs) -> Option<Arc<Engine>> {
     let options = EngineOptions {
         require_config: config.named,
         config_path: config.path,
@@ -187,6 +201,7 @@ pub fn host(config: ConfigChoice) -> ExitCode {
 }
 
 async fn serve(config: ConfigChoice, args: McpArgs) -> ExitCode {
+    let args_expose = args.expose;
     let compat = CompatInputs {
         dirs: args.dirs,
         app_config_path: args.app_config,
@@ -212,7 +227,7 @@ async fn serve(config: ConfigChoice, args: McpArgs) -> ExitCode {
         );
     }
     let served = tokio::select! {
-        r = engine.serve(rmcp_stdio()) => r,
+        r = engine.serve_with(rmcp_stdio(), args_expose) => r,
         () = shutdown_signal() => Ok(()),
     };
     engine.shutdown().await;

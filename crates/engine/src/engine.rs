@@ -32,6 +32,8 @@ pub struct Engine {
     pub files: Inspector,
     /// The client sessions being served.
     pub sessions: Sessions,
+    /// Pinned upstream tool definitions (`pins.json`, shared by every Offload process).
+    pub pins: crate::gateway::Pins,
     pub dirs: AppDirs,
     /// Where `${keyring:}` values are read from and the app saves them.
     pub secrets: Arc<dyn SecretSource>,
@@ -125,6 +127,7 @@ impl Engine {
                 ..files::Settings::default()
             }),
             sessions: Sessions::default(),
+            pins: crate::gateway::Pins::open(&dirs.data_dir),
             dirs: dirs.clone(),
             secrets,
             source: None,
@@ -234,7 +237,22 @@ impl Engine {
         T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let running = match OffloadServer::new(self.clone()).serve(transport).await {
+        self.serve_with(transport, None).await
+    }
+
+    /// `serve` with the client's own choice of how upstream tools are shown
+    /// (`offload mcp --expose`); the configuration's otherwise.
+    pub async fn serve_with<T, E, A>(
+        self: &Arc<Self>,
+        transport: T,
+        expose: Option<crate::gateway::Expose>,
+    ) -> Result<(), String>
+    where
+        T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let server = OffloadServer::new(self.clone()).with_expose(expose);
+        let running = match server.serve(transport).await {
             Ok(running) => running,
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
                 tracing::info!("the client closed the connection before the MCP handshake");

@@ -19,6 +19,9 @@ pub enum ErrorCode {
     ServerDisabled,
     /// The upstream server could not be started or reached.
     ServerUnavailable,
+    /// The upstream tool's definition changed since the user approved it: it is held until the
+    /// user reviews it in Offload.
+    ToolChanged,
     /// The upstream server refused Offload's credentials (HTTP 401/403): the user must sign in
     /// or fix its token.
     AuthRequired,
@@ -75,6 +78,7 @@ impl ErrorCode {
             Self::ServerDisabled => "server_disabled",
             Self::ServerUnavailable => "server_unavailable",
             Self::AuthRequired => "auth_required",
+            Self::ToolChanged => "tool_changed",
             Self::UpstreamError => "upstream_error",
             Self::UpstreamTimeout => "upstream_timeout",
             Self::UpstreamClosed => "upstream_closed",

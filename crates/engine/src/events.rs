@@ -34,6 +34,8 @@ pub enum EventKind {
     BatchPart,
     /// One `$file` reference resolved.
     FileRef,
+    /// An upstream tool called directly (listed as a tool of the client's own).
+    Direct,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

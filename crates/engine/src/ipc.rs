@@ -162,7 +162,9 @@ impl Host {
                     let engine = engine.clone();
                     tokio::spawn(async move {
                         let (read, write) = tokio::io::split(stream);
-                        if let Err(e) = engine.serve((read, write)).await {
+                        let mut read = tokio::io::BufReader::new(read);
+                        let expose = read_preamble(&mut read).await;
+                        if let Err(e) = engine.serve_with((read, write), expose).await {
                             tracing::warn!("socket session: {e}");
                         }
                     });
@@ -198,7 +200,12 @@ pub async fn connect(path: &Path) -> Option<Connection> {
 /// Copies bytes both ways between the client's stdio and the host until either side closes.
 /// When the client closes stdin, the host is told (write side shut down) and its last answers
 /// still reach stdout.
-pub async fn pump<S, I, O>(stream: S, mut input: I, mut output: O) -> std::io::Result<()>
+pub async fn pump<S, I, O>(
+    stream: S,
+    expose: Option<crate::gateway::Expose>,
+    mut input: I,
+    mut output: O,
+) -> std::io::Result<()>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite,
     I: tokio::io::AsyncRead + Unpin,
@@ -206,6 +213,9 @@ where
 {
     use tokio::io::AsyncWriteExt;
     let (mut from_host, mut to_host) = tokio::io::split(stream);
+    if let Some(expose) = expose {
+        to_host.write_all(preamble(expose).as_bytes()).await?;
+    }
     let upstream = async {
         tokio::io::copy(&mut input, &mut to_host).await?;
         to_host.shutdown().await
@@ -224,4 +234,39 @@ where
             downstream.await
         }
     }
+}
+
+/// The first line a shim may send before the MCP messages: the client's own choices
+/// (`offload mcp --expose`). It starts with `#`, which no JSON-RPC message does.
+const PREAMBLE: &str = "#offload ";
+
+fn preamble(expose: crate::gateway::Expose) -> String {
+    let name = match expose {
+        crate::gateway::Expose::Auto => "auto",
+        crate::gateway::Expose::Direct => "direct",
+        crate::gateway::Expose::Meta => "meta",
+    };
+    format!("{PREAMBLE}expose={name}\n")
+}
+
+/// Reads the shim's preamble when there is one (leaving the MCP messages after it).
+async fn read_preamble<R: tokio::io::AsyncRead + Unpin>(
+    read: &mut tokio::io::BufReader<R>,
+) -> Option<crate::gateway::Expose> {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    let head = read.fill_buf().await.ok()?;
+    if !head.starts_with(b"#") {
+        return None;
+    }
+    let mut line = Vec::new();
+    (&mut *read)
+        .take(512)
+        .read_until(b'\n', &mut line)
+        .await
+        .ok()?;
+    let line = String::from_utf8_lossy(&line);
+    line.strip_prefix(PREAMBLE)?
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("expose="))
+        .and_then(crate::gateway::Expose::parse)
 }

@@ -15,6 +15,7 @@ pub mod error;
 pub mod events;
 pub mod files;
 pub mod formats;
+pub mod gateway;
 pub mod inputs;
 pub mod ipc;
 pub mod keychain;

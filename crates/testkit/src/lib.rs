@@ -73,9 +73,13 @@ impl TestContext {
         json!({"command": target_bin("offload-fixture"), "args": args})
     }
 
-    /// Writes `config.json` with the given `mcpServers` and this context's root.
+    /// Writes `config.json` with the given `mcpServers` and this context's root, upstream tools
+    /// behind Offload's meta tools (`tools.expose: meta`, what most tests exercise; direct mode
+    /// has tests of its own).
     pub fn write_servers(&self, servers: Value) {
-        self.write_config(json!({"roots": [self.root], "mcpServers": servers}));
+        self.write_config(
+            json!({"roots": [self.root], "mcpServers": servers, "tools": {"expose": "meta"}}),
+        );
     }
 
     pub fn write_config(&self, config: Value) {
@@ -173,6 +177,8 @@ pub struct Recorder {
     pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
     /// How many `notifications/resources/list_changed` arrived.
     pub resource_list_changed: Arc<std::sync::atomic::AtomicUsize>,
+    /// How many `notifications/tools/list_changed` arrived.
+    pub tool_list_changed: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl ClientHandler for Recorder {
@@ -189,6 +195,11 @@ impl ClientHandler for Recorder {
         _context: NotificationContext<RoleClient>,
     ) {
         self.progress.lock().unwrap().push(params);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tool_list_changed
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -220,7 +220,7 @@ truncated: boolean,
  */
 note: string | null, };
 
-export type EventKind = "tool" | "call" | "store" | "file_content" | "batch" | "batch_part" | "file_ref";
+export type EventKind = "tool" | "call" | "store" | "file_content" | "batch" | "batch_part" | "file_ref" | "direct";
 
 export type Event = { time: string, kind: EventKind, 
 /**

@@ -5,6 +5,7 @@
 mod calls;
 mod config;
 mod crash;
+mod direct;
 mod discovery;
 mod escape;
 mod faults;

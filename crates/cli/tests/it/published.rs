@@ -406,3 +406,59 @@ async fn tools_are_found_in_plain_words_and_task_only_tools_say_so() {
     assert!(text(&r).contains("MCP task"), "{}", text(&r));
     client.cancel().await.unwrap();
 }
+
+/// Direct mode seen by the official Python SDK: server-everything's tools arrive as they are
+/// listed directly (descriptions, schemas, annotations, icons), calls answer as upstream,
+/// `$file` and storing big answers work, a disabled tool is gone.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn direct_mode_through_the_python_sdk_matches_the_servers_themselves() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = interop_dir();
+    let out = tokio::process::Command::new(dir.join(".venv/bin/python"))
+        .arg(dir.join("direct_client.py"))
+        .arg(offload_testkit::target_bin("offload"))
+        .arg(dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
+        .arg(dir.join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"))
+        .arg(work.path())
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("ok a disabled tool"), "{stdout}");
+}
+
+/// Direct mode seen by the TypeScript SDK, which validates structured content against output
+/// schemas: an upstream answer and a stored answer's link both validate.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn direct_mode_output_schemas_validate_in_the_typescript_sdk() {
+    let ctx = TestContext::new();
+    ctx.write_config(json!({
+        "roots": [ctx.root],
+        "mcpServers": {"everything": node_server("server-everything", &["stdio"])},
+        // Small enough that get-structured-content's answer (about 110 bytes) is stored.
+        "limits": {"inlineBytes": 80},
+    }));
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg(interop_dir().join("direct_ts.mjs"))
+        .arg(offload_testkit::target_bin("offload"))
+        .current_dir(interop_dir());
+    ctx.isolate(&mut cmd);
+    let out = cmd.output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("ok a stored answer's link validates"),
+        "{stdout}"
+    );
+}

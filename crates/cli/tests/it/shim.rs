@@ -119,3 +119,31 @@ async fn directories_on_the_command_line_keep_the_shim_embedded() {
     logged(&ctx, "running an embedded engine").await;
     client.cancel().await.unwrap();
 }
+
+/// `offload mcp --expose direct` through the host: the host serves this client in direct mode
+/// (the choice travels in a preamble line before the MCP messages) and others as configured.
+#[tokio::test]
+async fn a_clients_expose_choice_reaches_the_host() {
+    let ctx = with_fixture();
+    let _host = ctx.host().await;
+    let direct = ctx.client_with(&["--expose", "direct"]).await;
+    let names: Vec<String> = direct
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(names.contains(&"fx__echo".to_owned()), "{names:?}");
+    let r = call(&direct, "fx__echo", json!({"text": "through the host"})).await;
+    assert_eq!(text(&r), "through the host");
+    let meta = ctx.client().await;
+    assert_eq!(
+        meta.list_all_tools().await.unwrap().len(),
+        9,
+        "the configuration's meta mode"
+    );
+    logged(&ctx, "connected to the Offload app").await;
+    direct.cancel().await.unwrap();
+    meta.cancel().await.unwrap();
+}

@@ -161,6 +161,8 @@ pub fn put_server(
     Ok(())
 }
 
+/// The keys the server editor owns: a key it does not send is removed. Anything else
+/// (`expose`, `prefix`, `disabledTools`, ...) is kept as it is when the editor saves.
 fn is_known_entry_key(key: &str) -> bool {
     matches!(
         key,
@@ -220,6 +222,41 @@ pub fn set_roots(doc: &mut Map<String, Value>, roots: &[RootEntry]) -> Result<()
         // A new key goes first, where people look for it.
         None => {
             doc.shift_insert(0, "roots".into(), value);
+        }
+    }
+    Ok(())
+}
+
+/// Turns one tool of `server` on or off (its `disabledTools`; an `enabledTools` allow-list gets
+/// the tool added or removed too).
+pub fn set_tool_enabled(
+    doc: &mut Map<String, Value>,
+    server: &str,
+    tool: &str,
+    enabled: bool,
+) -> Result<(), EditError> {
+    let entry = servers(doc)?
+        .get_mut(server)
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| EditError::Invalid(format!("there is no server '{server}'")))?;
+    let mut disabled: Vec<Value> = entry
+        .get("disabledTools")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    disabled.retain(|t| t.as_str() != Some(tool));
+    if !enabled {
+        disabled.push(Value::String(tool.to_owned()));
+    }
+    if disabled.is_empty() {
+        entry.shift_remove("disabledTools");
+    } else {
+        entry.insert("disabledTools".into(), Value::Array(disabled));
+    }
+    if let Some(Value::Array(allowed)) = entry.get_mut("enabledTools") {
+        allowed.retain(|t| t.as_str() != Some(tool));
+        if enabled {
+            allowed.push(Value::String(tool.to_owned()));
         }
     }
     Ok(())

@@ -22,6 +22,12 @@ pub struct Config {
     pub mcp_servers: Vec<(String, ServerEntry)>,
     #[serde(default, skip_serializing_if = "Limits::is_default")]
     pub limits: Limits,
+    /// How upstream tools are shown to clients (`tools.expose`, `tools.directLimit`).
+    #[serde(default, skip_serializing_if = "ToolsConfig::is_default")]
+    pub tools: ToolsConfig,
+    /// Tool pinning: a changed tool definition is held until the user approves it (default on).
+    #[serde(default, rename = "pinTools", skip_serializing_if = "Option::is_none")]
+    pub pin_tools: Option<bool>,
     /// Keys Offload does not know, kept so that rewriting the file loses nothing.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -86,6 +92,18 @@ pub struct ServerEntry {
     /// How long starting the server (process start and handshake) may take.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_timeout_secs: Option<u64>,
+    /// `false` keeps the server's tools behind `call_tool` even in direct mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expose: Option<bool>,
+    /// How its tools are named in direct mode: a string, or `false` for their own names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<Value>,
+    /// Tools hidden everywhere (listing and calling).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disabled_tools: Vec<String>,
+    /// When set, only these tools are used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled_tools: Option<Vec<String>>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -105,8 +123,57 @@ pub enum Transport {
     },
 }
 
+/// `tools` in the configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ToolsConfig {
+    pub expose: crate::gateway::Expose,
+    pub direct_limit: usize,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        Self {
+            expose: crate::gateway::Expose::Auto,
+            direct_limit: 40,
+            extra: Map::new(),
+        }
+    }
+}
+
+impl ToolsConfig {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
 impl ServerEntry {
     pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+
+    /// The entry without what only decides how its tools are shown: two entries that differ
+    /// only there share one running server.
+    pub fn connection(&self) -> Self {
+        Self {
+            expose: None,
+            prefix: None,
+            disabled_tools: Vec::new(),
+            enabled_tools: None,
+            ..self.clone()
+        }
+    }
+
+    /// How its tools are named in direct mode.
+    pub fn tool_prefix(&self) -> crate::gateway::Prefix {
+        match &self.prefix {
+            Some(Value::Bool(false)) => crate::gateway::Prefix::None,
+            Some(Value::String(p)) if !p.trim().is_empty() => {
+                crate::gateway::Prefix::Custom(p.trim().to_owned())
+            }
+            _ => crate::gateway::Prefix::Server,
+        }
+    }
     pub const DEFAULT_START_TIMEOUT_SECS: u64 = 60;
 
     /// How long a call may go without an answer or progress (`timeoutSecs`).

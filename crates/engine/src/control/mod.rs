@@ -15,6 +15,7 @@ mod secrets;
 mod servers;
 #[cfg(test)]
 mod tests;
+mod tools;
 
 pub use clients::{
     ClientChange, ImportReport, Imported, clients, connect, disconnect, import_servers,
@@ -31,6 +32,7 @@ pub use servers::{
     ServerSpec, ServerView, ToolView, move_secrets_to_keychain, put_server, remove_server,
     restart_server, server_tools, servers, set_server_enabled, stop_retrying,
 };
+pub use tools::{ExposedView, ToolsView, approve_tool, set_tool_enabled, tools_view};
 
 use serde::Serialize;
 

@@ -173,7 +173,7 @@ fn tool_view(t: &rmcp::model::Tool) -> ToolView {
     }
 }
 
-fn tool_error(e: crate::upstream::UpstreamError) -> ControlError {
+pub(super) fn tool_error(e: crate::upstream::UpstreamError) -> ControlError {
     let e: crate::ToolError = e.into();
     ControlError::new(e.code, e.message)
 }

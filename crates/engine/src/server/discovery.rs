@@ -89,17 +89,7 @@ pub struct ListedTool {
     pub not_callable: Option<String>,
 }
 
-/// Whether `tool` runs only as an MCP task (`execution.taskSupport: "required"`), which
-/// Offload does not relay yet. (rmcp's `Tool` drops `execution`; `offload_wire` keeps it in
-/// `_meta`, for stdio upstreams.)
-pub fn needs_tasks(tool: &Tool) -> bool {
-    tool.meta
-        .as_ref()
-        .and_then(|m| m.get(offload_wire::EXECUTION_META))
-        .and_then(|e| e.get("taskSupport"))
-        .and_then(|t| t.as_str())
-        == Some("required")
-}
+pub use crate::gateway::needs_tasks;
 
 const NEEDS_TASKS: &str = "runs only as an MCP task, which Offload does not relay yet";
 
@@ -149,9 +139,21 @@ pub async fn list_available_tools(
             l
         })
         .collect();
+    // Tools the user turned off or that are held for review are not offered.
+    let (usable, held) = crate::gateway::usable(engine).await;
+    let usable_names: std::collections::HashSet<(&str, &str)> = usable
+        .iter()
+        .flat_map(|(s, tools)| tools.iter().map(move |t| (s.as_str(), t.name.as_ref())))
+        .collect();
+    let task_only = |server: &str, t: &Tool| {
+        needs_tasks(t) && !usable_names.contains(&(server, t.name.as_ref()))
+    };
     let mut candidates: Vec<(&str, &Tool)> = listed
         .iter()
         .flat_map(|s| s.tools.iter().map(move |t| (s.status.name.as_str(), t)))
+        .filter(|(server, t)| {
+            usable_names.contains(&(*server, t.name.as_ref())) || task_only(server, t)
+        })
         .collect();
     if let Some(q) = p.query.as_deref().filter(|q| !q.trim().is_empty()) {
         candidates = super::search::rank(q, candidates);
@@ -190,6 +192,24 @@ pub async fn list_available_tools(
         note = Some(
             "input schemas left out: with them the list exceeds the answer budget; use list_tool_details for one tool, or filter_by_server / query".into(),
         );
+    }
+    let held: Vec<&crate::gateway::Held> = held
+        .iter()
+        .filter(|h| p.filter_by_server.as_deref().is_none_or(|s| s == h.server))
+        .collect();
+    if !held.is_empty() {
+        let names: Vec<String> = held
+            .iter()
+            .map(|h| format!("{}/{}", h.server, h.tool))
+            .collect();
+        let line = format!(
+            "held until the user reviews a change to their definition in Offload: {}",
+            names.join(", ")
+        );
+        note = Some(match note {
+            Some(n) => format!("{n}; {line}"),
+            None => line,
+        });
     }
     let mut text = render_list(&tools, &servers, p.query.as_deref(), note.as_deref());
     if tools.is_empty() && p.query.is_some() {

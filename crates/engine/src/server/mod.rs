@@ -5,6 +5,7 @@ mod answer;
 mod audit;
 mod call;
 mod catalog;
+mod direct;
 mod discovery;
 mod file_content;
 mod file_tools;
@@ -45,6 +46,8 @@ list_allowed_directories shows.";
 pub struct OffloadServer {
     engine: Arc<Engine>,
     tools: Arc<Vec<Tool>>,
+    /// This client's choice of how upstream tools are shown; the configuration's when `None`.
+    expose: Option<crate::gateway::Expose>,
 }
 
 impl OffloadServer {
@@ -52,6 +55,52 @@ impl OffloadServer {
         Self {
             engine,
             tools: Arc::new(catalog::tools()),
+            expose: None,
+        }
+    }
+
+    /// Shows upstream tools as `expose` says instead of as the configuration does.
+    pub fn with_expose(mut self, expose: Option<crate::gateway::Expose>) -> Self {
+        self.expose = expose;
+        self
+    }
+
+    async fn exposure(&self) -> crate::gateway::Exposure {
+        direct::exposure(&self.engine, self.expose, &self.tools).await
+    }
+
+    /// Sends `notifications/tools/list_changed` whenever what this session lists changes: a
+    /// server started or stopped, an upstream's tools changed, the configuration changed, a
+    /// tool was approved. Ends with the session.
+    async fn tell_tool_changes(self, peer: rmcp::Peer<RoleServer>) {
+        let mut pool = self.engine.pool.watch();
+        let mut config = self.engine.watch();
+        let mut shown: Option<Vec<String>> = None;
+        loop {
+            let exposure = self.exposure().await;
+            let names: Vec<String> = direct::listing(&self.tools, &exposure, &self.engine)
+                .iter()
+                .map(|t| format!("{}\u{0}{}", t.name, t.description.as_deref().unwrap_or("")))
+                .collect();
+            if shown.as_ref().is_some_and(|s| *s != names)
+                && let Err(e) = peer.notify_tool_list_changed().await
+            {
+                tracing::debug!("tools/list_changed not sent (client gone?): {e}");
+                return;
+            }
+            shown = Some(names);
+            tokio::select! {
+                changed = pool.changed() => if changed.is_err() { return },
+                changed = config.changed() => if changed.is_err() { return },
+                () = tokio::time::sleep(std::time::Duration::from_secs(30)) => {}
+            }
+            if peer.is_transport_closed() {
+                return;
+            }
+            // A burst of changes (servers starting together) is one notification.
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            pool.borrow_and_update();
+            config.borrow_and_update();
         }
     }
 }
@@ -73,6 +122,7 @@ impl ServerHandler for OffloadServer {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_tool_list_changed()
                 .enable_resources()
                 .enable_resources_list_changed()
                 .build(),
@@ -92,7 +142,12 @@ impl ServerHandler for OffloadServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items((*self.tools).clone()))
+        let exposure = self.exposure().await;
+        Ok(ListToolsResult::with_all_items(direct::listing(
+            &self.tools,
+            &exposure,
+            &self.engine,
+        )))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -126,6 +181,7 @@ impl ServerHandler for OffloadServer {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let mut added = self.engine.store.subscribe();
         let peer = context.peer;
+        tokio::spawn(self.clone().tell_tool_changes(peer.clone()));
         tokio::spawn(async move {
             use tokio::sync::broadcast::error::RecvError;
             // A lagging receiver still means "something was added": notify once and go on.
@@ -146,7 +202,13 @@ impl ServerHandler for OffloadServer {
         let engine = &self.engine;
         let started = std::time::Instant::now();
         let args = request.arguments;
-        let event = audit::start(&request.name, args.as_ref(), &context);
+        let mut event = audit::start(&request.name, args.as_ref(), &context);
+        // A name that is not one of Offload's own may be an upstream tool listed directly.
+        let direct_tool = if self.tools.iter().any(|t| t.name == request.name) {
+            None
+        } else {
+            self.exposure().await.find(&request.name).cloned()
+        };
         let result = match request.name.as_ref() {
             catalog::LIST_ALLOWED_DIRECTORIES => {
                 parse::<params::ListAllowedDirectories>(&request.name, args)?;
@@ -181,10 +243,17 @@ impl ServerHandler for OffloadServer {
             catalog::READ_FILE => {
                 file_tools::read_file(engine, parse(&request.name, args)?, &context).await
             }
+            _ if direct_tool.is_some() => {
+                let exposed = direct_tool.expect("matched above");
+                event.kind = EventKind::Direct;
+                event.server = Some(exposed.server.clone());
+                event.upstream_tool = Some(exposed.tool.name.to_string());
+                direct::call(engine, &exposed, args, &context).await
+            }
             other => {
                 return Err(McpError::invalid_params(
                     format!(
-                        "unknown tool '{other}'; Offload's tools are: {}",
+                        "unknown tool '{other}': not one of Offload's tools ({}) nor an upstream tool listed to this client (it may be turned off or held for review; see tools/list)",
                         self.tools
                             .iter()
                             .map(|t| t.name.as_ref())
@@ -222,6 +291,11 @@ impl OffloadServer {
 }
 
 pub use crate::clip::clip;
+
+/// Offload's own tool definitions.
+pub fn tool_definitions() -> Vec<Tool> {
+    catalog::tools()
+}
 
 #[cfg(test)]
 mod tests {

@@ -42,6 +42,8 @@ impl ToolCache {
 pub struct UpstreamHandler {
     pub server: String,
     pub tools: Arc<ToolCache>,
+    /// Told when the upstream's tools change (clients that list them are told in turn).
+    pub pool: std::sync::Weak<super::PoolContext>,
 }
 
 impl ClientHandler for UpstreamHandler {
@@ -55,5 +57,8 @@ impl ClientHandler for UpstreamHandler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::info!(server = %self.server, "tool list changed upstream");
         self.tools.invalidate();
+        if let Some(pool) = self.pool.upgrade() {
+            pool.bump();
+        }
     }
 }

@@ -78,6 +78,8 @@ pub struct Lifecycle<C> {
     changed: tokio::sync::watch::Sender<u64>,
     /// Cancelled by `stop`: ends a start under way and any scheduled retry.
     stop: Mutex<CancellationToken>,
+    /// Told of every change, for whoever shows the servers' tools.
+    on_change: Box<dyn Fn() + Send + Sync>,
 }
 
 /// A server's state at one moment.
@@ -119,12 +121,13 @@ pub enum Started<C> {
 }
 
 impl<C: Send + Sync + 'static> Lifecycle<C> {
-    pub fn new() -> Self {
+    pub fn new(on_change: impl Fn() + Send + Sync + 'static) -> Self {
         Self {
             life: Mutex::new(Life::Idle),
             health: Mutex::new(Health::default()),
             changed: tokio::sync::watch::Sender::new(0),
             stop: Mutex::new(CancellationToken::new()),
+            on_change: Box::new(on_change),
         }
     }
 
@@ -146,6 +149,7 @@ impl<C: Send + Sync + 'static> Lifecycle<C> {
     fn set(&self, life: &mut Life<C>, next: Life<C>) {
         *life = next;
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
+        (self.on_change)();
     }
 
     /// The state now, for status displays.
@@ -346,6 +350,7 @@ impl<C: Send + Sync + 'static> Lifecycle<C> {
         let old = std::mem::replace(&mut *life, Life::Idle);
         self.with_health(|h| h.held = false);
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
+        (self.on_change)();
         match old {
             Life::Ready { conn, .. } => Some(conn),
             _ => None,

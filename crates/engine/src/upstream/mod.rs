@@ -36,6 +36,15 @@ pub struct PoolContext {
     search_path: SearchPath,
     /// The largest single message accepted from an upstream (read when a connection opens).
     answer_limit: AtomicU64,
+    /// Bumped when a server changes state or an upstream says its tools changed: what clients
+    /// see of the upstream tools may have changed.
+    changed: tokio::sync::watch::Sender<u64>,
+}
+
+impl PoolContext {
+    pub(super) fn bump(&self) {
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    }
 }
 
 /// A server's state as clients and the app see it.
@@ -111,6 +120,7 @@ impl Pool {
             secrets,
             search_path: SearchPath::from_env(),
             answer_limit: AtomicU64::new(answer_limit),
+            changed: tokio::sync::watch::Sender::new(0),
         });
         let servers = servers
             .iter()
@@ -121,6 +131,11 @@ impl Pool {
             servers: ArcSwap::from_pointee(servers),
             applying: tokio::sync::Mutex::default(),
         }
+    }
+
+    /// Wakes when a server changes state or an upstream's tool list changed.
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.ctx.changed.subscribe()
     }
 
     /// The configured servers, in configuration order (a snapshot: a reconfiguration does not
@@ -154,7 +169,8 @@ impl Pool {
             .iter()
             .map(
                 |(name, entry)| match old.iter().find(|s| s.name() == name) {
-                    Some(same) if same.entry() == entry => same.clone(),
+                    // How its tools are shown is no reason to restart a server.
+                    Some(same) if same.entry().connection() == entry.connection() => same.clone(),
                     found => {
                         if found.is_some() {
                             change.restarted.push(name.clone());
@@ -178,6 +194,7 @@ impl Pool {
             .collect();
         self.servers.store(Arc::new(next));
         futures::future::join_all(gone.iter().map(|s| s.stop())).await;
+        self.ctx.bump();
         if !change.is_empty() {
             tracing::info!(?change, "upstream servers reconfigured");
         }

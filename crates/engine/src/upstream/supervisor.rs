@@ -77,11 +77,16 @@ fn exited(stderr: &StderrRing) -> String {
 
 impl Upstream {
     pub(super) fn new(name: String, entry: ServerEntry, ctx: Arc<PoolContext>) -> Arc<Self> {
+        let notify = Arc::downgrade(&ctx);
         Arc::new_cyclic(|me| Self {
             name,
             entry,
             ctx,
-            life: Arc::new(Lifecycle::new()),
+            life: Arc::new(Lifecycle::new(move || {
+                if let Some(ctx) = notify.upgrade() {
+                    ctx.bump();
+                }
+            })),
             stderr: Arc::new(StderrRing::new(64 * 1024)),
             routes: Arc::new(ProgressRoutes::default()),
             me: me.clone(),
@@ -253,6 +258,7 @@ impl Upstream {
         let handler = UpstreamHandler {
             server: self.name.clone(),
             tools: tools.clone(),
+            pool: Arc::downgrade(&self.ctx),
         };
         let ctx = ConnectContext {
             answer_limit: self
@@ -291,6 +297,7 @@ impl Upstream {
             }
         };
         conn.tools.store(generation, tools.clone());
+        self.ctx.bump();
         self.life.with_health(|h| h.tool_count = Some(tools.len()));
         Ok(tools)
     }

@@ -1,0 +1,97 @@
+//! Upstream tools as the user controls them: which are listed to clients and how (the mode in
+//! effect and why), switches per tool, tools held by pinning with what changed, approval.
+//! Shared by the app's Servers screen and `offload tools`.
+
+use serde::Serialize;
+
+use super::servers::tool_error;
+use super::{ControlError, edit_config};
+use crate::Engine;
+use crate::config::edit;
+use crate::gateway::{self, Held};
+
+/// What clients see of the upstream tools.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ToolsView {
+    /// `direct` or `meta`, as the configuration's `tools.expose` decides for a client that
+    /// does not choose.
+    pub mode: String,
+    /// Why (for `auto`: the count against `directLimit`).
+    pub why: String,
+    /// Upstream tools listed as tools of their own, with the name clients see.
+    pub exposed: Vec<ExposedView>,
+    pub held: Vec<Held>,
+    /// Tools that could not be listed under a name of their own, and why.
+    pub skipped: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ExposedView {
+    pub name: String,
+    pub server: String,
+    pub tool: String,
+}
+
+pub async fn tools_view(engine: &Engine) -> ToolsView {
+    let own = crate::server::tool_definitions();
+    let exposure = gateway::exposure(engine, None, &own).await;
+    let (_, held) = gateway::usable(engine).await;
+    ToolsView {
+        mode: match exposure.mode {
+            gateway::Mode::Direct => "direct".into(),
+            gateway::Mode::Meta => "meta".into(),
+        },
+        why: exposure.why,
+        exposed: exposure
+            .tools
+            .iter()
+            .map(|e| ExposedView {
+                name: e.name.clone(),
+                server: e.server.clone(),
+                tool: e.tool.name.to_string(),
+            })
+            .collect(),
+        held,
+        skipped: exposure.skipped,
+    }
+}
+
+/// Approves the current definition of `tool` of `server` (all its held tools when `None`);
+/// answers how many were approved. Clients are told their tools changed.
+pub async fn approve_tool(
+    engine: &Engine,
+    server: &str,
+    tool: Option<&str>,
+) -> Result<usize, ControlError> {
+    let upstream = engine.pool.get(server).map_err(tool_error)?;
+    let tools = upstream.tools().await.map_err(tool_error)?;
+    if let Some(name) = tool
+        && !tools.iter().any(|t| t.name == name)
+    {
+        return Err(ControlError::invalid(format!(
+            "'{server}' has no tool '{name}'"
+        )));
+    }
+    let approved = engine
+        .pins
+        .approve(server, tool, &tools)
+        .map_err(|e| ControlError::invalid(format!("cannot save the approval: {e}")))?;
+    engine.notify();
+    Ok(approved)
+}
+
+/// Turns one tool of a server on or off for every client.
+pub async fn set_tool_enabled(
+    engine: &Engine,
+    server: &str,
+    tool: &str,
+    enabled: bool,
+) -> Result<(), ControlError> {
+    edit_config(engine, |doc| {
+        edit::set_tool_enabled(doc, server, tool, enabled)
+    })
+    .await
+}

@@ -1,0 +1,141 @@
+//! The upstream tools a client may use right now, in any mode: each server's tools less those
+//! the user turned off (`disabledTools`, `enabledTools`), those that run only as MCP tasks, and
+//! those held by pinning; and what a session in direct mode lists of them.
+
+use rmcp::model::Tool;
+
+use super::{Expose, Exposure, Held, ServerInput, decide};
+use crate::{Engine, ErrorCode, ToolError};
+
+/// Whether `tool` runs only as an MCP task (`execution.taskSupport: "required"`), which
+/// Offload does not relay yet. (rmcp's `Tool` drops `execution`; `offload_wire` keeps it in
+/// `_meta`, for stdio upstreams.)
+pub fn needs_tasks(tool: &Tool) -> bool {
+    tool.meta
+        .as_ref()
+        .and_then(|m| m.get(offload_wire::EXECUTION_META))
+        .and_then(|e| e.get("taskSupport"))
+        .and_then(|t| t.as_str())
+        == Some("required")
+}
+
+/// The upstream tools a client may use, by server (disabled, task-only and held tools
+/// removed), and the held ones.
+pub async fn usable(engine: &Engine) -> (Vec<(String, Vec<Tool>)>, Vec<Held>) {
+    let config = engine.config();
+    let pin = config.pin_tools.unwrap_or(true);
+    let listed = engine.pool.list_tools(None).await;
+    let mut held = Vec::new();
+    let servers = listed
+        .into_iter()
+        .map(|s| {
+            let name = s.status.name.clone();
+            let entry = config
+                .mcp_servers
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, e)| e.clone())
+                .unwrap_or_default();
+            let input = input(&name, &entry, &[]);
+            let tools: Vec<Tool> = s
+                .tools
+                .iter()
+                .filter(|t| input.allows(&t.name) && !needs_tasks(t))
+                .cloned()
+                .collect();
+            let tools = if pin && !tools.is_empty() {
+                let (allowed, h) = engine.pins.check(&name, &tools);
+                held.extend(h);
+                allowed
+            } else {
+                tools
+            };
+            (name, tools)
+        })
+        .collect();
+    (servers, held)
+}
+
+/// Why `tool` of `server` may not be called, in any mode: turned off by the user, or held
+/// because its definition changed since it was approved.
+pub fn refusal(engine: &Engine, server: &str, tool: &Tool) -> Option<ToolError> {
+    let config = engine.config();
+    let entry = config
+        .mcp_servers
+        .iter()
+        .find(|(n, _)| n == server)
+        .map(|(_, e)| e.clone())
+        .unwrap_or_default();
+    if !input(server, &entry, &[]).allows(&tool.name) {
+        return Some(
+            ToolError::new(
+                ErrorCode::UnknownTool,
+                format!(
+                    "{server}/{} is turned off in Offload by the user",
+                    tool.name
+                ),
+            )
+            .with("server", server)
+            .with("tool", tool.name.as_ref()),
+        );
+    }
+    if config.pin_tools.unwrap_or(true) && engine.pins.is_held(server, tool) {
+        return Some(
+            ToolError::new(
+                ErrorCode::ToolChanged,
+                format!(
+                    "{server}/{} changed since the user approved it, so Offload holds it until they review the change (in Offload's window, or `offload tools approve {server} {}`); tell the user",
+                    tool.name, tool.name
+                ),
+            )
+            .with("server", server)
+            .with("tool", tool.name.as_ref()),
+        );
+    }
+    None
+}
+
+fn input<'a>(
+    name: &'a str,
+    entry: &'a crate::config::ServerEntry,
+    tools: &'a [Tool],
+) -> ServerInput<'a> {
+    ServerInput {
+        name,
+        tools,
+        expose: entry.expose.unwrap_or(true),
+        prefix: entry.tool_prefix(),
+        disabled_tools: &entry.disabled_tools,
+        enabled_tools: entry.enabled_tools.as_deref(),
+    }
+}
+
+/// What a session shows: the mode in effect and the exposed tools. `own` are Offload's tools.
+pub async fn exposure(engine: &Engine, expose: Option<Expose>, own: &[Tool]) -> Exposure {
+    let config = engine.config();
+    let expose = expose.unwrap_or(config.tools.expose);
+    if expose == Expose::Meta {
+        return decide(expose, 0, &[], &[]);
+    }
+    let (servers, _) = usable(engine).await;
+    let entries: Vec<crate::config::ServerEntry> = servers
+        .iter()
+        .map(|(name, _)| {
+            config
+                .mcp_servers
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, e)| e.clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    let inputs: Vec<ServerInput<'_>> = servers
+        .iter()
+        .zip(&entries)
+        .map(|((name, tools), entry)| input(name, entry, tools))
+        .collect();
+    // Upstream tools never take the name of one of Offload's (discovery tools included: they
+    // are listed again when some tools stay behind call_tool).
+    let own: Vec<&str> = own.iter().map(|t| t.name.as_ref()).collect();
+    decide(expose, config.tools.direct_limit, &inputs, &own)
+}
