@@ -4,12 +4,14 @@
 
 use offload_engine::clients::ClientView;
 use offload_engine::control::{
-    Activity, CallView, ClientChange, ColumnView, ControlError, FileInfo, ImportReport, Imported,
-    NewSecret, Overview, Page, Place, PlainSecret, ResponseView, Responses, RootView, SchemaView,
-    SecretRef, ServerCounts, ServerSpec, ServerView, SessionTs, Status, ToolView,
+    Activity, CallView, ClientChange, ColumnView, ControlError, ExposedView, FileInfo,
+    ImportReport, Imported, NewSecret, Overview, Page, Place, PlainSecret, ResponseView, Responses,
+    RootView, SchemaView, SecretRef, ServerCounts, ServerSpec, ServerView, SessionTs, Status,
+    ToolView, ToolsView,
 };
 use offload_engine::events::{Event, EventKind};
 use offload_engine::files::Summary;
+use offload_engine::gateway::Held;
 use ts_rs::{Config, TS};
 
 /// Where the generated declarations live, from the repository root.
@@ -35,6 +37,9 @@ pub fn declarations() -> String {
         PlainSecret::decl(&cfg),
         NewSecret::decl(&cfg),
         ToolView::decl(&cfg),
+        ToolsView::decl(&cfg),
+        ExposedView::decl(&cfg),
+        Held::decl(&cfg),
         RootView::decl(&cfg),
         ResponseView::decl(&cfg),
         Responses::decl(&cfg),

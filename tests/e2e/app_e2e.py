@@ -90,7 +90,15 @@ class WebDriver:
             time.sleep(0.2)
 
     def click(self, css: str):
-        self.s("POST", f"/element/{self.find(css)}/click", {})
+        # An element re-rendered between finding and clicking it is found again.
+        for attempt in range(5):
+            try:
+                self.s("POST", f"/element/{self.find(css)}/click", {})
+                return
+            except RuntimeError as e:
+                if "stale element" not in str(e) or attempt == 4:
+                    raise
+                time.sleep(0.2)
 
     def type(self, css: str, text: str):
         self.s("POST", f"/element/{self.find(css)}/value", {"text": text})
@@ -535,6 +543,32 @@ def main():
         set_window(wd, 1040, 700)
         print("log details, Connect and badges checked at 800x600, 1040x700 and 1440x900")
 
+        # Per-tool control and pinning in the window: a switch turns a tool off for every
+        # client; a definition the server changed is held until it is approved here.
+        wd.click("[data-testid=nav-servers]")
+        wd.click("[data-testid=server-fixture]")
+        wd.click("[data-testid=tool-switch-counter]")
+        deadline = time.time() + 10
+        while json.loads(config.read_text())["mcpServers"]["fixture"].get("disabledTools") != ["counter"]:
+            assert time.time() < deadline, json.loads(config.read_text())["mcpServers"]["fixture"]
+            time.sleep(0.1)
+        wd.click("[data-testid=tool-switch-counter]")
+        deadline = time.time() + 10
+        while "disabledTools" in json.loads(config.read_text())["mcpServers"]["fixture"]:
+            assert time.time() < deadline, "counter turned back on"
+            time.sleep(0.1)
+        assert asyncio.run(mcp_call(env, "change_echo", {})) == "echo changed"
+        wd.click("[data-testid=nav-overview]")
+        wd.click("[data-testid=nav-servers]")
+        wd.click("[data-testid=server-fixture]")
+        wd.wait_text("[data-testid=held-tool]", "echo changed since you approved it")
+        wd.wait_text("[data-testid=held-now]", "id_rsa")
+        wd.screenshot("held-tool.png")
+        wd.click("[data-testid=approve-tool]")
+        wd.gone("[data-testid=held-tool]")
+        assert asyncio.run(mcp_call(env, "echo", {"text": "approved"})) == "approved"
+        print("a tool switched off and on; a changed tool held, shown with its change, approved")
+
         # Secrets never reach the log, the records, the audit log or the window.
         page = wd.s("GET", "/source")
         for where, text in (("window", page), ("config.json", config.read_text()),
@@ -702,6 +736,13 @@ def main():
     while subprocess.run(["pgrep", "-x", "offload-app"], capture_output=True).returncode == 0:
         assert time.time() < deadline, "the app did not stop"
         time.sleep(0.1)
+    # A fresh fixture process has echo's first description again, which the pins (holding the
+    # approved, changed one) now see as a change: held, until approved from a terminal.
+    out = subprocess.run([OFFLOAD, "tools", "list"], env=env, capture_output=True, text=True, check=True)
+    assert "held: fixture/echo (changed: description)" in out.stdout, out.stdout
+    subprocess.run([OFFLOAD, "tools", "approve", "fixture", "echo"], env=env, check=True,
+                   capture_output=True)
+    print("offload tools list showed the held tool; offload tools approve released it")
     answer = asyncio.run(mcp_call(env, "echo", {"text": "embedded"}))
     assert "embedded" in answer, answer
     assert "serving in embedded mode" in log.read_text()

@@ -40,6 +40,33 @@ pub async fn move_secrets_to_keychain(
     control::move_secrets_to_keychain(&state.engine, &name).await
 }
 
+/// What clients see of the upstream tools: the mode and why, exposed names, held tools.
+#[tauri::command]
+pub async fn tools_view(state: State<'_, AppState>) -> Result<control::ToolsView, ControlError> {
+    Ok(control::tools_view(&state.engine).await)
+}
+
+/// Approves a held tool's new definition (every held tool of `server` without `tool`).
+#[tauri::command]
+pub async fn approve_tool(
+    state: State<'_, AppState>,
+    server: String,
+    tool: Option<String>,
+) -> Result<usize, ControlError> {
+    control::approve_tool(&state.engine, &server, tool.as_deref()).await
+}
+
+/// Turns one upstream tool on or off for every client.
+#[tauri::command]
+pub async fn set_tool_enabled(
+    state: State<'_, AppState>,
+    server: String,
+    tool: String,
+    enabled: bool,
+) -> Result<(), ControlError> {
+    control::set_tool_enabled(&state.engine, &server, &tool, enabled).await
+}
+
 /// *Stop retrying* a failing server.
 #[tauri::command]
 pub fn stop_retrying(state: State<'_, AppState>, name: String) -> Result<(), ControlError> {

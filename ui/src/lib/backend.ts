@@ -23,6 +23,7 @@ import type {
   Status,
   Summary,
   ToolView,
+  ToolsView,
 } from "./types";
 
 /** The event the app emits whenever something the window shows changed. */
@@ -78,6 +79,10 @@ export const backend = {
     invoke<void>("set_server_enabled", { name, enabled }),
   restartServer: (name: string) => invoke<number>("restart_server", { name }),
   stopRetrying: (name: string) => invoke<void>("stop_retrying", { name }),
+  toolsView: () => invoke<ToolsView>("tools_view"),
+  approveTool: (server: string, tool: string | null) => invoke<number>("approve_tool", { server, tool }),
+  setToolEnabled: (server: string, tool: string, enabled: boolean) =>
+    invoke<void>("set_tool_enabled", { server, tool, enabled }),
 
   roots: () => invoke<RootView[]>("roots"),
   addRoot: (path: string, writable: boolean) => invoke<void>("add_root", { path, writable }),

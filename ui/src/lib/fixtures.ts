@@ -48,6 +48,8 @@ export const server = (over: Partial<ServerView> = {}): ServerView => ({
   restarts: 0,
   uptimeSecs: 65,
   retryInSecs: null,
+  disabledTools: [],
+  enabledTools: null,
   stderr: "",
   secrets: [],
   plainSecrets: [],

@@ -48,6 +48,14 @@ uptimeSecs: number | null,
  */
 retryInSecs: number | null, 
 /**
+ * Tools the user turned off (`disabledTools`).
+ */
+disabledTools: Array<string>, 
+/**
+ * When set, only these tools are used (`enabledTools`).
+ */
+enabledTools: Array<string> | null, 
+/**
  * The last lines the server wrote to stderr.
  */
 stderr: string, 
@@ -77,6 +85,33 @@ export type PlainSecret = { place: Place, key: string, };
 export type NewSecret = { place: Place, key: string, value: string, };
 
 export type ToolView = { name: string, description: string | null, };
+
+export type ToolsView = { 
+/**
+ * `direct` or `meta`, as the configuration's `tools.expose` decides for a client that
+ * does not choose.
+ */
+mode: string, 
+/**
+ * Why (for `auto`: the count against `directLimit`).
+ */
+why: string, 
+/**
+ * Upstream tools listed as tools of their own, with the name clients see.
+ */
+exposed: Array<ExposedView>, held: Array<Held>, 
+/**
+ * Tools that could not be listed under a name of their own, and why.
+ */
+skipped: Array<string>, };
+
+export type ExposedView = { name: string, server: string, tool: string, };
+
+export type Held = { server: string, tool: string, 
+/**
+ * The approved definition; absent for a tool that is new on a pinned server.
+ */
+previous: unknown, current: unknown, };
 
 export type RootView = { 
 /**

@@ -117,6 +117,10 @@ pub struct ServerView {
     /// Seconds until Offload tries to start it again, while it is failing and retried.
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub retry_in_secs: Option<u64>,
+    /// Tools the user turned off (`disabledTools`).
+    pub disabled_tools: Vec<String>,
+    /// When set, only these tools are used (`enabledTools`).
+    pub enabled_tools: Option<Vec<String>>,
     /// The last lines the server wrote to stderr.
     pub stderr: String,
     /// Values kept in the keychain.
@@ -134,6 +138,7 @@ pub struct ToolView {
 }
 
 pub fn servers(engine: &Engine) -> Vec<ServerView> {
+    let config = engine.config();
     engine
         .pool
         .servers()
@@ -150,6 +155,19 @@ pub fn servers(engine: &Engine) -> Vec<ServerView> {
                 restarts: status.restarts,
                 uptime_secs: status.uptime_secs,
                 retry_in_secs: status.retry_in_secs,
+                // From the configuration in effect: a change of these alone keeps the server
+                // running with its old entry.
+                disabled_tools: config
+                    .mcp_servers
+                    .iter()
+                    .find(|(n, _)| n == s.name())
+                    .map(|(_, e)| e.disabled_tools.clone())
+                    .unwrap_or_default(),
+                enabled_tools: config
+                    .mcp_servers
+                    .iter()
+                    .find(|(n, _)| n == s.name())
+                    .and_then(|(_, e)| e.enabled_tools.clone()),
                 stderr: s.stderr_tail(40),
                 secrets: secrets::secret_refs(engine, &spec),
                 plain_secrets: secrets::plain_secrets(&spec),
