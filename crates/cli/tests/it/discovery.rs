@@ -93,7 +93,7 @@ async fn lists_every_server_in_parallel_and_one_broken_server_hides_nothing() {
     let by = |n: &str| servers.iter().find(|x| x["name"] == n).unwrap().clone();
     assert_eq!(by("fx")["status"], "ready");
     assert_eq!(by("fx")["tool_count"], 16);
-    assert_eq!(by("paged")["tool_count"], 75, "cursors followed to the end");
+    assert_eq!(by("paged")["tool_count"], 76, "cursors followed to the end");
     assert_eq!(by("broken")["status"], "error");
     assert!(
         by("broken")["error"]
@@ -103,7 +103,7 @@ async fn lists_every_server_in_parallel_and_one_broken_server_hides_nothing() {
     );
     assert_eq!(by("off")["status"], "disabled");
     let tools = s["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 91);
+    assert_eq!(tools.len(), 92);
     assert!(
         tools[0].get("inputSchema").is_none(),
         "short list has no schemas"

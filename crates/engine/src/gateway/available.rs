@@ -37,19 +37,19 @@ pub async fn usable(engine: &Engine) -> (Vec<(String, Vec<Tool>)>, Vec<Held>) {
                 .map(|(_, e)| e.clone())
                 .unwrap_or_default();
             let input = input(&name, &entry, &[]);
-            let tools: Vec<Tool> = s
-                .tools
-                .iter()
-                .filter(|t| input.allows(&t.name) && !needs_tasks(t))
-                .cloned()
-                .collect();
-            let tools = if pin && !tools.is_empty() {
-                let (allowed, h) = engine.pins.check(&name, &tools);
-                held.extend(h);
-                allowed
+            // Every tool is pinned, also those turned off now (turning one on later must not
+            // make it look new); held ones are reported only when they are in use.
+            let checked = if pin && !s.tools.is_empty() {
+                let (ok, h) = engine.pins.check(&name, &s.tools);
+                held.extend(h.into_iter().filter(|h| input.allows(&h.tool)));
+                ok
             } else {
-                tools
+                s.tools.to_vec()
             };
+            let tools: Vec<Tool> = checked
+                .into_iter()
+                .filter(|t| input.allows(&t.name) && !needs_tasks(t))
+                .collect();
             (name, tools)
         })
         .collect();

@@ -68,9 +68,6 @@ pub async fn forward_resolved(
     // The tool list is cached after the first call, so this check is cheap and turns a typo
     // into an error that names the closest tools.
     match discovery::find_tool(engine, server, tool).await {
-        Ok(found) if let Some(refused) = super::direct::refusal(engine, server, &found) => {
-            return Err(refused);
-        }
         Ok(found) if discovery::needs_tasks(&found) => {
             return Err(ToolError::new(
                 crate::ErrorCode::UpstreamError,
@@ -80,6 +77,9 @@ pub async fn forward_resolved(
             )
             .with("server", server)
             .with("tool", tool));
+        }
+        Ok(found) if let Some(refused) = super::direct::refusal(engine, server, &found) => {
+            return Err(refused);
         }
         Ok(_) => {}
         Err(
