@@ -6,8 +6,8 @@ use offload_engine::clients::ClientView;
 use offload_engine::control::{
     Activity, CallView, ClientChange, ColumnView, ControlError, ExposedView, FileInfo,
     ImportReport, Imported, NewSecret, Overview, Page, Place, PlainSecret, ResponseView, Responses,
-    RootView, SchemaView, SecretRef, ServerCounts, ServerSpec, ServerView, SessionTs, Status,
-    ToolView, ToolsView,
+    RootView, SchemaView, SecretRef, ServerCounts, ServerSpec, ServerView, SessionTs, Snippet,
+    Status, ToolView, ToolsView,
 };
 use offload_engine::events::{Event, EventKind};
 use offload_engine::files::Summary;
@@ -53,6 +53,7 @@ pub fn declarations() -> String {
         Event::decl(&cfg),
         ClientView::decl(&cfg),
         ClientChange::decl(&cfg),
+        Snippet::decl(&cfg),
         Imported::decl(&cfg),
         ImportReport::decl(&cfg),
         ControlError::decl(&cfg),

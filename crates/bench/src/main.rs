@@ -8,6 +8,7 @@
 mod app;
 mod file_content;
 mod files;
+mod gateway;
 mod latency;
 mod load;
 mod offload;
@@ -29,6 +30,13 @@ enum Bench {
     /// call_tool → fixture echo through `offload mcp`, beside the same call made directly to the
     /// fixture; and list_available_tools over two servers, beside listing both directly.
     Latency {
+        /// Measured calls per side (after warm-up).
+        #[arg(long, default_value_t = 2000)]
+        calls: usize,
+    },
+    /// Offload as a gateway: a direct tool's call latency beside call_tool and the direct call;
+    /// tools/list bytes with five published servers behind Offload beside the servers directly.
+    Gateway {
         /// Measured calls per side (after warm-up).
         #[arg(long, default_value_t = 2000)]
         calls: usize,
@@ -77,6 +85,7 @@ enum Bench {
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().bench {
         Bench::Latency { calls } => latency::run(calls).await,
+        Bench::Gateway { calls } => gateway::run(calls).await,
         Bench::App { calls } => app::run(calls).await,
         Bench::Store => store::run().await,
         Bench::FileContent { gigabytes } => file_content::run(gigabytes).await,

@@ -3,7 +3,8 @@
 
 use offload_engine::ErrorCode;
 use offload_engine::clients::{self, ClientView, Machine};
-use offload_engine::control::{self, ClientChange, ControlError, ImportReport};
+use offload_engine::control::{self, ClientChange, ControlError, ImportReport, Snippet};
+use offload_engine::gateway::Expose;
 use tauri::State;
 
 use crate::AppState;
@@ -18,16 +19,38 @@ pub fn clients() -> Result<Vec<ClientView>, ControlError> {
     Ok(control::clients(&machine()?))
 }
 
-/// Adds Offload to the client, pointing at the `offload` binary installed with the app.
-#[tauri::command]
-pub fn connect_client(id: String) -> Result<ClientChange, ControlError> {
-    let program = clients::installed_program().ok_or_else(|| {
+fn program() -> Result<std::path::PathBuf, ControlError> {
+    clients::installed_program().ok_or_else(|| {
         ControlError::new(
             ErrorCode::ServerUnavailable,
             "cannot find the offload program beside the app or on PATH; reinstall Offload",
         )
-    })?;
-    control::connect(&machine()?, &id, &program)
+    })
+}
+
+fn expose_of(expose: Option<String>) -> Result<Option<Expose>, ControlError> {
+    match expose.as_deref() {
+        None | Some("") => Ok(None),
+        Some(e) => Expose::parse(e).map(Some).ok_or_else(|| {
+            ControlError::new(
+                ErrorCode::InvalidArguments,
+                format!("'{e}' is not auto, direct or meta"),
+            )
+        }),
+    }
+}
+
+/// Adds Offload to the client, pointing at the `offload` binary installed with the app, with
+/// the client's choice of how upstream tools are shown (none: the configuration's).
+#[tauri::command]
+pub fn connect_client(id: String, expose: Option<String>) -> Result<ClientChange, ControlError> {
+    control::connect(&machine()?, &id, &program()?, expose_of(expose)?)
+}
+
+/// What to paste into the client's configuration by hand.
+#[tauri::command]
+pub fn client_snippet(id: String, expose: Option<String>) -> Result<Snippet, ControlError> {
+    control::snippet(&id, &program()?, expose_of(expose)?)
 }
 
 #[tauri::command]

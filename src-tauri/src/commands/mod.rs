@@ -60,6 +60,7 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         log::call_log,
         clients::clients,
         clients::connect_client,
+        clients::client_snippet,
         clients::disconnect_client,
         clients::import_client_servers,
         settings::autostart,

@@ -20,6 +20,7 @@ import type {
   SchemaView,
   ServerSpec,
   ServerView,
+  Snippet,
   Status,
   Summary,
   ToolView,
@@ -104,7 +105,8 @@ export const backend = {
   callLog: (limit: number) => invoke<Event[]>("call_log", { limit }),
 
   clients: () => invoke<ClientView[]>("clients"),
-  connectClient: (id: string) => invoke<ClientChange>("connect_client", { id }),
+  connectClient: (id: string, expose: string | null = null) => invoke<ClientChange>("connect_client", { id, expose }),
+  clientSnippet: (id: string, expose: string | null = null) => invoke<Snippet>("client_snippet", { id, expose }),
   disconnectClient: (id: string) => invoke<ClientChange>("disconnect_client", { id }),
   importClientServers: (id: string, removeFromClient: boolean) =>
     invoke<ImportReport>("import_client_servers", { id, removeFromClient }),

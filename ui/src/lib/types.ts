@@ -320,6 +320,8 @@ export type ClientChange = {
  */
 backup: string | null, client: ClientView, };
 
+export type Snippet = { text: string, command: string | null, };
+
 export type Imported = { name: string, 
 /**
  * `None` when imported; otherwise why not.

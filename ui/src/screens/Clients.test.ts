@@ -30,7 +30,7 @@ describe("Clients", () => {
     mockIPC((cmd, args: any) => {
       if (cmd === "clients") return [client({ connected })];
       if (cmd === "connect_client") {
-        expect(args).toEqual({ id: "claude-desktop" });
+        expect(args).toEqual({ id: "claude-desktop", expose: null });
         connected = true;
         return { backup: "/home/me/.config/Claude/claude_desktop_config.json.offload-backup-1", client: client({ connected }) };
       }
@@ -80,5 +80,24 @@ describe("Clients", () => {
     render(Clients);
     await userEvent.click(await screen.findByTestId("client-connect"));
     expect(await screen.findByTestId("client-note")).toHaveTextContent("cannot find the offload program");
+  });
+
+  it("connects with the chosen way of showing tools and shows the entry to paste, with a copy button", async () => {
+    const calls: any[] = [];
+    mockIPC((cmd, args: any) => {
+      calls.push([cmd, args]);
+      if (cmd === "clients") return [client({ id: "claude-code", name: "Claude Code", present: true, connected: false })];
+      if (cmd === "client_snippet")
+        return { text: '{\n  "mcpServers": {"offload": {"command": "/o/offload", "args": ["mcp", "--expose", "direct"]}}\n}', command: "claude mcp add offload -- /o/offload mcp --expose direct" };
+      if (cmd === "connect_client") return { backup: null, client: client({ id: "claude-code", connected: true }) };
+    });
+    render(Clients);
+    await userEvent.selectOptions(await screen.findByTestId("client-expose"), "direct");
+    await userEvent.click(screen.getByTestId("client-snippet-toggle"));
+    expect(await screen.findByTestId("client-snippet")).toHaveTextContent('"--expose", "direct"');
+    expect(screen.getByTestId("client-snippet-command")).toHaveTextContent("claude mcp add offload");
+    expect(calls).toContainEqual(["client_snippet", { id: "claude-code", expose: "direct" }]);
+    await userEvent.click(screen.getByTestId("client-connect"));
+    expect(calls).toContainEqual(["connect_client", { id: "claude-code", expose: "direct" }]);
   });
 });

@@ -244,9 +244,50 @@ pub fn installed_program() -> Option<PathBuf> {
     which::which("offload").ok()
 }
 
-/// The entry that runs `offload mcp` with the binary at `program`.
-pub fn offload_entry(program: &Path) -> Value {
-    json!({"command": program.display().to_string(), "args": ["mcp"]})
+/// The entry that runs `offload mcp` with the binary at `program` (and the client's choice of
+/// how upstream tools are shown, when it makes one).
+pub fn offload_entry(program: &Path, expose: Option<crate::gateway::Expose>) -> Value {
+    let mut args = vec!["mcp".to_owned()];
+    if let Some(expose) = expose {
+        args.push("--expose".into());
+        args.push(
+            match expose {
+                crate::gateway::Expose::Auto => "auto",
+                crate::gateway::Expose::Direct => "direct",
+                crate::gateway::Expose::Meta => "meta",
+            }
+            .into(),
+        );
+    }
+    json!({"command": program.display().to_string(), "args": args})
+}
+
+/// What to paste into `client`'s configuration to add Offload by hand: the file's text with
+/// only Offload's entry (in that client's format), and for Claude Code the command that adds it.
+pub fn snippet(
+    client: &Known,
+    program: &Path,
+    expose: Option<crate::gateway::Expose>,
+) -> (String, Option<String>) {
+    let entry = offload_entry(program, expose);
+    let mut doc = Document::parse(client.shape, "").unwrap_or_else(|_| {
+        Document::parse(client.shape, "{}").expect("an empty document of every shape parses")
+    });
+    doc.put(client.shape, ENTRY, &entry);
+    let command = (client.id == "claude-code").then(|| {
+        let args: Vec<String> = entry["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str().map(str::to_owned))
+            .collect();
+        format!(
+            "claude mcp add {ENTRY} -- {} {}",
+            program.display(),
+            args.join(" ")
+        )
+    });
+    (doc.render(), command)
 }
 
 #[cfg(test)]

@@ -56,7 +56,7 @@ fn connect_adds_exactly_one_entry_keeps_the_rest_and_backs_up() {
     assert_eq!(before.servers, ["sqlite"]);
 
     let program = Path::new("/opt/offload/offload");
-    let change = connect(&m, "claude-desktop", program).unwrap();
+    let change = connect(&m, "claude-desktop", program, None).unwrap();
     assert!(change.client.connected);
     let backup = PathBuf::from(change.backup.unwrap());
     assert_eq!(
@@ -78,7 +78,7 @@ fn connect_adds_exactly_one_entry_keeps_the_rest_and_backs_up() {
     assert_eq!(v["mcpServers"].as_object().unwrap().len(), 2);
 
     // Again, with the binary moved: the one entry is replaced, not duplicated.
-    connect(&m, "claude-desktop", Path::new("/usr/bin/offload")).unwrap();
+    connect(&m, "claude-desktop", Path::new("/usr/bin/offload"), None).unwrap();
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(v["mcpServers"].as_object().unwrap().len(), 2);
     assert_eq!(v["mcpServers"]["offload"]["command"], "/usr/bin/offload");
@@ -103,7 +103,7 @@ fn a_client_without_a_file_gets_one_and_unknown_or_broken_ones_are_refused() {
     let m = machine(&t);
     let cursor = t.home.join(".cursor/mcp.json");
     assert!(!views(&m).iter().find(|c| c.id == "cursor").unwrap().present);
-    let change = connect(&m, "cursor", Path::new("/o/offload")).unwrap();
+    let change = connect(&m, "cursor", Path::new("/o/offload"), None).unwrap();
     assert_eq!(change.backup, None);
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&cursor).unwrap()).unwrap();
     assert_eq!(
@@ -116,7 +116,7 @@ fn a_client_without_a_file_gets_one_and_unknown_or_broken_ones_are_refused() {
     write(&gemini, broken);
     let view = views(&m).into_iter().find(|c| c.id == "gemini").unwrap();
     assert!(view.error.unwrap().contains("left alone"));
-    let e = connect(&m, "gemini", Path::new("/o/offload")).unwrap_err();
+    let e = connect(&m, "gemini", Path::new("/o/offload"), None).unwrap_err();
     assert_eq!(e.code, ErrorCode::ConfigInvalid);
     assert_eq!(
         std::fs::read_to_string(&gemini).unwrap(),
@@ -125,7 +125,7 @@ fn a_client_without_a_file_gets_one_and_unknown_or_broken_ones_are_refused() {
     );
     assert!(backups(&gemini).is_empty());
     assert_eq!(
-        connect(&m, "nope", Path::new("/o")).unwrap_err().code,
+        connect(&m, "nope", Path::new("/o"), None).unwrap_err().code,
         ErrorCode::InvalidArguments
     );
 }
@@ -143,7 +143,10 @@ fn zed_codex_vscode_and_opencode_are_written_their_own_way() {
     write(&codex, "model = \"o3\" # favourite\n");
     let program = Path::new("/o/offload");
     for id in ["zed", "codex", "vscode", "opencode"] {
-        assert!(connect(&m, id, program).unwrap().client.connected, "{id}");
+        assert!(
+            connect(&m, id, program, None).unwrap().client.connected,
+            "{id}"
+        );
     }
     let z = std::fs::read_to_string(&zed).unwrap();
     assert!(
@@ -179,7 +182,7 @@ fn a_symlinked_file_is_written_through_the_link() {
     let dotfiles = t.tmp.path().join("dotfiles/claude.json");
     write(&dotfiles, "{}");
     std::os::unix::fs::symlink(&dotfiles, t.home.join(".claude.json")).unwrap();
-    connect(&m, "claude-code", Path::new("/o/offload")).unwrap();
+    connect(&m, "claude-code", Path::new("/o/offload"), None).unwrap();
     assert!(
         std::fs::symlink_metadata(t.home.join(".claude.json"))
             .unwrap()
@@ -266,4 +269,39 @@ async fn import_copies_new_servers_skips_duplicates_and_can_move_them() {
     assert!(again.servers.iter().all(|s| s.skipped.is_some()));
     assert_eq!(again.backup, None);
     engine.shutdown().await;
+}
+
+#[test]
+fn connect_writes_the_chosen_exposure_and_snippets_match_each_clients_format() {
+    let t = TestContext::new();
+    let m = machine(&t);
+    let change = connect(
+        &m,
+        "cursor",
+        Path::new("/o/offload"),
+        Some(crate::gateway::Expose::Direct),
+    )
+    .unwrap();
+    assert!(change.client.connected);
+    let text = std::fs::read_to_string(m.path(crate::clients::known("cursor").unwrap())).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        v["mcpServers"]["offload"]["args"],
+        serde_json::json!(["mcp", "--expose", "direct"])
+    );
+    let s = crate::control::snippet("vscode", Path::new("/o/offload"), None).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&s.text).unwrap();
+    assert_eq!(v["servers"]["offload"]["command"], "/o/offload");
+    let s = crate::control::snippet("codex", Path::new("/o/offload"), None).unwrap();
+    assert!(s.text.contains("[mcp_servers.offload]"), "{}", s.text);
+    let s = crate::control::snippet(
+        "claude-code",
+        Path::new("/o/offload"),
+        Some(crate::gateway::Expose::Meta),
+    )
+    .unwrap();
+    assert_eq!(
+        s.command.as_deref(),
+        Some("claude mcp add offload -- /o/offload mcp --expose meta")
+    );
 }

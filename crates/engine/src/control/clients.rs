@@ -58,7 +58,12 @@ fn write_failed(path: &Path, e: std::io::Error) -> ControlError {
 
 /// Adds Offload to the client as one stdio entry running `program mcp` (replacing the entry
 /// that runs Offload already, whatever its name), keeping everything else in the file.
-pub fn connect(machine: &Machine, id: &str, program: &Path) -> Result<ClientChange, ControlError> {
+pub fn connect(
+    machine: &Machine,
+    id: &str,
+    program: &Path,
+    expose: Option<crate::gateway::Expose>,
+) -> Result<ClientChange, ControlError> {
     let known = client(id)?;
     let (path, mut doc) = clients::read(machine, known).map_err(unreadable)?;
     let existing = doc
@@ -67,12 +72,29 @@ pub fn connect(machine: &Machine, id: &str, program: &Path) -> Result<ClientChan
         .find(|(_, e)| clients::is_offload(e))
         .map(|(name, _)| name);
     let name = existing.as_deref().unwrap_or(ENTRY);
-    doc.put(known.shape, name, &clients::offload_entry(program));
+    doc.put(known.shape, name, &clients::offload_entry(program, expose));
     let backup = clients::write(&path, &doc).map_err(|e| write_failed(&path, e))?;
     Ok(ClientChange {
         backup: backup.map(|b| b.display().to_string()),
         client: clients::view(machine, known),
     })
+}
+
+/// The text to paste into a client's configuration by hand (and Claude Code's command).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Snippet {
+    pub text: String,
+    pub command: Option<String>,
+}
+
+pub fn snippet(
+    id: &str,
+    program: &Path,
+    expose: Option<crate::gateway::Expose>,
+) -> Result<Snippet, ControlError> {
+    let (text, command) = clients::snippet(client(id)?, program, expose);
+    Ok(Snippet { text, command })
 }
 
 /// Removes every entry that runs Offload from the client.

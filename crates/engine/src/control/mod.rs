@@ -18,7 +18,8 @@ mod tests;
 mod tools;
 
 pub use clients::{
-    ClientChange, ImportReport, Imported, clients, connect, disconnect, import_servers,
+    ClientChange, ImportReport, Imported, Snippet, clients, connect, disconnect, import_servers,
+    snippet,
 };
 pub use log::call_log;
 #[cfg(feature = "ts")]
