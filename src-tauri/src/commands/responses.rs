@@ -62,10 +62,19 @@ pub async fn file_content(
 /// Shows the file in the system's file manager.
 #[tauri::command]
 pub fn reveal(path: String) -> Result<(), ControlError> {
-    tauri_plugin_opener::reveal_item_in_dir(&path).map_err(|e| {
+    // The file manager's "show this file" (a D-Bus call on Linux), else its folder opened the
+    // desktop's usual way (xdg-open); the error says where the file is either way.
+    if tauri_plugin_opener::reveal_item_in_dir(&path).is_ok() {
+        return Ok(());
+    }
+    let folder = std::path::Path::new(&path)
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    tauri_plugin_opener::open_path(&folder, None::<&str>).map_err(|_| {
         ControlError::new(
             ErrorCode::PathUnusable,
-            format!("cannot show '{path}' in the file manager: {e}"),
+            format!("no file manager could be opened here; the file is at {path}"),
         )
     })
 }
