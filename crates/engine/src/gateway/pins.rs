@@ -75,6 +75,13 @@ impl Pins {
         }
     }
 
+    /// When `pins.json` last changed (`None` while there is none).
+    pub fn modified(&self) -> Option<SystemTime> {
+        std::fs::metadata(&self.path)
+            .and_then(|m| m.modified())
+            .ok()
+    }
+
     /// The file as it is on disk now (read again only when it changed).
     fn load(&self) -> PinFile {
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());

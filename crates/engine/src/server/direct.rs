@@ -58,25 +58,20 @@ pub fn listed(e: &Exposed) -> Tool {
     tool
 }
 
-/// `{"type": "object", "anyOf": [upstream, stored answer, error]}`, the upstream's `$defs`
-/// moved to the root so its references still resolve.
+/// `{"type": "object", "anyOf": [upstream, a stored answer's link]}`, the upstream's `$defs`
+/// moved to the root so its references still resolve. The added branch only names its
+/// required fields: every byte of a listed schema costs a model context. (Offload's own errors
+/// in a direct call carry no structured content, so they need no branch: see `call`.)
 fn widened(upstream: &JsonObject) -> JsonObject {
     let mut upstream = upstream.clone();
     upstream.remove("$schema");
     let defs = upstream.remove("$defs");
     let definitions = upstream.remove("definitions");
-    let stored = json!({
-        "type": "object",
-        "required": ["uri", "path", "summary"],
-        "properties": {"uri": {"type": "string"}, "path": {"type": "string"}, "bytes": {"type": "integer"},
-                       "format": {"type": "string"}, "summary": {"type": "object"}}
-    });
-    let error = json!({"type": "object", "required": ["error"], "properties": {"error": {"type": "object"}}});
     let mut root = Map::new();
     root.insert("type".into(), json!("object"));
     root.insert(
         "anyOf".into(),
-        json!([Value::Object(upstream), stored, error]),
+        json!([Value::Object(upstream), {"required": ["uri", "path"]}]),
     );
     if let Some(d) = defs {
         root.insert("$defs".into(), d);
@@ -100,7 +95,7 @@ pub async fn call(
     if let Some(a) = &mut args
         && let Err(e) = fill_file_arguments(engine, &exposed.tool, a).await
     {
-        return super::answer::error(&e);
+        return error(&e);
     }
     let recorded = Value::Object(args.clone().unwrap_or_default());
     match call::forward(engine, &exposed.server, &exposed.tool.name, args, ctx).await {
@@ -115,8 +110,16 @@ pub async fn call(
             )
             .await
         }
-        Err(e) => super::answer::error(&e),
+        Err(e) => error(&e),
     }
+}
+
+/// Offload's own error in a direct call: the message and the code in text, no structured
+/// content (it would have to match the upstream tool's output schema).
+fn error(e: &ToolError) -> CallToolResult {
+    let mut result = super::answer::error(e);
+    result.structured_content = None;
+    result
 }
 
 /// Arguments whose schema carries `x-mcp-file` (a `format: uri` string that takes a `data:`

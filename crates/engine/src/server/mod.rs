@@ -48,7 +48,13 @@ pub struct OffloadServer {
     tools: Arc<Vec<Tool>>,
     /// This client's choice of how upstream tools are shown; the configuration's when `None`.
     expose: Option<crate::gateway::Expose>,
+    /// The last exposure computed, with what it was computed from (see `exposure`).
+    exposed: Arc<std::sync::Mutex<Option<(ExposureKey, Arc<crate::gateway::Exposure>)>>>,
 }
+
+/// What an exposure depends on: the pool's and the configuration's change counters and the
+/// pins file's modification time (approvals in other processes).
+type ExposureKey = (u64, u64, Option<std::time::SystemTime>);
 
 impl OffloadServer {
     pub fn new(engine: Arc<Engine>) -> Self {
@@ -56,6 +62,7 @@ impl OffloadServer {
             engine,
             tools: Arc::new(catalog::tools()),
             expose: None,
+            exposed: Arc::default(),
         }
     }
 
@@ -65,8 +72,28 @@ impl OffloadServer {
         self
     }
 
-    async fn exposure(&self) -> crate::gateway::Exposure {
-        direct::exposure(&self.engine, self.expose, &self.tools).await
+    /// What this session lists, computed again only when something it depends on changed (a
+    /// direct call looks it up, and must cost no more than `call_tool`).
+    async fn exposure(&self) -> Arc<crate::gateway::Exposure> {
+        let key: ExposureKey = (
+            *self.engine.pool.watch().borrow(),
+            *self.engine.watch().borrow(),
+            self.engine.pins.modified(),
+        );
+        if let Some((k, e)) = self
+            .exposed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            && *k == key
+        {
+            return e.clone();
+        }
+        let exposure = Arc::new(direct::exposure(&self.engine, self.expose, &self.tools).await);
+        // Computing may have started servers (and changed the counters): key it by what it saw
+        // before, so the next look computes once more and then settles.
+        *self.exposed.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, exposure.clone()));
+        exposure
     }
 
     /// Sends `notifications/tools/list_changed` whenever what this session lists changes: a
