@@ -49,12 +49,15 @@ pub struct OffloadServer {
     /// This client's choice of how upstream tools are shown; the configuration's when `None`.
     expose: Option<crate::gateway::Expose>,
     /// The last exposure computed, with what it was computed from (see `exposure`).
-    exposed: Arc<std::sync::Mutex<Option<(ExposureKey, Arc<crate::gateway::Exposure>)>>>,
+    exposed: Arc<std::sync::Mutex<Option<CachedExposure>>>,
 }
 
 /// What an exposure depends on: the pool's and the configuration's change counters and the
 /// pins file's modification time (approvals in other processes).
 type ExposureKey = (u64, u64, Option<std::time::SystemTime>);
+
+/// An exposure and what it was computed from.
+type CachedExposure = (ExposureKey, Arc<crate::gateway::Exposure>);
 
 impl OffloadServer {
     pub fn new(engine: Arc<Engine>) -> Self {
