@@ -732,9 +732,19 @@ def main():
         driver.wait(timeout=10)
 
     # With the app stopped, `offload mcp` answers on its own.
-    deadline = time.time() + 15
+    # WebKitWebDriver ends the app when the session is deleted; on a loaded machine that has
+    # once taken longer than 15 s, so after 20 s it is ended here (what is tested next is the
+    # shim without a host, not how the driver stops the app).
+    deadline = time.time() + 20
     while subprocess.run(["pgrep", "-x", "offload-app"], capture_output=True).returncode == 0:
-        assert time.time() < deadline, "the app did not stop"
+        if time.time() > deadline:
+            print("  (the driver had not ended the app after 20 s: ending it)")
+            subprocess.run(["pkill", "-TERM", "-x", "offload-app"])
+            deadline = time.time() + 15
+            while subprocess.run(["pgrep", "-x", "offload-app"], capture_output=True).returncode == 0:
+                assert time.time() < deadline, "the app did not stop"
+                time.sleep(0.1)
+            break
         time.sleep(0.1)
     # A fresh fixture process has echo's first description again, which the pins (holding the
     # approved, changed one) now see as a change: held, until approved from a terminal.
