@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 use offload_engine::inputs::{self, InputFormat};
 
 fuzz_target!(|data: &[u8]| {
-    let parsed = inputs::parse(&mut &data[..], InputFormat::Xml, false);
+    let parsed = inputs::parse(&mut std::io::Cursor::new(data), InputFormat::Xml, false);
     if let Ok(text) = std::str::from_utf8(data)
         && text.contains("<!DOCTYPE")
         && parsed.is_ok()
