@@ -250,6 +250,8 @@ pub async fn remove_server(engine: &Engine, name: &str) -> Result<(), ControlErr
         .map(str::to_owned)
         .collect();
     secrets::forget(engine, &orphans);
+    // A server added again later under this name is pinned afresh.
+    engine.pins.forget(name);
     Ok(())
 }
 

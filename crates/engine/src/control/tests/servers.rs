@@ -46,8 +46,21 @@ async fn servers_are_added_edited_toggled_renamed_and_removed_in_the_file() {
     assert_eq!(doc["mcpServers"]["first"]["timeoutSecs"], 5);
     assert_eq!(doc["mine"], json!({"kept": true}));
 
+    let b_tools = engine.pool.get("b").unwrap().tools().await.unwrap();
+    engine.pins.check("b", &b_tools);
+    assert!(
+        std::fs::read_to_string(engine.dirs.data_dir.join("pins.json"))
+            .unwrap()
+            .contains("\"b\"")
+    );
     remove_server(&engine, "b").await.unwrap();
     assert_eq!(names(&engine), ["first"]);
+    assert!(
+        !std::fs::read_to_string(engine.dirs.data_dir.join("pins.json"))
+            .unwrap()
+            .contains("\"b\""),
+        "a removed server's pins are forgotten"
+    );
 
     let clash = put_server(&engine, None, "first", &fixture(), &[])
         .await
