@@ -234,7 +234,10 @@ async fn import_copies_new_servers_skips_duplicates_and_can_move_them() {
     );
     assert_eq!(
         outcome[1],
-        ("same-as-mine", Some("Offload runs it already as 'mine'"))
+        (
+            "same-as-mine",
+            Some("Offload runs it already as 'mine'; removed from the client")
+        )
     );
     assert_eq!(outcome[2], ("github", None));
     assert_eq!(outcome[3], ("remote", None));
@@ -255,7 +258,11 @@ async fn import_copies_new_servers_skips_duplicates_and_can_move_them() {
     );
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&cursor).unwrap()).unwrap();
     let left: Vec<&String> = v["mcpServers"].as_object().unwrap().keys().collect();
-    assert_eq!(left, ["mine", "same-as-mine", "offload", "odd"]);
+    assert_eq!(
+        left,
+        ["mine", "offload", "odd"],
+        "what Offload runs leaves the client"
+    );
 
     // The imported token is offered for the keychain in the Servers screen.
     let github = crate::control::servers(&engine)
@@ -268,6 +275,25 @@ async fn import_copies_new_servers_skips_duplicates_and_can_move_them() {
     let again = import_servers(&engine, &m, "cursor", false).await.unwrap();
     assert!(again.servers.iter().all(|s| s.skipped.is_some()));
     assert_eq!(again.backup, None);
+
+    // Imported without removing, then again with removing: the copies leave the client, so
+    // the model does not see their tools twice.
+    let other =
+        json!({"mcpServers": {"extra": {"command": fixture, "args": ["--extra"]}}}).to_string();
+    write(&cursor, &other);
+    let first = import_servers(&engine, &m, "cursor", false).await.unwrap();
+    assert_eq!(first.servers[0].skipped, None);
+    let moved = import_servers(&engine, &m, "cursor", true).await.unwrap();
+    assert!(
+        moved.servers[0]
+            .skipped
+            .as_deref()
+            .unwrap()
+            .contains("removed from the client")
+    );
+    assert!(moved.backup.is_some());
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&cursor).unwrap()).unwrap();
+    assert!(v["mcpServers"].as_object().unwrap().is_empty(), "{v}");
     engine.shutdown().await;
 }
 

@@ -143,6 +143,9 @@ pub async fn import_servers(
     };
     let mut report = Vec::new();
     let mut taking: Vec<(String, ServerEntry)> = Vec::new();
+    // Entries Offload runs already (imported before): removing them from the client is what
+    // stops the model from seeing their tools twice.
+    let mut running_already: Vec<String> = Vec::new();
     for (name, value) in entries {
         if clients::is_offload(&value) {
             continue;
@@ -150,10 +153,13 @@ pub async fn import_servers(
         let skipped = match serde_json::from_value::<ServerEntry>(value) {
             Err(e) => Some(format!("its entry is not one Offload reads: {e}")),
             Ok(entry) => {
-                if ours.iter().any(|(n, _)| *n == name) || taking.iter().any(|(n, _)| *n == name) {
-                    Some("Offload has a server of that name".to_owned())
-                } else if let Some((n, _)) = ours.iter().find(|(_, e)| same(e, &entry)) {
+                if let Some((n, _)) = ours.iter().find(|(_, e)| same(e, &entry)) {
+                    running_already.push(name.clone());
                     Some(format!("Offload runs it already as '{n}'"))
+                } else if ours.iter().any(|(n, _)| *n == name)
+                    || taking.iter().any(|(n, _)| *n == name)
+                {
+                    Some("Offload has a server of that name".to_owned())
                 } else if let Err(e) = entry.transport(&name) {
                     Some(e.to_string())
                 } else {
@@ -175,10 +181,18 @@ pub async fn import_servers(
         .await?;
     }
     let mut backup = None;
-    if remove_from_client && !taking.is_empty() {
+    if remove_from_client && !(taking.is_empty() && running_already.is_empty()) {
         let (path, mut doc) = clients::read(machine, known).map_err(unreadable)?;
-        for (name, _) in &taking {
+        for name in taking.iter().map(|(n, _)| n).chain(&running_already) {
             doc.remove(known.shape, name);
+        }
+        for imported in report
+            .iter_mut()
+            .filter(|i| running_already.contains(&i.name))
+        {
+            if let Some(why) = &mut imported.skipped {
+                why.push_str("; removed from the client");
+            }
         }
         backup = clients::write(&path, &doc)
             .map_err(|e| write_failed(&path, e))?
