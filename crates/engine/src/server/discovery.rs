@@ -338,26 +338,3 @@ pub async fn find_tool(engine: &Engine, server: &str, tool: &str) -> Result<Tool
             suggestions: closest(tool, tools.iter().map(|t| t.name.as_ref())),
         })
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::Arc;
-
-    fn t(name: &str, desc: &str) -> Tool {
-        Tool::new(
-            name.to_owned(),
-            desc.to_owned(),
-            Arc::new(JsonObject::new()),
-        )
-    }
-
-    #[test]
-    fn rank_drops_non_matches_and_is_case_insensitive() {
-        let tools = [t("Read_File", "reads"), t("write", "writes")];
-        let list: Vec<(&str, &Tool)> = tools.iter().map(|t| ("fs", t)).collect();
-        let ranked = crate::server::search::rank("READ", list);
-        assert_eq!(ranked.len(), 1);
-        assert_eq!(ranked[0].1.name, "Read_File");
-    }
-}

@@ -309,6 +309,15 @@ mod tests {
     }
 
     #[test]
+    fn non_matches_are_dropped_and_case_does_not_matter() {
+        let tools = vec![
+            ("fs", t("Read_File", "reads")),
+            ("fs", t("write", "writes")),
+        ];
+        assert_eq!(names("READ", &tools), ["Read_File"]);
+    }
+
+    #[test]
     fn names_are_split_and_stop_words_ignored() {
         let tools = vec![
             ("s", t("getCurrentWeather", "")),
