@@ -33,6 +33,16 @@ pub struct Config {
     pub extra: Map<String, Value>,
 }
 
+impl Config {
+    /// The entry of the server called `name`.
+    pub fn server(&self, name: &str) -> Option<&ServerEntry> {
+        self.mcp_servers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, e)| e)
+    }
+}
+
 /// A root: a bare path (read-write) or `{path, writable}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]

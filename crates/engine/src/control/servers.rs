@@ -158,16 +158,12 @@ pub fn servers(engine: &Engine) -> Vec<ServerView> {
                 // From the configuration in effect: a change of these alone keeps the server
                 // running with its old entry.
                 disabled_tools: config
-                    .mcp_servers
-                    .iter()
-                    .find(|(n, _)| n == s.name())
-                    .map(|(_, e)| e.disabled_tools.clone())
+                    .server(s.name())
+                    .map(|e| e.disabled_tools.clone())
                     .unwrap_or_default(),
                 enabled_tools: config
-                    .mcp_servers
-                    .iter()
-                    .find(|(n, _)| n == s.name())
-                    .and_then(|(_, e)| e.enabled_tools.clone()),
+                    .server(s.name())
+                    .and_then(|e| e.enabled_tools.clone()),
                 stderr: s.stderr_tail(40),
                 secrets: secrets::secret_refs(engine, &spec),
                 plain_secrets: secrets::plain_secrets(&spec),

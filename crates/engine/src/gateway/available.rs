@@ -5,6 +5,7 @@
 use rmcp::model::Tool;
 
 use super::{Expose, Exposure, Held, ServerInput, decide};
+use crate::config::ServerEntry;
 use crate::{Engine, ErrorCode, ToolError};
 
 /// Whether `tool` runs only as an MCP task (`execution.taskSupport: "required"`), which
@@ -26,17 +27,12 @@ pub async fn usable(engine: &Engine) -> (Vec<(String, Vec<Tool>)>, Vec<Held>) {
     let pin = config.pin_tools.unwrap_or(true);
     let listed = engine.pool.list_tools(None).await;
     let mut held = Vec::new();
+    let none = ServerEntry::default();
     let servers = listed
         .into_iter()
         .map(|s| {
             let name = s.status.name.clone();
-            let entry = config
-                .mcp_servers
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, e)| e.clone())
-                .unwrap_or_default();
-            let input = input(&name, &entry, &[]);
+            let input = input(&name, config.server(&name).unwrap_or(&none), &[]);
             // Every tool is pinned, also those turned off now (turning one on later must not
             // make it look new); held ones are reported only when they are in use.
             let checked = if pin && !s.tools.is_empty() {
@@ -60,13 +56,8 @@ pub async fn usable(engine: &Engine) -> (Vec<(String, Vec<Tool>)>, Vec<Held>) {
 /// because its definition changed since it was approved.
 pub fn refusal(engine: &Engine, server: &str, tool: &Tool) -> Option<ToolError> {
     let config = engine.config();
-    let entry = config
-        .mcp_servers
-        .iter()
-        .find(|(n, _)| n == server)
-        .map(|(_, e)| e.clone())
-        .unwrap_or_default();
-    if !input(server, &entry, &[]).allows(&tool.name) {
+    let none = ServerEntry::default();
+    if !input(server, config.server(server).unwrap_or(&none), &[]).allows(&tool.name) {
         return Some(
             ToolError::new(
                 ErrorCode::UnknownTool,
@@ -95,11 +86,7 @@ pub fn refusal(engine: &Engine, server: &str, tool: &Tool) -> Option<ToolError> 
     None
 }
 
-fn input<'a>(
-    name: &'a str,
-    entry: &'a crate::config::ServerEntry,
-    tools: &'a [Tool],
-) -> ServerInput<'a> {
+fn input<'a>(name: &'a str, entry: &'a ServerEntry, tools: &'a [Tool]) -> ServerInput<'a> {
     ServerInput {
         name,
         tools,
@@ -118,21 +105,10 @@ pub async fn exposure(engine: &Engine, expose: Option<Expose>, own: &[Tool]) -> 
         return decide(expose, 0, &[], &[]);
     }
     let (servers, _) = usable(engine).await;
-    let entries: Vec<crate::config::ServerEntry> = servers
-        .iter()
-        .map(|(name, _)| {
-            config
-                .mcp_servers
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, e)| e.clone())
-                .unwrap_or_default()
-        })
-        .collect();
+    let none = ServerEntry::default();
     let inputs: Vec<ServerInput<'_>> = servers
         .iter()
-        .zip(&entries)
-        .map(|((name, tools), entry)| input(name, entry, tools))
+        .map(|(name, tools)| input(name, config.server(name).unwrap_or(&none), tools))
         .collect();
     // Upstream tools never take the name of one of Offload's (discovery tools included: they
     // are listed again when some tools stay behind call_tool).

@@ -145,15 +145,11 @@ pub async fn list_available_tools(
         .iter()
         .flat_map(|(s, tools)| tools.iter().map(move |t| (s.as_str(), t.name.as_ref())))
         .collect();
-    let task_only = |server: &str, t: &Tool| {
-        needs_tasks(t) && !usable_names.contains(&(server, t.name.as_ref()))
-    };
     let mut candidates: Vec<(&str, &Tool)> = listed
         .iter()
         .flat_map(|s| s.tools.iter().map(move |t| (s.status.name.as_str(), t)))
-        .filter(|(server, t)| {
-            usable_names.contains(&(*server, t.name.as_ref())) || task_only(server, t)
-        })
+        // Task-only tools are listed too, marked not callable.
+        .filter(|(server, t)| usable_names.contains(&(*server, t.name.as_ref())) || needs_tasks(t))
         .collect();
     if let Some(q) = p.query.as_deref().filter(|q| !q.trim().is_empty()) {
         candidates = super::search::rank(q, candidates);
