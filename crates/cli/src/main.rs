@@ -6,6 +6,8 @@
 mod files;
 mod mcp;
 mod secret;
+mod serve;
+mod token;
 mod tools;
 
 use std::path::PathBuf;
@@ -64,11 +66,16 @@ enum Command {
         args: mcp::McpArgs,
     },
     /// Host the engine for `offload mcp` on the local socket, without a window (what the desktop
-    /// app does; for machines without a display).
+    /// app does; for machines without a display); with --http, also for agents on other machines.
     Serve {
         #[command(flatten)]
         config: ConfigArg,
+        #[command(flatten)]
+        args: serve::ServeArgs,
     },
+    /// Access tokens for clients that reach Offload over HTTP (`offload serve --http`).
+    #[command(subcommand)]
+    Token(token::TokenCommand),
     /// Print the configuration file path Offload uses.
     ConfigPath {
         #[command(flatten)]
@@ -99,7 +106,8 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Mcp { config, args } => mcp::run(config.resolve(), args),
-        Command::Serve { config } => mcp::host(config.resolve()),
+        Command::Serve { config, args } => serve::run(config.resolve(), args),
+        Command::Token(command) => token::run(command),
         Command::Secret(command) => secret::run(command),
         Command::Tools { config, command } => tools::run(config.resolve(), command),
         Command::Schema(args) => files::schema(args),

@@ -1,9 +1,6 @@
 //! `offload mcp`: what MCP clients launch. When an Offload host (the desktop app, or
 //! `offload serve`) answers on the local socket, the shim only pumps bytes between stdio and it;
 //! otherwise it runs an embedded engine on stdio. The mode is said on stderr.
-//!
-//! `offload serve`: the host without a window — one engine on the local socket for every
-//! `offload mcp`, for machines without a display.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -125,7 +122,7 @@ async fn connect_to_app(
 }
 
 /// The host's socket path for this user; logs why when there is none.
-fn socket() -> Option<PathBuf> {
+pub fn socket() -> Option<PathBuf> {
     let dirs = AppDirs::platform();
     if dirs.is_none() {
         tracing::error!("cannot determine the home directory");
@@ -168,36 +165,6 @@ pub fn load(config: ConfigChoice, compat: CompatInputs) -> Option<Arc<Engine>> {
             None
         }
     }
-}
-
-/// `offload serve`: the engine on the local socket until a signal.
-pub fn host(config: ConfigChoice) -> ExitCode {
-    offload_engine::logging::init();
-    let Some(runtime) = runtime() else {
-        return ExitCode::FAILURE;
-    };
-    runtime.block_on(async {
-        let Some(path) = socket() else {
-            return ExitCode::FAILURE;
-        };
-        let Some(engine) = load(config, CompatInputs::default()) else {
-            return ExitCode::FAILURE;
-        };
-        let host = match ipc::Host::bind(&path).await {
-            Ok(host) => host,
-            Err(e) => {
-                tracing::error!("{e}");
-                return ExitCode::FAILURE;
-            }
-        };
-        let _watch = offload_engine::config_watch::watch_or_warn(engine.clone());
-        tokio::select! {
-            () = host.serve(engine.clone()) => {}
-            () = shutdown_signal() => {}
-        }
-        engine.shutdown().await;
-        ExitCode::SUCCESS
-    })
 }
 
 async fn serve(config: ConfigChoice, args: McpArgs) -> ExitCode {
@@ -244,7 +211,7 @@ fn rmcp_stdio() -> (tokio::io::Stdin, tokio::io::Stdout) {
     (tokio::io::stdin(), tokio::io::stdout())
 }
 
-async fn shutdown_signal() {
+pub async fn shutdown_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

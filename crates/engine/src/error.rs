@@ -65,6 +65,8 @@ pub enum ErrorCode {
     ConfigInvalid,
     /// The user paused Offload in its app: upstream tools are not called until they resume it.
     Paused,
+    /// The caller's access token (Offload served over HTTP) lacks the scope this call needs.
+    Forbidden,
     /// A bug or an unexpected condition inside Offload.
     Internal,
 }
@@ -99,6 +101,7 @@ impl ErrorCode {
             Self::SecretUnavailable => "secret_unavailable",
             Self::ConfigInvalid => "config_invalid",
             Self::Paused => "paused",
+            Self::Forbidden => "forbidden",
             Self::Internal => "internal",
         }
     }
@@ -171,6 +174,7 @@ mod tests {
             ErrorCode::SecretUnavailable,
             ErrorCode::ConfigInvalid,
             ErrorCode::Paused,
+            ErrorCode::Forbidden,
             ErrorCode::Internal,
         ] {
             assert_eq!(

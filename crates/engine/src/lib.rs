@@ -4,6 +4,7 @@
 //! servers, and the MCP server surface that clients talk to. It must never depend on a GUI
 //! toolkit: the desktop app and the `offload` command are thin shells over this crate.
 
+pub mod access;
 pub mod activity;
 pub mod clients;
 pub mod clip;
@@ -16,6 +17,7 @@ pub mod events;
 pub mod files;
 pub mod formats;
 pub mod gateway;
+pub mod http;
 pub mod inputs;
 pub mod ipc;
 pub mod keychain;

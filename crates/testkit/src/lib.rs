@@ -159,6 +159,58 @@ impl TestContext {
         );
     }
 
+    /// `offload serve --http ADDR` (with `extra` arguments) and the URL it serves MCP at, once
+    /// it listens (ADDR may use port 0: the URL is read from its log).
+    pub async fn http_host(&self, addr: &str, extra: &[&str]) -> (Host, String) {
+        let mut cmd = self.host_command();
+        cmd.args(["--http", addr]).args(extra);
+        let before = self.log().len();
+        let child = cmd
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn offload serve --http");
+        for _ in 0..400 {
+            if let Some(url) = self.log()[before..]
+                .lines()
+                .rev()
+                .find_map(|l| l.split("serving MCP at ").nth(1))
+            {
+                return (
+                    Host {
+                        child,
+                        socket: self.socket(),
+                    },
+                    url.trim().to_owned(),
+                );
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        panic!(
+            "offload serve --http did not listen within 10 s:\n{}",
+            self.log()
+        );
+    }
+
+    /// `offload token create NAME --scope SCOPES` in this context: the token it printed.
+    pub fn token(&self, name: &str, scopes: &str) -> String {
+        let out = std::process::Command::new(target_bin("offload"))
+            .args(["token", "create", name, "--scope", scopes])
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("XDG_DATA_HOME", self.home.join(".local/share"))
+            .output()
+            .expect("offload token create");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .expect("utf-8")
+            .trim()
+            .to_owned()
+    }
+
     /// Offload's log so far (for assertion messages).
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log_path).unwrap_or_default()

@@ -11,6 +11,7 @@ mod escape;
 mod faults;
 mod file_content;
 mod file_tools;
+mod http;
 mod interop;
 mod liveness;
 mod published;

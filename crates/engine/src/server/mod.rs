@@ -18,6 +18,7 @@ pub mod text {
 }
 mod params;
 mod resources;
+mod scopes;
 mod search;
 mod store;
 
@@ -135,6 +136,17 @@ impl OffloadServer {
     }
 }
 
+/// Refuses a resource request whose caller lacks the `read` scope (Offload served over HTTP).
+fn read_allowed(context: &RequestContext<RoleServer>, what: &str) -> Result<(), McpError> {
+    match scopes::refusal(&context.extensions, what, &[crate::access::Scope::Read]) {
+        None => Ok(()),
+        Some(e) => Err(McpError::invalid_request(
+            e.message.clone(),
+            Some(serde_json::json!({ "error": e.to_json() })),
+        )),
+    }
+}
+
 /// Parses a tool's arguments; a mismatch is a JSON-RPC invalid-params error (-32602).
 fn parse<T: DeserializeOwned>(
     tool: &str,
@@ -187,8 +199,9 @@ impl ServerHandler for OffloadServer {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        read_allowed(&context, "resources/list")?;
         let server = self.clone();
         tokio::task::spawn_blocking(move || server.list_resources_page(request))
             .await
@@ -198,8 +211,9 @@ impl ServerHandler for OffloadServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        read_allowed(&context, "resources/read")?;
         let engine = self.engine.clone();
         tokio::task::spawn_blocking(move || resources::read(&engine, &request.uri))
             .await
@@ -239,7 +253,13 @@ impl ServerHandler for OffloadServer {
         } else {
             self.exposure().await.find(&request.name).cloned()
         };
+        let denied = scopes::refusal(
+            &context.extensions,
+            &request.name,
+            &scopes::needed(&request.name, args.as_ref()),
+        );
         let result = match request.name.as_ref() {
+            _ if denied.is_some() => answer::error(denied.as_ref().expect("matched above")),
             catalog::LIST_ALLOWED_DIRECTORIES => {
                 parse::<params::ListAllowedDirectories>(&request.name, args)?;
                 discovery::list_allowed_directories(engine)

@@ -1,0 +1,75 @@
+//! `offload token create|list|revoke`: access tokens for clients that reach Offload over HTTP
+//! (`offload serve --http`). A token is printed once; Offload keeps only its hash.
+
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use offload_engine::access::{Tokens, parse_scopes, scope_list};
+use offload_engine::config::AppDirs;
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Make a token and print it (the only time it is shown).
+    Create {
+        name: String,
+        /// What it may do: read (file tools, listings, resources), call (upstream tools),
+        /// store (writing into roots). Comma-separated.
+        #[arg(long, value_name = "SCOPES", default_value = "read,call")]
+        scope: String,
+    },
+    /// The tokens: names, scopes, when they were made (never the tokens themselves).
+    List,
+    /// Delete a token; clients using it are refused from their next request.
+    Revoke { name: String },
+}
+
+pub fn run(command: TokenCommand) -> ExitCode {
+    let Some(dirs) = AppDirs::platform() else {
+        eprintln!("offload: cannot determine the home directory");
+        return ExitCode::FAILURE;
+    };
+    let tokens = Tokens::open(&dirs.data_dir);
+    let outcome = match command {
+        TokenCommand::Create { name, scope } => parse_scopes(&scope)
+            .and_then(|scopes| tokens.create(&name, scopes))
+            .map(|token| {
+                eprintln!(
+                    "Token '{name}' ({scope}). Copy it now: it is not shown again. Clients send it as `Authorization: Bearer <token>`."
+                );
+                format!("{token}\n")
+            }),
+        TokenCommand::List => Ok(tokens
+            .list()
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}\t{}\t{}\n",
+                    t.name,
+                    scope_list(&t.scopes.iter().copied().collect()),
+                    t.created.format("%Y-%m-%d %H:%M UTC")
+                )
+            })
+            .collect()),
+        TokenCommand::Revoke { name } => tokens.revoke(&name).and_then(|found| {
+            if found {
+                Ok(format!("revoked '{name}'\n"))
+            } else {
+                Err(format!("no token named '{name}' (see `offload token list`)"))
+            }
+        }),
+    };
+    match outcome {
+        Ok(text) => {
+            // A human command: stdout is not a protocol stream here.
+            #[allow(clippy::print_stdout)]
+            {
+                print!("{text}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("offload: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Serving Offload's MCP surface to clients on other machines: streamable HTTP at `/mcp`
+//! (rmcp's server: 2025-11-25 sessions and the 2026-07-28 stateless mode), behind a front door
+//! that checks who is calling. Host and Origin are validated against DNS rebinding; every bind
+//! but an explicitly opened loopback one needs an access token; TLS with rustls or plain HTTP
+//! behind the user's reverse proxy.
+
+mod front;
+mod tls;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::Engine;
+
+/// How `offload serve --http` (or the app's *Serve over HTTP*) serves.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub addr: SocketAddr,
+    /// PEM certificate chain and private key: serve HTTPS.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// On a loopback bind, requests without a token may do everything (local agents only).
+    pub allow_unauthenticated_loopback: bool,
+    /// Host names (or `host:port`) clients use to reach this server, beyond the bind address
+    /// and the loopback names.
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins allowed to call (none by default: a request with any other `Origin` is
+    /// refused, which is what stops DNS-rebinding pages).
+    pub allowed_origins: Vec<String>,
+}
+
+impl HttpOptions {
+    pub fn new(addr: SocketAddr) -> Self {
+        Self {
+            addr,
+            tls: None,
+            allow_unauthenticated_loopback: false,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+        }
+    }
+}
+
+/// A bound HTTP server, not yet serving.
+pub struct HttpServer {
+    listener: TcpListener,
+    front: Arc<front::Front>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    stop: CancellationToken,
+}
+
+impl HttpServer {
+    /// Binds `options.addr` and prepares TLS; errors are sentences for the person starting it.
+    pub async fn bind(engine: Arc<Engine>, options: &HttpOptions) -> Result<Self, String> {
+        let loopback = options.addr.ip().is_loopback();
+        if options.allow_unauthenticated_loopback && !loopback {
+            return Err(format!(
+                "--allow-unauthenticated-loopback only applies to a loopback address (127.0.0.1, ::1); {} is reachable from other machines, so it needs access tokens",
+                options.addr.ip()
+            ));
+        }
+        let tls = match &options.tls {
+            Some((cert, key)) => Some(tls::acceptor(cert, key)?),
+            None => None,
+        };
+        let listener = TcpListener::bind(options.addr)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", options.addr))?;
+        let stop = CancellationToken::new();
+        let front = front::Front::new(engine, options, stop.child_token())?;
+        if !loopback && tls.is_none() {
+            tracing::warn!(
+                "serving plain HTTP on {}: put it behind a reverse proxy that terminates TLS, or pass --tls-cert/--tls-key",
+                options.addr
+            );
+        }
+        Ok(Self {
+            listener,
+            front: Arc::new(front),
+            tls,
+            stop,
+        })
+    }
+
+    /// The address actually bound (port 0 picks a free one).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr().unwrap_or_else(|_| {
+            SocketAddr::from(([0, 0, 0, 0], 0)) // unreachable: a bound listener has an address
+        })
+    }
+
+    /// Serves until `shutdown` fires, then stops accepting, ends open MCP streams and gives
+    /// requests in flight a few seconds to finish.
+    pub async fn serve(self, shutdown: CancellationToken) {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        tracing::info!("serving MCP at {scheme}://{}/mcp", self.local_addr());
+        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        loop {
+            let (stream, peer) = tokio::select! {
+                () = shutdown.cancelled() => break,
+                accepted = self.listener.accept() => match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        // Out of file descriptors and the like: wait a moment, do not spin.
+                        tracing::warn!("accepting a connection failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                },
+            };
+            let _ = stream.set_nodelay(true);
+            let front = self.front.clone();
+            let service = hyper::service::service_fn(move |request| {
+                let front = front.clone();
+                async move { Ok::<_, std::convert::Infallible>(front.handle(request, peer).await) }
+            });
+            let watcher = graceful.watcher();
+            match self.tls.clone() {
+                None => {
+                    tokio::spawn(async move {
+                        let builder = auto::Builder::new(TokioExecutor::new());
+                        let connection =
+                            builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                        if let Err(e) = watcher.watch(connection.into_owned()).await {
+                            tracing::debug!("connection from {peer} ended: {e}");
+                        }
+                    });
+                }
+                Some(acceptor) => {
+                    tokio::spawn(async move {
+                        // A client that opens a socket and never speaks TLS costs one task for
+                        // ten seconds, nothing more.
+                        let stream = match tokio::time::timeout(
+                            Duration::from_secs(10),
+                            acceptor.accept(stream),
+                        )
+                        .await
+                        {
+                            Ok(Ok(s)) => s,
+                            Ok(Err(e)) => {
+                                tracing::debug!("TLS handshake with {peer} failed: {e}");
+                                return;
+                            }
+                            Err(_) => return,
+                        };
+                        let builder = auto::Builder::new(TokioExecutor::new());
+                        let connection =
+                            builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                        if let Err(e) = watcher.watch(connection.into_owned()).await {
+                            tracing::debug!("connection from {peer} ended: {e}");
+                        }
+                    });
+                }
+            }
+        }
+        drop(self.listener);
+        // Ends the MCP sessions' SSE streams so their connections can close.
+        self.stop.cancel();
+        if tokio::time::timeout(Duration::from_secs(5), graceful.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::info!("closed HTTP connections still busy after 5 s");
+        }
+    }
+}
