@@ -3,6 +3,9 @@
 //! official TypeScript SDK (`tests/interop/conformance_server.mjs`) twice — served directly over
 //! HTTP, and behind `offload serve --http` with its tools listed directly and `prefix: false`.
 //! Offload must pass every scenario the upstream passes.
+//!
+//! Also here: an upstream's sampling request while no client that can answer is waiting is
+//! refused, and the call answers with that error instead of hanging.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,8 +18,12 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::interop::interop_dir;
 
-/// The suite's scenarios about tools.
-const TOOL_SCENARIOS: &[&str] = &[
+/// The suite's scenarios about tools, and what an upstream sends while it serves a call (log
+/// messages, sampling and elicitation requests relayed to the client that made the call).
+const SCENARIOS: &[&str] = &[
+    "server-initialize",
+    "ping",
+    "logging-set-level",
     "tools-list",
     "tools-call-simple-text",
     "tools-call-image",
@@ -26,6 +33,9 @@ const TOOL_SCENARIOS: &[&str] = &[
     "tools-call-error",
     "tools-call-with-progress",
     "json-schema-2020-12",
+    "tools-call-with-logging",
+    "tools-call-sampling",
+    "tools-call-elicitation",
 ];
 
 /// (passed, total) checks of `scenario` against the MCP server at `url`.
@@ -72,7 +82,7 @@ fn walk_for_checks(dir: &Path) -> Option<std::path::PathBuf> {
 /// Scores every scenario against `url`.
 async fn scores(dir: &Path, url: &str, out: &Path) -> BTreeMap<&'static str, (usize, usize)> {
     let mut all = BTreeMap::new();
-    for scenario in TOOL_SCENARIOS {
+    for scenario in SCENARIOS {
         all.insert(*scenario, score(dir, url, scenario, out).await);
     }
     all
@@ -80,7 +90,7 @@ async fn scores(dir: &Path, url: &str, out: &Path) -> BTreeMap<&'static str, (us
 
 #[tokio::test]
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
-async fn offload_scores_what_the_upstream_scores_on_the_tool_scenarios() {
+async fn offload_scores_what_the_upstream_scores() {
     let dir = interop_dir();
     let server = dir.join("conformance_server.mjs");
 
@@ -137,4 +147,26 @@ async fn offload_scores_what_the_upstream_scores_on_the_tool_scenarios() {
         "Offload scores differently:\n{}",
         ctx.log()
     );
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn sampling_without_a_client_that_can_answer_is_refused_not_hung() {
+    let dir = interop_dir();
+    let ctx = TestContext::new();
+    ctx.write_config(json!({
+        "roots": [ctx.root],
+        "tools": {"expose": "direct"},
+        "mcpServers": {"conf": {"command": "node", "args": [dir.join("conformance_server.mjs")], "prefix": false}},
+    }));
+    // The test client declares neither sampling nor elicitation.
+    let client = ctx.client().await;
+    let started = std::time::Instant::now();
+    let r = offload_testkit::call(&client, "test_sampling", json!({"prompt": "hi"})).await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    let said = offload_testkit::text(&r);
+    assert!(said.contains("no client of Offload"), "{said}");
+    let r = offload_testkit::call(&client, "test_elicitation", json!({"message": "name?"})).await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
 }

@@ -106,6 +106,14 @@ async fn call_upstream(
             token,
         }),
         cancel: ctx.ct.clone(),
+        caller: ctx
+            .extensions
+            .get::<super::Session>()
+            .map(|session| crate::upstream::Caller {
+                session: session.id,
+                peer: ctx.peer.clone(),
+                log_level: session.log_level_for(ctx),
+            }),
     };
     Ok(upstream.call(tool, args, options).await?)
 }

@@ -41,6 +41,46 @@ of your context. Find a tool with list_available_tools (use `query`), check its 
 list_tool_details, and call it with call_tool. Paths must lie in the directories that \
 list_allowed_directories shows.";
 
+/// One client session, as its requests carry it (in their extensions) down to the upstream
+/// calls they make: who gets an upstream's log messages, at what level.
+#[derive(Clone)]
+pub(crate) struct Session {
+    pub id: u64,
+    /// The level the client set with `logging/setLevel` (older protocol revisions).
+    #[allow(deprecated)]
+    level: Arc<std::sync::Mutex<Option<rmcp::model::LoggingLevel>>>,
+}
+
+impl Session {
+    fn new() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Self {
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            level: Arc::default(),
+        }
+    }
+
+    /// The least severe upstream log message `ctx`'s client gets: the request's own opt-in
+    /// (2026-07-28), else the session's `logging/setLevel`, else `info` on sessions of older
+    /// revisions and nothing on 2026-07-28 (where logging is opt-in per request).
+    #[allow(deprecated)]
+    pub fn log_level_for(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Option<rmcp::model::LoggingLevel> {
+        if let Some(level) = ctx.meta.log_level() {
+            return Some(level);
+        }
+        if let Some(level) = *self.level.lock().unwrap_or_else(|p| p.into_inner()) {
+            return Some(level);
+        }
+        let legacy = ctx
+            .protocol_version()
+            .is_some_and(|v| v.to_string().as_str() < "2026-07-28");
+        legacy.then_some(rmcp::model::LoggingLevel::Info)
+    }
+}
+
 /// One MCP session's view of the shared engine. Cheap to clone: every session shares the
 /// engine and its upstream pool.
 #[derive(Clone)]
@@ -51,6 +91,7 @@ pub struct OffloadServer {
     expose: Option<crate::gateway::Expose>,
     /// The last exposure computed, with what it was computed from (see `exposure`).
     exposed: Arc<std::sync::Mutex<Option<CachedExposure>>>,
+    session: Session,
 }
 
 /// What an exposure depends on: the pool's and the configuration's change counters and the
@@ -67,6 +108,7 @@ impl OffloadServer {
             tools: Arc::new(catalog::tools()),
             expose: None,
             exposed: Arc::default(),
+            session: Session::new(),
         }
     }
 
@@ -158,6 +200,7 @@ fn parse<T: DeserializeOwned>(
 }
 
 impl ServerHandler for OffloadServer {
+    #[allow(deprecated)] // logging: deprecated by 2026-07-28, relayed for older revisions
     fn get_info(&self) -> ServerConfig {
         let mut implementation = Implementation::new("offload", env!("CARGO_PKG_VERSION"));
         implementation.title = Some("Offload".into());
@@ -167,6 +210,7 @@ impl ServerHandler for OffloadServer {
                 .enable_tool_list_changed()
                 .enable_resources()
                 .enable_resources_list_changed()
+                .enable_logging()
                 .build(),
         )
         .with_server_info(implementation)
@@ -238,11 +282,23 @@ impl ServerHandler for OffloadServer {
         });
     }
 
+    /// The level of upstream log messages this session gets (relayed with the server as logger).
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        *self.session.level.lock().unwrap_or_else(|p| p.into_inner()) = Some(request.level);
+        Ok(())
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        context.extensions.insert(self.session.clone());
         let engine = &self.engine;
         let started = std::time::Instant::now();
         let args = request.arguments;

@@ -10,6 +10,7 @@ use process_wrap::tokio::{ChildWrapper, CommandWrap};
 use rmcp::RoleClient;
 use rmcp::service::{RunningService, ServiceExt};
 
+use super::callers::Callers;
 use super::handler::UpstreamHandler;
 use super::limited::LimitedLines;
 use super::progress::{Forwarding, ProgressRoutes};
@@ -52,6 +53,8 @@ pub struct ConnectContext<'a> {
     pub search_path: &'a SearchPath,
     pub stderr: Arc<StderrRing>,
     pub routes: Arc<ProgressRoutes>,
+    /// The calls in flight, whose clients get the upstream's log messages.
+    pub callers: Arc<Callers>,
     pub handler: UpstreamHandler,
     /// The largest message accepted from the upstream.
     pub answer_limit: u64,
@@ -165,6 +168,8 @@ async fn open_stdio(
     let transport = Forwarding {
         inner: framed,
         routes: ctx.routes.clone(),
+        callers: ctx.callers.clone(),
+        server: ctx.name.to_owned(),
         writes_splices: true,
     };
     let stderr_ring = ctx.stderr.clone();
@@ -233,6 +238,8 @@ async fn open_http(
     let transport = Forwarding {
         inner: StreamableHttpClientTransport::from_config(config),
         routes: ctx.routes.clone(),
+        callers: ctx.callers.clone(),
+        server: ctx.name.to_owned(),
         writes_splices: false,
     };
     let client = ctx

@@ -1,12 +1,21 @@
 //! Offload's client side of one upstream connection: it drops the cached tool list when the
-//! upstream says it changed. (Progress is forwarded by `progress::Forwarding`, in order.)
+//! upstream says it changed, and hands the upstream's sampling and elicitation requests to the
+//! client whose call the upstream is serving. (Progress and log messages are forwarded by
+//! `progress::Forwarding`, in order.)
+#![allow(deprecated)] // sampling: deprecated by 2026-07-28 (SEP-2577), still used on older revisions
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, Tool};
-use rmcp::service::NotificationContext;
-use rmcp::{ClientHandler, RoleClient};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability,
+    Implementation, SamplingCapability, Tool, UrlElicitationCapability,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ClientHandler, ErrorData as McpError, RoleClient};
+
+use super::callers::{Caller, Callers};
 
 /// The cached tool list of one connection.
 #[derive(Default)]
@@ -44,14 +53,87 @@ pub struct UpstreamHandler {
     pub tools: Arc<ToolCache>,
     /// Told when the upstream's tools change (clients that list them are told in turn).
     pub pool: std::sync::Weak<super::PoolContext>,
+    /// The client calls in flight on this upstream.
+    pub callers: Arc<Callers>,
+}
+
+impl UpstreamHandler {
+    /// The client to hand a request to, or the error the upstream gets when none can answer.
+    fn answerer(
+        &self,
+        what: &str,
+        can: impl Fn(&ClientCapabilities) -> bool,
+    ) -> Result<Arc<Caller>, McpError> {
+        self.callers
+            .latest(|c| c.peer.peer_info().is_some_and(|i| can(&i.capabilities)))
+            .ok_or_else(|| {
+                tracing::info!(server = %self.server, "{what} refused: no client call in flight can answer it");
+                McpError::new(
+                    rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                    format!(
+                        "{what}: no client of Offload that is waiting on this server can answer it (the client did not declare the capability, or no call is in flight)"
+                    ),
+                    None,
+                )
+            })
+    }
+}
+
+fn relayed(e: rmcp::ServiceError) -> McpError {
+    match e {
+        rmcp::ServiceError::McpError(e) => e,
+        other => McpError::internal_error(format!("the client did not answer: {other}"), None),
+    }
 }
 
 impl ClientHandler for UpstreamHandler {
     fn get_info(&self) -> ClientConfig {
+        // What Offload's clients may be able to do; a request none of the waiting clients can
+        // answer is refused then (`answerer`).
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.sampling = Some(SamplingCapability::default());
+        let mut elicitation = ElicitationCapability::new();
+        elicitation.form = Some(FormElicitationCapability::default());
+        elicitation.url = Some(UrlElicitationCapability::default());
+        capabilities.elicitation = Some(elicitation);
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("offload", env!("CARGO_PKG_VERSION")),
         )
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, McpError> {
+        let caller = self.answerer("sampling/createMessage", |c| c.sampling.is_some())?;
+        tracing::info!(server = %self.server, "relaying sampling/createMessage to the client");
+        caller.peer.create_message(params).await.map_err(relayed)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        let url = matches!(request, ElicitRequestParams::UrlElicitationParams { .. });
+        let caller = self.answerer("elicitation/create", |c| {
+            c.elicitation.as_ref().is_some_and(|e| {
+                if url {
+                    e.url.is_some()
+                } else {
+                    // A client that declares `elicitation: {}` supports forms (2025-06-18).
+                    e.form.is_some() || e.url.is_none()
+                }
+            })
+        })?;
+        tracing::info!(server = %self.server, "relaying elicitation/create to the client");
+        caller
+            .peer
+            .create_elicitation(request)
+            .await
+            .map_err(relayed)
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -4,6 +4,7 @@
 //! One broken server never blocks or hides the others: listings ask every server in parallel,
 //! each bounded by its own timeout, and report failures per server.
 
+mod callers;
 mod connect;
 mod error;
 mod handler;
@@ -15,6 +16,7 @@ mod search_path;
 mod stderr;
 mod supervisor;
 
+pub use callers::{Caller, severity};
 pub use error::{UpstreamError, closest};
 pub use progress::ProgressRoute;
 pub use supervisor::{CallOptions, Upstream};

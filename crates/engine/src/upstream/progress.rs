@@ -1,4 +1,5 @@
-//! Forwarding upstream progress notifications to the client that made the call, in order.
+//! Forwarding upstream progress notifications (and log messages) to the client that made the
+//! call, in order.
 //!
 //! rmcp hands notifications to handlers on spawned tasks, so a handler can run after the
 //! response that followed the notification on the wire; the client would then drop the final
@@ -55,6 +56,10 @@ impl Drop for RouteGuard {
 pub struct Forwarding<T> {
     pub inner: T,
     pub routes: Arc<ProgressRoutes>,
+    /// The calls in flight: their clients get the upstream's log messages.
+    pub callers: Arc<super::callers::Callers>,
+    /// The upstream's name (the logger of its relayed log messages).
+    pub server: String,
     /// Whether `inner` writes splices itself (`offload_wire::Lines`); otherwise tool calls'
     /// splices are expanded here (see `offload_wire::splice`).
     pub writes_splices: bool,
@@ -92,6 +97,11 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Forwarding<T> {
                     tracing::debug!("progress not forwarded: {e}");
                 }
             }
+        }
+        if let JsonRpcMessage::Notification(n) = &message
+            && let ServerNotification::LoggingMessageNotification(m) = &n.notification
+        {
+            self.callers.relay_log(&self.server, &m.params).await;
         }
         Some(message)
     }

@@ -12,6 +12,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use tokio_util::sync::CancellationToken;
 
+use super::callers::{Caller, Callers};
 use super::connect::{self, ConnectContext, Opened, StartError};
 use super::handler::{ToolCache, UpstreamHandler};
 use super::lifecycle::{Lifecycle, NotReady, Started};
@@ -29,6 +30,8 @@ pub struct Upstream {
     life: Arc<Lifecycle<Connection>>,
     stderr: Arc<StderrRing>,
     routes: Arc<ProgressRoutes>,
+    /// The client calls in flight (for relaying what the upstream sends while serving them).
+    callers: Arc<Callers>,
     /// Itself, for the background starter (which must not keep a removed server alive).
     me: Weak<Upstream>,
 }
@@ -63,6 +66,9 @@ pub struct CallOptions {
     pub progress: Option<ProgressRoute>,
     /// Cancelled when the client cancels its request.
     pub cancel: CancellationToken,
+    /// The client session making the call: it gets the upstream's log messages, sampling and
+    /// elicitation requests while the call runs.
+    pub caller: Option<Caller>,
 }
 
 /// What a crash looks like in messages: the process exited, with its last stderr line.
@@ -89,6 +95,7 @@ impl Upstream {
             })),
             stderr: Arc::new(StderrRing::new(64 * 1024)),
             routes: Arc::new(ProgressRoutes::default()),
+            callers: Arc::new(Callers::default()),
             me: me.clone(),
         })
     }
@@ -259,6 +266,7 @@ impl Upstream {
             server: self.name.clone(),
             tools: tools.clone(),
             pool: Arc::downgrade(&self.ctx),
+            callers: self.callers.clone(),
         };
         let ctx = ConnectContext {
             answer_limit: self
@@ -270,6 +278,7 @@ impl Upstream {
             search_path: &self.ctx.search_path,
             stderr: self.stderr.clone(),
             routes: self.routes.clone(),
+            callers: self.callers.clone(),
             handler,
         };
         let opened = connect::open(&transport, ctx).await?;
@@ -310,6 +319,7 @@ impl Upstream {
         options: CallOptions,
     ) -> Result<CallToolResult, UpstreamError> {
         let conn = self.connection().await?;
+        let _caller = options.caller.map(|c| self.callers.register(c));
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
