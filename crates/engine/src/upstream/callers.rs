@@ -71,10 +71,10 @@ impl Callers {
     /// the level each asked for, with the server's name as the logger.
     pub async fn relay_log(&self, server: &str, message: &LoggingMessageNotificationParam) {
         for caller in self.sessions() {
-            if !caller
+            let wanted = caller
                 .log_level
-                .is_some_and(|least| severity(message.level) >= severity(least))
-            {
+                .is_some_and(|least| severity(message.level) >= severity(least));
+            if !wanted {
                 continue;
             }
             let mut relayed = message.clone();
