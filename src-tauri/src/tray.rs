@@ -1,5 +1,5 @@
-//! The tray icon and its menu: status, connected clients, servers with enable toggles, pause,
-//! open the window, quit. The menu is rebuilt when what it shows changes.
+//! The tray icon and its menu: status, connected clients, servers with enable toggles, tools
+//! held for review, pause, open the window, quit. The menu is rebuilt when what it shows changes.
 
 use offload_engine::Engine;
 use offload_engine::control::{self, Status};
@@ -17,6 +17,8 @@ const TRAY: &str = "offload";
 pub struct Snapshot {
     pub status: Status,
     pub servers: Vec<(String, ServerState)>,
+    /// Upstream tools held until the user reviews their changed definitions.
+    pub held: usize,
     /// The configuration's revision, so that any change of it reaches the window.
     pub revision: u64,
 }
@@ -31,6 +33,7 @@ impl Snapshot {
                 .iter()
                 .map(|s| (s.name().to_owned(), s.status().status))
                 .collect(),
+            held: control::held_count(engine),
             revision,
         }
     }
@@ -53,6 +56,15 @@ fn servers_line(status: &Status) -> String {
         line.push_str(&format!(", {} with errors", s.errors));
     }
     line
+}
+
+/// The menu item for held tools, e.g. "2 tools changed: review…"; `None` when none is held.
+fn held_line(held: usize) -> Option<String> {
+    match held {
+        0 => None,
+        1 => Some("1 tool changed: review in Offload…".into()),
+        n => Some(format!("{n} tools changed: review in Offload…")),
+    }
 }
 
 fn menu<R: Runtime>(app: &AppHandle<R>, now: &Snapshot) -> tauri::Result<Menu<R>> {
@@ -82,24 +94,32 @@ fn menu<R: Runtime>(app: &AppHandle<R>, now: &Snapshot) -> tauri::Result<Menu<R>
         toggles.iter().map(|t| t as &dyn IsMenuItem<R>).collect();
     let servers =
         Submenu::with_id_and_items(app, "servers", "Servers", !toggles.is_empty(), &toggles)?;
+    let held = held_line(now.held)
+        .map(|text| MenuItem::with_id(app, "review", text, true, None::<&str>))
+        .transpose()?;
     let pause_text = if now.status.paused {
         "Resume proxying"
     } else {
         "Pause proxying"
     };
-    Menu::with_items(
-        app,
-        &[
-            &headline,
-            &servers_line,
-            &PredefinedMenuItem::separator(app)?,
-            &MenuItem::with_id(app, "open", "Open Offload", true, None::<&str>)?,
-            &servers,
-            &MenuItem::with_id(app, "pause", pause_text, true, None::<&str>)?,
-            &PredefinedMenuItem::separator(app)?,
-            &MenuItem::with_id(app, "quit", "Quit Offload", true, None::<&str>)?,
-        ],
-    )
+    let separator = PredefinedMenuItem::separator(app)?;
+    let open = MenuItem::with_id(app, "open", "Open Offload", true, None::<&str>)?;
+    let pause = MenuItem::with_id(app, "pause", pause_text, true, None::<&str>)?;
+    let separator2 = PredefinedMenuItem::separator(app)?;
+    let quit = MenuItem::with_id(app, "quit", "Quit Offload", true, None::<&str>)?;
+    let mut items: Vec<&dyn IsMenuItem<R>> = vec![&headline, &servers_line];
+    if let Some(held) = &held {
+        items.push(held);
+    }
+    items.extend([
+        &separator as &dyn IsMenuItem<R>,
+        &open,
+        &servers,
+        &pause,
+        &separator2,
+        &quit,
+    ]);
+    Menu::with_items(app, &items)
 }
 
 pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
@@ -144,7 +164,7 @@ pub fn update<R: Runtime>(app: &AppHandle<R>, now: &Snapshot) {
 pub fn on_menu<R: Runtime>(app: &AppHandle<R>, id: &str) {
     let engine = app.state::<AppState>().engine.clone();
     match id {
-        "open" => crate::window::show(app),
+        "open" | "review" => crate::window::show(app),
         "pause" => engine.set_paused(!engine.is_paused()),
         "quit" => app.exit(0),
         _ => {
@@ -187,5 +207,10 @@ mod tests {
         status.paused = true;
         status.clients = 2;
         assert_eq!(headline(&status), "Offload is paused · 2 clients");
+        assert_eq!(held_line(0), None);
+        assert_eq!(
+            held_line(2).as_deref(),
+            Some("2 tools changed: review in Offload…")
+        );
     }
 }

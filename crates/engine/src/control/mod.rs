@@ -33,7 +33,7 @@ pub use servers::{
     ServerSpec, ServerView, ToolView, move_secrets_to_keychain, put_server, remove_server,
     restart_server, server_tools, servers, set_server_enabled, stop_retrying,
 };
-pub use tools::{ExposedView, ToolsView, approve_tool, set_tool_enabled, tools_view};
+pub use tools::{ExposedView, ToolsView, approve_tool, held_count, set_tool_enabled, tools_view};
 
 use serde::Serialize;
 

@@ -35,6 +35,27 @@ pub struct ExposedView {
     pub tool: String,
 }
 
+/// How many upstream tools are held for review now, from the tools the running servers last
+/// listed (cheap and synchronous, for the tray; never starts or asks a server).
+pub fn held_count(engine: &Engine) -> usize {
+    if !engine.config().pin_tools.unwrap_or(true) {
+        return 0;
+    }
+    engine
+        .pool
+        .servers()
+        .iter()
+        .filter(|s| !s.entry().disabled)
+        .filter_map(|s| Some((s.name().to_owned(), s.cached_tools()?)))
+        .map(|(name, tools)| {
+            tools
+                .iter()
+                .filter(|t| engine.pins.is_held(&name, t))
+                .count()
+        })
+        .sum()
+}
+
 pub async fn tools_view(engine: &Engine) -> ToolsView {
     let own = crate::server::tool_definitions();
     let exposure = gateway::exposure(engine, None, &own).await;

@@ -341,6 +341,14 @@ impl<C: Send + Sync + 'static> Lifecycle<C> {
         });
     }
 
+    /// The connection, when the server is ready now (never starts it).
+    pub fn ready(&self) -> Option<Arc<C>> {
+        match &*self.lock() {
+            Life::Ready { conn, .. } => Some(conn.clone()),
+            _ => None,
+        }
+    }
+
     /// Ends a start under way and any scheduled retry, and forgets the connection (returned,
     /// so the caller can close it). The next use starts the server again.
     pub fn stop(&self) -> Option<Arc<C>> {

@@ -112,6 +112,12 @@ impl Upstream {
         self.entry.timeout()
     }
 
+    /// The tools listed by the running connection, if it is running and has listed them
+    /// (never starts the server or asks it).
+    pub fn cached_tools(&self) -> Option<Arc<Vec<Tool>>> {
+        self.life.ready()?.tools.get()
+    }
+
     /// The most recent stderr lines of the server process.
     pub fn stderr_tail(&self, lines: usize) -> String {
         self.stderr.tail(lines)

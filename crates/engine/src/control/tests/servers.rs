@@ -293,3 +293,31 @@ async fn stop_retrying_ends_background_starts() {
     assert_eq!(count(), seen + 1, "a call tries once");
     engine.shutdown().await;
 }
+
+#[tokio::test]
+async fn held_tools_are_counted_without_asking_any_server() {
+    let t = TestContext::new();
+    t.write_config(
+        json!({"roots": [t.root], "mcpServers": {"a": {"command": target_bin("offload-fixture")}}}),
+    );
+    let engine = engine(&t);
+    assert_eq!(
+        crate::control::tools::held_count(&engine),
+        0,
+        "nothing started"
+    );
+    let tools = engine.pool.get("a").unwrap().tools().await.unwrap();
+    engine.pins.check("a", &tools);
+    assert_eq!(crate::control::tools::held_count(&engine), 0);
+    // The approved definition of echo differs from what the server lists now.
+    let path = engine.dirs.data_dir.join("pins.json");
+    let mut pins: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    pins["servers"]["a"]["echo"]["hash"] = json!("0000");
+    // A later modification time than the save's, whatever the clock's granularity.
+    std::thread::sleep(Duration::from_millis(50));
+    std::fs::write(&path, serde_json::to_vec(&pins).unwrap()).unwrap();
+    assert_eq!(crate::control::tools::held_count(&engine), 1);
+    approve_tool(&engine, "a", Some("echo")).await.unwrap();
+    assert_eq!(crate::control::tools::held_count(&engine), 0);
+}
