@@ -59,8 +59,9 @@ pub fn listed(e: &Exposed) -> Tool {
 }
 
 /// `{"type": "object", "anyOf": [upstream, a stored answer's link]}`, the upstream's `$defs`
-/// moved to the root so its references still resolve. The added branch only names its
-/// required fields: every byte of a listed schema costs a model context. (Offload's own errors
+/// moved to the root so its references still resolve. The added branch only requires the
+/// link's `uri` (a stored answer always has it, an upstream answer rarely does): every byte of
+/// a listed schema costs a model context. (Offload's own errors
 /// in a direct call carry no structured content, so they need no branch: see `call`.)
 fn widened(upstream: &JsonObject) -> JsonObject {
     let mut upstream = upstream.clone();
@@ -71,7 +72,7 @@ fn widened(upstream: &JsonObject) -> JsonObject {
     root.insert("type".into(), json!("object"));
     root.insert(
         "anyOf".into(),
-        json!([Value::Object(upstream), {"required": ["uri", "path"]}]),
+        json!([Value::Object(upstream), {"required": ["uri"]}]),
     );
     if let Some(d) = defs {
         root.insert("$defs".into(), d);
@@ -271,5 +272,6 @@ mod tests {
         assert_eq!(w["$defs"]["A"]["type"], "string");
         assert_eq!(w["anyOf"][0]["properties"]["a"]["$ref"], "#/$defs/A");
         assert!(w["anyOf"][0].get("$defs").is_none());
+        assert_eq!(w["anyOf"][1], json!({"required": ["uri"]}));
     }
 }
