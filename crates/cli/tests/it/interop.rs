@@ -113,6 +113,45 @@ async fn typescript_sdk_client_validates_every_answer() {
     );
 }
 
+/// `offload serve --http` with access tokens, driven by both official SDKs' HTTP clients:
+/// the Python SDK on 2026-07-28 (stateless) and with the initialize handshake (a session), the
+/// TypeScript SDK validating every structured answer.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn official_sdk_clients_over_http_with_tokens() {
+    let ctx = peers_context();
+    let full = ctx.token("full", "read,call,store");
+    let read = ctx.token("reader", "read");
+    let (_host, url) = ctx.http_host("127.0.0.1:0", &[]).await;
+    let python = interop_dir().join(".venv/bin/python");
+    let out = run_script(
+        &ctx,
+        python.clone(),
+        &["http_client.py", &url, &full, &read, "auto"],
+    )
+    .await;
+    assert!(out.contains("protocol 2026-07-28"), "{out}");
+    assert!(out.contains("ok read scope may not call"), "{out}");
+    let out = run_script(
+        &ctx,
+        python,
+        &["http_client.py", &url, &full, &read, "legacy"],
+    )
+    .await;
+    assert!(out.contains("protocol 2025-"), "{out}");
+    assert!(
+        out.contains("ok a big answer arrives stored and linked"),
+        "{out}"
+    );
+    let out = run_script(
+        &ctx,
+        PathBuf::from("node"),
+        &["http_client.mjs", &url, &full, &read],
+    )
+    .await;
+    assert!(out.contains("ok read scope may not call"), "{out}");
+}
+
 #[tokio::test]
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
 async fn server_everything_over_streamable_http_as_an_upstream() {
