@@ -152,6 +152,28 @@ async fn official_sdk_clients_over_http_with_tokens() {
     assert!(out.contains("ok read scope may not call"), "{out}");
 }
 
+/// Two `offload serve --http` replicas sharing one home (config, tokens, roots) behind
+/// round-robin in the client: a stateless (2026-07-28) session whose consecutive requests land
+/// on different replicas works, and a response stored through one is read through the other.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn stateless_requests_work_across_replicas() {
+    let ctx = peers_context();
+    let token = ctx.token("agents", "read,call,store");
+    let (_a, url_a) = ctx.http_host("127.0.0.1:0", &[]).await;
+    let (_b, url_b) = ctx.http_host("127.0.0.1:0", &[]).await;
+    assert_ne!(url_a, url_b);
+    let root = ctx.root.to_str().unwrap().to_owned();
+    let out = run_script(
+        &ctx,
+        interop_dir().join(".venv/bin/python"),
+        &["replicas_client.py", &url_a, &url_b, &token, &root],
+    )
+    .await;
+    assert!(out.contains("ok read back through the other"), "{out}");
+    assert!(out.contains("ok both replicas served"), "{out}");
+}
+
 #[tokio::test]
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
 async fn server_everything_over_streamable_http_as_an_upstream() {
