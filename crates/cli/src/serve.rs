@@ -33,8 +33,8 @@ pub struct ServeArgs {
     /// and localhost. Repeatable.
     #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
     allowed_hosts: Vec<String>,
-    /// A browser origin allowed to call (e.g. https://app.example.com:443). Repeatable; none by
-    /// default.
+    /// A browser origin allowed to call (e.g. https://app.example.com:443), besides this
+    /// machine's loopback origins. Repeatable.
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
     allowed_origins: Vec<String>,
 }

@@ -153,6 +153,9 @@ async fn foreign_hosts_and_origins_are_refused() {
     )
     .await;
     assert_eq!(status, 403);
+    let same_machine = format!("http://127.0.0.1:{port}");
+    let (status, _) = post(&url, &[("authorization", &auth), ("origin", &same_machine)]).await;
+    assert_eq!(status, 200, "a page on this machine's loopback origin");
     let localhost = format!("localhost:{port}");
     let (status, _) = post(&url, &[("authorization", &auth), ("host", &localhost)]).await;
     assert_eq!(status, 200);

@@ -40,9 +40,21 @@ impl Front {
             hosts.push(ip.to_string());
         }
         hosts.extend(options.allowed_hosts.iter().cloned());
+        // Pages served from this machine's loopback names may call (they still need a token);
+        // any other origin must be named: a page that rebinds its own name to this machine
+        // sends its own origin and is refused.
+        let mut origins: Vec<String> = ["http", "https"]
+            .iter()
+            .flat_map(|scheme| {
+                ["localhost", "127.0.0.1", "[::1]"]
+                    .iter()
+                    .map(move |host| format!("{scheme}://{host}:*"))
+            })
+            .collect();
+        origins.extend(options.allowed_origins.iter().cloned());
         let config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(hosts)
-            .with_allowed_origins(options.allowed_origins.clone())
+            .with_allowed_origins(origins)
             .enforce_origin_validation()
             .with_cancellation_token(stop);
         let for_sessions = engine.clone();

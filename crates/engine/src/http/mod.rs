@@ -30,8 +30,8 @@ pub struct HttpOptions {
     /// Host names (or `host:port`) clients use to reach this server, beyond the bind address
     /// and the loopback names.
     pub allowed_hosts: Vec<String>,
-    /// Browser origins allowed to call (none by default: a request with any other `Origin` is
-    /// refused, which is what stops DNS-rebinding pages).
+    /// Browser origins allowed to call besides the loopback ones (a request with any other
+    /// `Origin` is refused, which is what stops DNS-rebinding pages).
     pub allowed_origins: Vec<String>,
 }
 
