@@ -16,6 +16,26 @@ use crate::stats::{header, row, summarize};
 
 const WARMUP: usize = 200;
 
+/// A client that declares what Offload declares to its upstreams (sampling, elicitation), so
+/// that servers which list tools by the client's capabilities (server-everything) list the
+/// same tools to both sides of the comparison.
+struct SameAsOffload;
+
+impl rmcp::ClientHandler for SameAsOffload {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut capabilities = rmcp::model::ClientCapabilities::default();
+        capabilities.sampling = Some(Default::default());
+        let mut elicitation = rmcp::model::ElicitationCapability::new();
+        elicitation.form = Some(Default::default());
+        elicitation.url = Some(Default::default());
+        capabilities.elicitation = Some(elicitation);
+        rmcp::model::ClientConfig::new(
+            capabilities,
+            rmcp::model::Implementation::new("offload-bench", "0"),
+        )
+    }
+}
+
 async fn echo_as(client: &Client, name: &str) -> Duration {
     let mut params = CallToolRequestParams::new(name.to_owned());
     params.arguments = json!({"text": "ping"}).as_object().cloned();
@@ -140,7 +160,14 @@ async fn tools_list_bytes() -> anyhow::Result<()> {
         for (k, v) in entry["env"].as_object().into_iter().flatten() {
             cmd.env(k, v.as_str().unwrap_or_default());
         }
-        let client = connect(cmd).await;
+        let client = rmcp::ServiceExt::serve(
+            SameAsOffload,
+            rmcp::transport::TokioChildProcess::builder(cmd)
+                .stderr(std::process::Stdio::null())
+                .spawn()?
+                .0,
+        )
+        .await?;
         let tools = client.list_all_tools().await?;
         direct_tools += tools.len();
         direct_bytes += serde_json::to_string(&json!({"tools": tools}))?.len();
@@ -182,10 +209,9 @@ async fn tools_list_bytes() -> anyhow::Result<()> {
         own.len()
     );
     let ratio = upstream_ours as f64 / direct_bytes as f64;
+    let unlisted = direct_tools as i64 - (tools.len() - own.len()) as i64;
     println!(
-        "  upstream part vs direct: {:.3}x ({} tool(s) not listed: task-only; names carry their server's prefix; output schemas widened to admit a stored answer's link)",
-        ratio,
-        direct_tools - (tools.len() - own.len())
+        "  upstream part vs direct: {ratio:.3}x ({unlisted} tool(s) not listed: task-only; names carry their server's prefix; output schemas widened to admit a stored answer's link)"
     );
     println!(
         "target (within 5% plus Offload's own tools): {}",
