@@ -552,6 +552,13 @@ def main():
         while json.loads(config.read_text())["mcpServers"]["fixture"].get("disabledTools") != ["counter"]:
             assert time.time() < deadline, json.loads(config.read_text())["mcpServers"]["fixture"]
             time.sleep(0.1)
+        # The switch is disabled while the change is applied and the tools are listed again.
+        ready = ("const e = document.querySelector(arguments[0]);"
+                 " return !!e && !e.disabled && !e.checked;")
+        deadline = time.time() + 10
+        while not wd.s("POST", "/execute/sync", {"script": ready, "args": ["[data-testid=tool-switch-counter]"]}):
+            assert time.time() < deadline, "the switch did not settle as off"
+            time.sleep(0.1)
         wd.click("[data-testid=tool-switch-counter]")
         deadline = time.time() + 10
         while "disabledTools" in json.loads(config.read_text())["mcpServers"]["fixture"]:
