@@ -26,6 +26,7 @@ pub mod refs;
 pub mod roots;
 pub mod server;
 pub mod sessions;
+mod shared_file;
 pub mod special_files;
 pub mod store;
 pub mod upstream;

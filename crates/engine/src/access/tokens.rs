@@ -1,18 +1,17 @@
 //! Access tokens for Offload served over HTTP (`offload token create|list|revoke`, the app's
 //! Tokens screen). A token is shown once when it is made; `tokens.json` in the data directory
-//! keeps only its SHA-256, its name and scopes. The file is read again whenever it changes, so a
-//! token revoked by another process stops working on its next request.
+//! keeps only its SHA-256, its name and scopes. The file is read again whenever it changes
+//! (`shared_file`), so a token revoked by another process stops working on its next request.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::time::SystemTime;
+use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{Grant, Scope};
+use crate::shared_file::SharedJson;
 
 /// What every token starts with (so secret scanners and people recognise one).
 const PREFIX: &str = "offload_";
@@ -46,16 +45,11 @@ pub struct TokenInfo {
 
 /// The access tokens in `tokens.json`.
 pub struct Tokens {
-    path: PathBuf,
-    /// The file as last read, keyed by its modification time and length.
-    cache: Mutex<(Option<(SystemTime, u64)>, TokenFile)>,
+    file: SharedJson<TokenFile>,
 }
 
 fn digest(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(token.as_bytes()))
 }
 
 fn valid_name(name: &str) -> bool {
@@ -69,55 +63,25 @@ fn valid_name(name: &str) -> bool {
 impl Tokens {
     pub fn open(data_dir: &Path) -> Self {
         Self {
-            path: data_dir.join("tokens.json"),
-            cache: Mutex::new((None, TokenFile::default())),
+            file: SharedJson::new(data_dir.join("tokens.json")),
         }
     }
 
-    fn stamp(&self) -> Option<(SystemTime, u64)> {
-        let meta = std::fs::metadata(&self.path).ok()?;
-        Some((meta.modified().ok()?, meta.len()))
-    }
-
-    /// The file as it is on disk now. A file that does not parse holds no valid token (and says
-    /// so in the log): deny rather than guess.
-    fn load(&self) -> TokenFile {
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        let stamp = self.stamp();
-        if stamp != cache.0 || stamp.is_none() {
-            let file = match std::fs::read(&self.path) {
-                Ok(bytes) => serde_json::from_slice::<TokenFile>(&bytes).unwrap_or_else(|e| {
-                    tracing::error!(
-                        "{} is not a valid token file ({e}); no access token is accepted until it is fixed",
-                        self.path.display()
-                    );
-                    TokenFile::default()
-                }),
-                Err(_) => TokenFile::default(),
-            };
-            *cache = (stamp, file);
-        }
-        cache.1.clone()
-    }
-
-    fn save(&self, file: &TokenFile) -> Result<(), String> {
-        crate::whole_file::replace(&self.path, |w| {
-            serde_json::to_writer_pretty(&mut *w, file).map_err(std::io::Error::other)?;
-            w.write_all(b"\n")
-        })
-        .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
-        *self.cache.lock().unwrap_or_else(|p| p.into_inner()) = (self.stamp(), file.clone());
-        Ok(())
+    fn save(&self, file: TokenFile) -> Result<(), String> {
+        self.file
+            .save(file)
+            .map_err(|e| format!("cannot write {}: {e}", self.file.path().display()))
     }
 
     /// The tokens, oldest first.
     pub fn list(&self) -> Vec<TokenInfo> {
-        self.load()
+        self.file
+            .load()
             .tokens
-            .into_iter()
+            .iter()
             .map(|r| TokenInfo {
-                name: r.name,
-                scopes: r.scopes.into_iter().collect(),
+                name: r.name.clone(),
+                scopes: r.scopes.iter().copied().collect(),
                 created: r.created,
             })
             .collect()
@@ -133,7 +97,7 @@ impl Tokens {
         if scopes.is_empty() {
             return Err("a token needs at least one scope: read, call, store".into());
         }
-        let mut file = self.load();
+        let mut file = (*self.file.load()).clone();
         if file.tokens.iter().any(|r| r.name == name) {
             return Err(format!(
                 "a token named '{name}' exists; revoke it first or choose another name"
@@ -141,32 +105,26 @@ impl Tokens {
         }
         let mut random = [0u8; 32];
         getrandom::fill(&mut random).map_err(|e| format!("no randomness for a token: {e}"))?;
-        let token = format!(
-            "{PREFIX}{}",
-            random
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        );
+        let token = format!("{PREFIX}{}", hex::encode(random));
         file.tokens.push(Record {
             name: name.to_owned(),
             scopes,
             created: Utc::now(),
             sha256: digest(&token),
         });
-        self.save(&file)?;
+        self.save(file)?;
         Ok(token)
     }
 
     /// Removes the token named `name`; `false` when there is none.
     pub fn revoke(&self, name: &str) -> Result<bool, String> {
-        let mut file = self.load();
+        let mut file = (*self.file.load()).clone();
         let before = file.tokens.len();
         file.tokens.retain(|r| r.name != name);
         if file.tokens.len() == before {
             return Ok(false);
         }
-        self.save(&file)?;
+        self.save(file)?;
         Ok(true)
     }
 
@@ -176,19 +134,20 @@ impl Tokens {
             return None;
         }
         let hash = digest(token);
-        self.load()
+        self.file
+            .load()
             .tokens
-            .into_iter()
+            .iter()
             .find(|r| r.sha256 == hash)
             .map(|r| Grant {
                 who: format!("token:{}", r.name),
-                scopes: r.scopes,
+                scopes: r.scopes.clone(),
             })
     }
 
     /// Whether any token exists (serving without one would lock everybody out).
     pub fn is_empty(&self) -> bool {
-        self.load().tokens.is_empty()
+        self.file.load().tokens.is_empty()
     }
 }
 

@@ -25,7 +25,7 @@ pub fn sanitize(text: &str) -> String {
 /// Six hex digits that stand for `server`/`tool`, always the same for the same pair.
 pub fn short_hash(server: &str, tool: &str) -> String {
     let digest = Sha256::digest(format!("{server}\u{0}{tool}").as_bytes());
-    digest[..3].iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(&digest[..3])
 }
 
 /// How a server's tools are named.

@@ -7,14 +7,16 @@
 //! disk, so an approval in one reaches the others.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+
+use crate::shared_file::SharedJson;
 
 /// What is pinned of one tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,8 +48,7 @@ pub struct Held {
 
 /// The pins of every server, in `pins.json`.
 pub struct Pins {
-    path: PathBuf,
-    cache: Mutex<(Option<SystemTime>, PinFile)>,
+    file: SharedJson<PinFile>,
 }
 
 /// The part of a definition that is pinned.
@@ -63,61 +64,42 @@ pub fn definition(tool: &Tool) -> Value {
 }
 
 fn hash(definition: &Value) -> String {
-    let digest = Sha256::digest(serde_json::to_vec(definition).unwrap_or_default());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(Sha256::digest(
+        serde_json::to_vec(definition).unwrap_or_default(),
+    ))
 }
 
 impl Pins {
     pub fn open(data_dir: &Path) -> Self {
         Self {
-            path: data_dir.join("pins.json"),
-            cache: Mutex::new((None, PinFile::default())),
+            file: SharedJson::new(data_dir.join("pins.json")),
         }
     }
 
     /// When `pins.json` last changed (`None` while there is none).
     pub fn modified(&self) -> Option<SystemTime> {
-        std::fs::metadata(&self.path)
-            .and_then(|m| m.modified())
-            .ok()
+        self.file.modified()
     }
 
-    /// The file as it is on disk now (read again only when it changed).
-    fn load(&self) -> PinFile {
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        let modified = std::fs::metadata(&self.path)
-            .and_then(|m| m.modified())
-            .ok();
-        if modified != cache.0 {
-            let file = std::fs::read(&self.path)
-                .ok()
-                .and_then(|bytes| serde_json::from_slice::<PinFile>(&bytes).ok())
-                .unwrap_or_default();
-            *cache = (modified, file);
-        }
-        cache.1.clone()
+    fn load(&self) -> Arc<PinFile> {
+        self.file.load()
     }
 
-    fn save(&self, file: &PinFile) -> std::io::Result<()> {
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        crate::whole_file::replace(&self.path, |w| {
-            serde_json::to_writer_pretty(&mut *w, file).map_err(std::io::Error::other)?;
-            w.write_all(b"\n")
-        })?;
-        let modified = std::fs::metadata(&self.path)
-            .and_then(|m| m.modified())
-            .ok();
-        *self.cache.lock().unwrap_or_else(|p| p.into_inner()) = (modified, file.clone());
-        Ok(())
+    /// The file as it is now, to change and save.
+    fn load_mut(&self) -> PinFile {
+        (*self.file.load()).clone()
+    }
+
+    fn save(&self, file: PinFile) -> std::io::Result<()> {
+        self.file.save(file)
     }
 
     /// The tools of `server` that may be used, and those held. A server seen for the first time
     /// is pinned whole; a tool that went away stays pinned (it may come back unchanged).
     pub fn check(&self, server: &str, tools: &[Tool]) -> (Vec<Tool>, Vec<Held>) {
-        let mut file = self.load();
+        let file = self.load();
         let Some(pinned) = file.servers.get(server) else {
+            let mut file = self.load_mut();
             let pins = tools
                 .iter()
                 .map(|t| {
@@ -130,7 +112,7 @@ impl Pins {
                 })
                 .collect();
             file.servers.insert(server.to_owned(), pins);
-            if let Err(e) = self.save(&file) {
+            if let Err(e) = self.save(file) {
                 tracing::warn!("cannot save the pinned tool definitions: {e}");
             }
             return (tools.to_vec(), Vec::new());
@@ -171,7 +153,7 @@ impl Pins {
         tool: Option<&str>,
         tools: &[Tool],
     ) -> std::io::Result<usize> {
-        let mut file = self.load();
+        let mut file = self.load_mut();
         let pins = file.servers.entry(server.to_owned()).or_default();
         let mut approved = 0;
         for t in tools.iter().filter(|t| tool.is_none_or(|n| t.name == n)) {
@@ -188,15 +170,15 @@ impl Pins {
                 approved += 1;
             }
         }
-        self.save(&file)?;
+        self.save(file)?;
         Ok(approved)
     }
 
     /// Forgets a removed server's pins.
     pub fn forget(&self, server: &str) {
-        let mut file = self.load();
+        let mut file = self.load_mut();
         if file.servers.remove(server).is_some()
-            && let Err(e) = self.save(&file)
+            && let Err(e) = self.save(file)
         {
             tracing::warn!("cannot save the pinned tool definitions: {e}");
         }
