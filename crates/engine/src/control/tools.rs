@@ -35,25 +35,10 @@ pub struct ExposedView {
     pub tool: String,
 }
 
-/// How many upstream tools are held for review now, from the tools the running servers last
-/// listed (cheap and synchronous, for the tray; never starts or asks a server).
+/// How many upstream tools are held for review now (for the tray; never starts or asks a
+/// server): see `gateway::held_count`.
 pub fn held_count(engine: &Engine) -> usize {
-    if !engine.config().pin_tools.unwrap_or(true) {
-        return 0;
-    }
-    engine
-        .pool
-        .servers()
-        .iter()
-        .filter(|s| !s.entry().disabled)
-        .filter_map(|s| Some((s.name().to_owned(), s.cached_tools()?)))
-        .map(|(name, tools)| {
-            tools
-                .iter()
-                .filter(|t| engine.pins.is_held(&name, t))
-                .count()
-        })
-        .sum()
+    gateway::held_count(engine)
 }
 
 pub async fn tools_view(engine: &Engine) -> ToolsView {

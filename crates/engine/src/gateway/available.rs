@@ -52,6 +52,30 @@ pub async fn usable(engine: &Engine) -> (Vec<(String, Vec<Tool>)>, Vec<Held>) {
     (servers, held)
 }
 
+/// How many tools are held now, counted as `usable` reports them (tools turned off are not),
+/// from the tools the running servers last listed: synchronous, never starts or asks a server.
+pub fn held_count(engine: &Engine) -> usize {
+    let config = engine.config();
+    if !config.pin_tools.unwrap_or(true) {
+        return 0;
+    }
+    let none = ServerEntry::default();
+    engine
+        .pool
+        .servers()
+        .iter()
+        .filter(|s| !s.entry().disabled)
+        .filter_map(|s| Some((s.name(), s.cached_tools()?)))
+        .map(|(name, tools)| {
+            let input = input(name, config.server(name).unwrap_or(&none), &[]);
+            tools
+                .iter()
+                .filter(|t| input.allows(&t.name) && engine.pins.is_held(name, t))
+                .count()
+        })
+        .sum()
+}
+
 /// Why `tool` of `server` may not be called, in any mode: turned off by the user, or held
 /// because its definition changed since it was approved.
 pub fn refusal(engine: &Engine, server: &str, tool: &Tool) -> Option<ToolError> {

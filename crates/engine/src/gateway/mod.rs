@@ -7,7 +7,7 @@ pub mod exposure;
 pub mod names;
 pub mod pins;
 
-pub use available::{exposure, needs_tasks, refusal, usable};
+pub use available::{exposure, held_count, needs_tasks, refusal, usable};
 pub use exposure::{Expose, Exposed, Exposure, Mode, ServerInput, decide};
 pub use names::Prefix;
 pub use pins::{Held, Pins};

@@ -207,29 +207,12 @@ fn data_uri(engine: &Engine, path: &str, spec: &Value, key: &str) -> Result<Stri
     ))
 }
 
-/// A MIME type from the file's extension.
+/// A MIME type from the file's extension (`mime_guess`, as `files::kind` does for text).
 fn mime_of(path: &std::path::Path) -> String {
-    let ext = path
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
-    match ext.as_str() {
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "svg" => "image/svg+xml",
-        "pdf" => "application/pdf",
-        "csv" => "text/csv",
-        "json" => "application/json",
-        "txt" | "log" | "md" => "text/plain",
-        "html" | "htm" => "text/html",
-        "wav" => "audio/wav",
-        "mp3" => "audio/mpeg",
-        "zip" => "application/zip",
-        _ => "application/octet-stream",
-    }
-    .to_owned()
+    mime_guess::from_path(path)
+        .first_or_octet_stream()
+        .essence_str()
+        .to_owned()
 }
 
 /// Whether an `accept` entry (`image/png`, `image/*`, `.pdf`) takes this file.
