@@ -203,10 +203,7 @@ impl<C: Send + Sync + 'static> Lifecycle<C> {
                     Life::Ready { conn, .. } if !closed(conn) => return Ok(conn.clone()),
                     _ if waiting && !matches!(&*life, Life::Starting { asked: true }) => {
                         return Err(match &*life {
-                            Life::Failed { retry_at } => self.down(
-                                retry_at.map(|t| t.saturating_duration_since(Instant::now())),
-                                false,
-                            ),
+                            Life::Failed { retry_at } => self.failed(*retry_at),
                             Life::Starting { .. } => self.down(None, true),
                             _ => NotReady::Stopped,
                         });
@@ -229,11 +226,7 @@ impl<C: Send + Sync + 'static> Lifecycle<C> {
                     }
                     Life::Starting { asked: true } => {}
                     Life::Starting { asked: false } => return Err(self.down(None, true)),
-                    Life::Failed { retry_at: Some(at) } => {
-                        return Err(
-                            self.down(Some(at.saturating_duration_since(Instant::now())), false)
-                        );
-                    }
+                    Life::Failed { retry_at } => return Err(self.failed(*retry_at)),
                 }
                 waiting = true;
             }
@@ -244,15 +237,20 @@ impl<C: Send + Sync + 'static> Lifecycle<C> {
                     let life = self.lock();
                     return match &*life {
                         Life::Ready { conn, .. } if !closed(conn) => Ok(conn.clone()),
-                        Life::Failed { retry_at } => Err(self.down(
-                            retry_at.map(|t| t.saturating_duration_since(Instant::now())),
-                            false,
-                        )),
+                        Life::Failed { retry_at } => Err(self.failed(*retry_at)),
                         _ => Err(NotReady::StartTimedOut),
                     };
                 }
             }
         }
+    }
+
+    /// The answer while the last start failed (and is retried at `retry_at`, if at all).
+    fn failed(&self, retry_at: Option<Instant>) -> NotReady {
+        self.down(
+            retry_at.map(|t| t.saturating_duration_since(Instant::now())),
+            false,
+        )
     }
 
     fn down(&self, retry_in: Option<Duration>, starting: bool) -> NotReady {
