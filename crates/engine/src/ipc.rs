@@ -241,12 +241,7 @@ where
 const PREAMBLE: &str = "#offload ";
 
 fn preamble(expose: crate::gateway::Expose) -> String {
-    let name = match expose {
-        crate::gateway::Expose::Auto => "auto",
-        crate::gateway::Expose::Direct => "direct",
-        crate::gateway::Expose::Meta => "meta",
-    };
-    format!("{PREAMBLE}expose={name}\n")
+    format!("{PREAMBLE}expose={}\n", expose.as_str())
 }
 
 /// Reads the shim's preamble when there is one (leaving the MCP messages after it).

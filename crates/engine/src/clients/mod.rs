@@ -250,14 +250,7 @@ pub fn offload_entry(program: &Path, expose: Option<crate::gateway::Expose>) -> 
     let mut args = vec!["mcp".to_owned()];
     if let Some(expose) = expose {
         args.push("--expose".into());
-        args.push(
-            match expose {
-                crate::gateway::Expose::Auto => "auto",
-                crate::gateway::Expose::Direct => "direct",
-                crate::gateway::Expose::Meta => "meta",
-            }
-            .into(),
-        );
+        args.push(expose.as_str().into());
     }
     json!({"command": program.display().to_string(), "args": args})
 }

@@ -31,6 +31,15 @@ impl Expose {
             _ => None,
         }
     }
+
+    /// The name `parse` reads (and the configuration uses).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Direct => "direct",
+            Self::Meta => "meta",
+        }
+    }
 }
 
 /// The mode in effect for a session.
