@@ -11,12 +11,7 @@ import sys
 
 from mcp import Client, StdioServerParameters
 
-
-def check(cond, what):
-    if not cond:
-        print(f"FAIL {what}", flush=True)
-        sys.exit(1)
-    print(f"ok {what}", flush=True)
+from checks import check
 
 
 async def main(offload: str, mode: str) -> None:

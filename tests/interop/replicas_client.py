@@ -14,12 +14,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-
-def check(cond, what):
-    if not cond:
-        print(f"FAIL {what}", flush=True)
-        sys.exit(1)
-    print(f"ok {what}", flush=True)
+from checks import check
 
 
 async def main(url_a, url_b, token, root):

@@ -100,6 +100,11 @@ impl TestContext {
 
     /// Points a command at this context: HOME, XDG dirs, config and log file.
     pub fn isolate(&self, cmd: &mut tokio::process::Command) {
+        self.isolate_std(cmd.as_std_mut());
+    }
+
+    /// `isolate` for a `std::process::Command`.
+    pub fn isolate_std(&self, cmd: &mut std::process::Command) {
         cmd.env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("XDG_DATA_HOME", self.home.join(".local/share"))
@@ -191,15 +196,17 @@ impl TestContext {
         );
     }
 
+    /// Runs `offload ARGS` (a human command) in this context and waits for it.
+    pub fn run_offload(&self, args: &[&str]) -> std::process::Output {
+        let mut cmd = std::process::Command::new(target_bin("offload"));
+        cmd.args(args);
+        self.isolate_std(&mut cmd);
+        cmd.output().expect("run offload")
+    }
+
     /// `offload token create NAME --scope SCOPES` in this context: the token it printed.
     pub fn token(&self, name: &str, scopes: &str) -> String {
-        let out = std::process::Command::new(target_bin("offload"))
-            .args(["token", "create", name, "--scope", scopes])
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env("XDG_DATA_HOME", self.home.join(".local/share"))
-            .output()
-            .expect("offload token create");
+        let out = self.run_offload(&["token", "create", name, "--scope", scopes]);
         assert!(
             out.status.success(),
             "{}",

@@ -201,17 +201,7 @@ async fn a_changed_definition_is_held_until_approved_and_clients_are_told() {
     assert_eq!(error_code(&r), "tool_changed", "{}", text(&r));
 
     // `offload tools list` shows it held, with what changed; `approve` releases it.
-    let offload = |args: &[&str]| {
-        let mut cmd = std::process::Command::new(offload_testkit::target_bin("offload"));
-        cmd.args(args)
-            .env("HOME", &ctx.home)
-            .env("XDG_CONFIG_HOME", ctx.home.join(".config"))
-            .env("XDG_DATA_HOME", ctx.home.join(".local/share"))
-            .env("XDG_RUNTIME_DIR", ctx.home.join(".run"))
-            .env("OFFLOAD_CONFIG", &ctx.config_path)
-            .env_remove("OFFLOAD_LOG_FILE");
-        cmd.output().unwrap()
-    };
+    let offload = |args: &[&str]| ctx.run_offload(args);
     let out = offload(&["tools", "list"]);
     let listing = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(

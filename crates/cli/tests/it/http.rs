@@ -2,7 +2,7 @@
 //! and raw requests — access tokens and their scopes, revocation, Host/Origin validation (DNS
 //! rebinding), the loopback opt-out, TLS. The official SDKs' HTTP clients are in `published`.
 
-use offload_testkit::{Recorder, TestContext, call, error_code, target_bin, text};
+use offload_testkit::{Recorder, TestContext, call, error_code, text};
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -114,12 +114,7 @@ async fn tokens_decide_who_may_do_what_and_a_revoked_one_stops_at_once() {
     );
 
     // Revoked in another process: the very next request is refused.
-    let out = std::process::Command::new(target_bin("offload"))
-        .args(["token", "revoke", "all"])
-        .env("HOME", &ctx.home)
-        .env("XDG_DATA_HOME", ctx.home.join(".local/share"))
-        .output()
-        .unwrap();
+    let out = ctx.run_offload(&["token", "revoke", "all"]);
     assert!(
         out.status.success(),
         "{}",
