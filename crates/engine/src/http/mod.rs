@@ -15,6 +15,7 @@ use std::time::Duration;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
+use tokio_util::either::Either;
 use tokio_util::sync::CancellationToken;
 
 use crate::Engine;
@@ -121,43 +122,32 @@ impl HttpServer {
                 async move { Ok::<_, std::convert::Infallible>(front.handle(request, peer).await) }
             });
             let watcher = graceful.watcher();
-            match self.tls.clone() {
-                None => {
-                    tokio::spawn(async move {
-                        let builder = auto::Builder::new(TokioExecutor::new());
-                        let connection =
-                            builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                        if let Err(e) = watcher.watch(connection.into_owned()).await {
-                            tracing::debug!("connection from {peer} ended: {e}");
-                        }
-                    });
-                }
-                Some(acceptor) => {
-                    tokio::spawn(async move {
-                        // A client that opens a socket and never speaks TLS costs one task for
-                        // ten seconds, nothing more.
-                        let stream = match tokio::time::timeout(
-                            Duration::from_secs(10),
-                            acceptor.accept(stream),
-                        )
-                        .await
+            let tls = self.tls.clone();
+            tokio::spawn(async move {
+                let stream = match tls {
+                    None => Either::Left(stream),
+                    // A client that opens a socket and never speaks TLS costs one task for ten
+                    // seconds, nothing more.
+                    Some(acceptor) => {
+                        match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream))
+                            .await
                         {
-                            Ok(Ok(s)) => s,
+                            Ok(Ok(s)) => Either::Right(s),
                             Ok(Err(e)) => {
                                 tracing::debug!("TLS handshake with {peer} failed: {e}");
                                 return;
                             }
                             Err(_) => return,
-                        };
-                        let builder = auto::Builder::new(TokioExecutor::new());
-                        let connection =
-                            builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                        if let Err(e) = watcher.watch(connection.into_owned()).await {
-                            tracing::debug!("connection from {peer} ended: {e}");
                         }
-                    });
+                    }
+                };
+                let builder = auto::Builder::new(TokioExecutor::new());
+                let connection =
+                    builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                if let Err(e) = watcher.watch(connection.into_owned()).await {
+                    tracing::debug!("connection from {peer} ended: {e}");
                 }
-            }
+            });
         }
         drop(self.listener);
         // Ends the MCP sessions' SSE streams so their connections can close.
