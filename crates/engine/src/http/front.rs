@@ -29,11 +29,7 @@ pub(super) struct Front {
 }
 
 impl Front {
-    pub(super) fn new(
-        engine: Arc<Engine>,
-        options: &HttpOptions,
-        stop: CancellationToken,
-    ) -> Result<Self, String> {
+    pub(super) fn new(engine: Arc<Engine>, options: &HttpOptions, stop: CancellationToken) -> Self {
         let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
         let ip = options.addr.ip();
         if !ip.is_unspecified() && !ip.is_loopback() {
@@ -70,7 +66,7 @@ impl Front {
                 "no access token exists yet, so no client can connect: create one with `offload token create NAME --scope read,call`"
             );
         }
-        Ok(Self { mcp, tokens, open })
+        Self { mcp, tokens, open }
     }
 
     pub(super) async fn handle(

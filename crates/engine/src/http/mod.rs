@@ -51,6 +51,8 @@ impl HttpOptions {
 /// A bound HTTP server, not yet serving.
 pub struct HttpServer {
     listener: TcpListener,
+    /// The address bound (port 0 picks a free one).
+    addr: SocketAddr,
     front: Arc<front::Front>,
     tls: Option<tokio_rustls::TlsAcceptor>,
     stop: CancellationToken,
@@ -73,8 +75,11 @@ impl HttpServer {
         let listener = TcpListener::bind(options.addr)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", options.addr))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| format!("cannot listen on {}: {e}", options.addr))?;
         let stop = CancellationToken::new();
-        let front = front::Front::new(engine, options, stop.child_token())?;
+        let front = front::Front::new(engine, options, stop.child_token());
         if !loopback && tls.is_none() {
             tracing::warn!(
                 "serving plain HTTP on {}: put it behind a reverse proxy that terminates TLS, or pass --tls-cert/--tls-key",
@@ -83,6 +88,7 @@ impl HttpServer {
         }
         Ok(Self {
             listener,
+            addr,
             front: Arc::new(front),
             tls,
             stop,
@@ -91,9 +97,7 @@ impl HttpServer {
 
     /// The address actually bound (port 0 picks a free one).
     pub fn local_addr(&self) -> SocketAddr {
-        self.listener.local_addr().unwrap_or_else(|_| {
-            SocketAddr::from(([0, 0, 0, 0], 0)) // unreachable: a bound listener has an address
-        })
+        self.addr
     }
 
     /// Serves until `shutdown` fires, then stops accepting, ends open MCP streams and gives
