@@ -1,0 +1,247 @@
+//! Parquet for the engine's file tools: the schema from the footer, rows by offset, rows as
+//! JSON objects one batch at a time, and JSON rows written as Parquet.
+
+use std::fs::File;
+use std::io::Write;
+
+use datafusion::arrow::datatypes::Schema;
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use datafusion::parquet::basic::{Compression, ZstdLevel};
+use datafusion::parquet::file::metadata::ParquetMetaData;
+use datafusion::parquet::file::properties::WriterProperties;
+use datafusion::parquet::file::statistics::Statistics;
+use serde_json::Value;
+
+use crate::error::QueryError;
+use crate::render::{self, batch_rows};
+use crate::rows::rows_batch;
+use crate::{Column, Written};
+
+/// What Offload writes: ZSTD, row groups of 128 Ki rows, statistics on.
+pub(crate) fn writer_properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_max_row_group_row_count(Some(128 * 1024))
+        .build()
+}
+
+fn parquet_err(e: impl std::fmt::Display) -> QueryError {
+    QueryError::Source(format!("not a readable Parquet file: {e}"))
+}
+
+/// A column of a Parquet file, from its footer.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ParquetColumn {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The Arrow type, exactly.
+    pub arrow_type: String,
+    pub nullable: bool,
+    /// Nulls in the whole file, when every row group records it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub null_count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<String>,
+}
+
+/// The footer of a Parquet file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ParquetSchema {
+    pub rows: u64,
+    pub row_groups: usize,
+    pub columns: Vec<ParquetColumn>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+}
+
+/// The schema and statistics of `file`, read from its footer only.
+pub fn schema(file: File) -> Result<ParquetSchema, QueryError> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(parquet_err)?;
+    let meta = builder.metadata().clone();
+    let arrow = builder.schema().clone();
+    Ok(ParquetSchema {
+        rows: meta.file_metadata().num_rows().max(0) as u64,
+        row_groups: meta.num_row_groups(),
+        created_by: meta.file_metadata().created_by().map(str::to_owned),
+        columns: arrow
+            .fields()
+            .iter()
+            .map(|f| {
+                let (null_count, min, max) = leaf_statistics(&meta, f.name());
+                ParquetColumn {
+                    name: f.name().clone(),
+                    kind: render::arrow_type_name(f.data_type()),
+                    arrow_type: f.data_type().to_string(),
+                    nullable: f.is_nullable(),
+                    null_count,
+                    min,
+                    max,
+                }
+            })
+            .collect(),
+    })
+}
+
+/// Null count, min and max over the row groups of the leaf column named `name` (top-level
+/// primitive columns only).
+fn leaf_statistics(
+    meta: &ParquetMetaData,
+    name: &str,
+) -> (Option<u64>, Option<String>, Option<String>) {
+    let schema = meta.file_metadata().schema_descr();
+    let Some(index) = (0..schema.num_columns()).find(|&i| schema.column(i).path().string() == name)
+    else {
+        return (None, None, None);
+    };
+    let mut nulls = Some(0u64);
+    let (mut min, mut max): (Option<Statistics>, Option<Statistics>) = (None, None);
+    for group in meta.row_groups() {
+        let Some(stats) = group.column(index).statistics() else {
+            return (None, None, None);
+        };
+        nulls = nulls.zip(stats.null_count_opt()).map(|(a, b)| a + b);
+        if min.as_ref().is_none_or(|m| less(stats, m, true)) {
+            min = Some(stats.clone());
+        }
+        if max.as_ref().is_none_or(|m| less(m, stats, false)) {
+            max = Some(stats.clone());
+        }
+    }
+    (
+        nulls,
+        min.and_then(|s| bound(&s, true)),
+        max.and_then(|s| bound(&s, false)),
+    )
+}
+
+/// Whether `a`'s min (or max) is below `b`'s.
+fn less(a: &Statistics, b: &Statistics, of_min: bool) -> bool {
+    macro_rules! cmp {
+        ($x:expr, $y:expr) => {
+            if of_min {
+                $x.min_opt().zip($y.min_opt()).is_some_and(|(x, y)| x < y)
+            } else {
+                $x.max_opt().zip($y.max_opt()).is_some_and(|(x, y)| x < y)
+            }
+        };
+    }
+    match (a, b) {
+        (Statistics::Int32(x), Statistics::Int32(y)) => cmp!(x, y),
+        (Statistics::Int64(x), Statistics::Int64(y)) => cmp!(x, y),
+        (Statistics::Float(x), Statistics::Float(y)) => cmp!(x, y),
+        (Statistics::Double(x), Statistics::Double(y)) => cmp!(x, y),
+        (Statistics::ByteArray(x), Statistics::ByteArray(y)) => cmp!(x, y),
+        _ => false,
+    }
+}
+
+fn bound(s: &Statistics, of_min: bool) -> Option<String> {
+    macro_rules! pick {
+        ($x:expr) => {
+            if of_min { $x.min_opt() } else { $x.max_opt() }
+        };
+    }
+    match s {
+        Statistics::Boolean(x) => pick!(x).map(|v| v.to_string()),
+        Statistics::Int32(x) => pick!(x).map(|v| v.to_string()),
+        Statistics::Int64(x) => pick!(x).map(|v| v.to_string()),
+        Statistics::Float(x) => pick!(x).map(|v| v.to_string()),
+        Statistics::Double(x) => pick!(x).map(|v| v.to_string()),
+        Statistics::ByteArray(x) => pick!(x)
+            .and_then(|v| std::str::from_utf8(v.data()).ok())
+            .map(|s| crate_clip(s, 80)),
+        _ => None,
+    }
+}
+
+fn crate_clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+/// A page of a Parquet file's rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    pub columns: Vec<Column>,
+    /// Cells in column order.
+    pub rows: Vec<Vec<Value>>,
+    /// Rows in the whole file.
+    pub total: u64,
+}
+
+/// Rows `offset..offset+length` of `file`.
+pub fn read_rows(file: File, offset: u64, length: usize) -> Result<Page, QueryError> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(parquet_err)?;
+    let total = builder.metadata().file_metadata().num_rows().max(0) as u64;
+    let columns = render::columns(builder.schema());
+    let reader = builder
+        .with_offset(offset.min(total) as usize)
+        .with_limit(length)
+        .with_batch_size(length.clamp(1, 8192))
+        .build()
+        .map_err(parquet_err)?;
+    let mut rows = Vec::new();
+    for batch in reader {
+        rows.extend(batch_rows(&batch.map_err(parquet_err)?)?);
+    }
+    Ok(Page {
+        columns,
+        rows,
+        total,
+    })
+}
+
+/// Calls `f` with each row of `file` as a JSON object, one batch in memory at a time; `f`
+/// returns `false` to stop.
+pub fn for_each_row(
+    file: File,
+    f: &mut dyn FnMut(serde_json::Map<String, Value>) -> Result<bool, QueryError>,
+) -> Result<(), QueryError> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(parquet_err)?;
+    let names: Vec<String> = builder
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    for batch in builder.with_batch_size(4096).build().map_err(parquet_err)? {
+        for cells in batch_rows(&batch.map_err(parquet_err)?)? {
+            if !f(names.iter().cloned().zip(cells).collect())? {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes JSON rows (objects; other values become a `value` column) as a Parquet file.
+pub fn write_rows(rows: &[Value], out: &mut (dyn Write + Send)) -> Result<Written, QueryError> {
+    let arrow_err = |e: datafusion::arrow::error::ArrowError| {
+        QueryError::Source(format!("the rows cannot be typed for Parquet: {e}"))
+    };
+    let io = |e: datafusion::parquet::errors::ParquetError| {
+        QueryError::Io(std::io::Error::other(e.to_string()))
+    };
+    // Typed over all rows, written a chunk at a time.
+    let first = rows_batch(rows).map_err(arrow_err)?;
+    let schema: std::sync::Arc<Schema> = first.schema();
+    let mut writer =
+        ArrowWriter::try_new(out, schema.clone(), Some(writer_properties())).map_err(io)?;
+    let mut at = 0;
+    while at < first.num_rows() {
+        let n = (first.num_rows() - at).min(64 * 1024);
+        writer.write(&first.slice(at, n)).map_err(io)?;
+        at += n;
+    }
+    writer.close().map_err(io)?;
+    Ok(Written {
+        columns: render::columns(&schema),
+        row_count: first.num_rows() as u64,
+    })
+}

@@ -1,0 +1,337 @@
+//! SQL with DataFusion: a session per query over the sources it names, read-only, bounded.
+
+use std::io::Write;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::TableReference;
+use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
+use datafusion::execution::memory_pool::FairSpillPool;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::physical_plan::{ExecutionPlan, execute_stream};
+use datafusion::prelude::{
+    CsvReadOptions, JsonReadOptions, ParquetReadOptions, SQLOptions, SessionConfig, SessionContext,
+};
+use datafusion::sql::parser::{DFParser, Statement as DfStatement};
+use datafusion::sql::sqlparser::ast::Statement;
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::QueryError;
+use crate::opened::{OnlyOpened, OpenedFiles};
+use crate::render::{self, OutFormat, RowsBuilder};
+
+use crate::{Answer, Column, Data, Format, Limits, Source, rows_batch};
+
+/// Rows read to decide a CSV column's type before the whole file is used (when a later value
+/// does not fit, the query runs again with types decided over the whole file).
+const INFER_ROWS: usize = 20_000;
+
+/// What [`Querier::write`] wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    pub columns: Vec<Column>,
+    pub row_count: u64,
+}
+
+/// Runs queries on a runtime of its own (made on first use).
+#[derive(Debug, Default)]
+pub struct Querier {
+    runtime: OnceLock<tokio::runtime::Runtime>,
+}
+
+/// A source with its file shared, so a query can be planned again (see [`INFER_ROWS`]).
+struct Table {
+    name: String,
+    data: TableData,
+    label: String,
+}
+
+enum TableData {
+    File(Arc<std::fs::File>, Format),
+    Batch(RecordBatch),
+}
+
+impl Querier {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        self.runtime.get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(cores())
+                .thread_name("offload-query")
+                .enable_all()
+                .build()
+                .expect("a tokio runtime for queries")
+        })
+    }
+
+    /// Runs `sql` and answers with its first rows (blocking).
+    pub fn answer(
+        &self,
+        sources: Vec<Source>,
+        sql: &str,
+        limits: &Limits,
+        cancel: &CancellationToken,
+        progress: &mut (dyn FnMut(u64) + Send),
+    ) -> Result<Answer, QueryError> {
+        let tables = tables(sources)?;
+        self.runtime().block_on(async {
+            let ctx = context(&tables, limits, INFER_ROWS).await?;
+            let make = |schema: SchemaRef| RowsBuilder::new(&schema, limits.rows, limits.budget);
+            match execute(&ctx, sql, cancel, progress, make).await {
+                Err(QueryError::Source(m)) if is_csv_type_error(&m) && has_delimited(&tables) => {
+                    let ctx = context(&tables, limits, usize::MAX).await?;
+                    execute(&ctx, sql, cancel, progress, make).await
+                }
+                other => other,
+            }
+        })
+    }
+
+    /// Runs `sql` and writes its whole result to `out` as `format` (blocking). CSV types are
+    /// decided over the whole file first: rows written cannot be taken back.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write(
+        &self,
+        sources: Vec<Source>,
+        sql: &str,
+        limits: &Limits,
+        cancel: &CancellationToken,
+        progress: &mut (dyn FnMut(u64) + Send),
+        format: OutFormat,
+        out: &mut (dyn Write + Send),
+    ) -> Result<Written, QueryError> {
+        let tables = tables(sources)?;
+        self.runtime().block_on(async {
+            let ctx = context(&tables, limits, usize::MAX).await?;
+            execute(&ctx, sql, cancel, progress, move |schema| {
+                render::BatchWriter::new(format, schema, out)
+            })
+            .await
+        })
+    }
+}
+
+/// Where a query's batches go.
+pub(crate) trait Sink {
+    type Out;
+    fn push(&mut self, batch: &RecordBatch) -> Result<(), QueryError>;
+    fn finish(self) -> Result<Self::Out, QueryError>;
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+fn tables(sources: Vec<Source>) -> Result<Vec<Table>, QueryError> {
+    sources
+        .into_iter()
+        .map(|s| {
+            let data = match s.data {
+                Data::File { file, format } => TableData::File(Arc::new(file), format),
+                Data::Rows(rows) => TableData::Batch(rows_batch(&rows).map_err(|e| {
+                    QueryError::Source(format!("{} cannot be read as a table: {e}", s.label))
+                })?),
+            };
+            Ok(Table {
+                name: s.name,
+                data,
+                label: s.label,
+            })
+        })
+        .collect()
+}
+
+fn has_delimited(tables: &[Table]) -> bool {
+    tables
+        .iter()
+        .any(|t| matches!(t.data, TableData::File(_, Format::Delimited { .. })))
+}
+
+fn is_csv_type_error(message: &str) -> bool {
+    message.contains("Error while parsing value") || message.contains("Parser error")
+}
+
+/// A session that sees the tables and nothing else.
+async fn context(
+    tables: &[Table],
+    limits: &Limits,
+    infer_rows: usize,
+) -> Result<SessionContext, QueryError> {
+    let mut files = OpenedFiles::default();
+    let mut urls = Vec::new();
+    let mut batches = Vec::new();
+    for (i, t) in tables.iter().enumerate() {
+        match &t.data {
+            TableData::Batch(batch) => batches.push((t.name.clone(), batch.clone())),
+            TableData::File(file, format) => {
+                let ext = match format {
+                    Format::Delimited { .. } => "csv",
+                    Format::Json => "json",
+                    Format::Jsonl => "jsonl",
+                    Format::Parquet => "parquet",
+                };
+                let url = files.add(&format!("t{i}.{ext}"), file.clone())?;
+                urls.push((t, format, url));
+            }
+        }
+    }
+
+    let mut config = SessionConfig::new()
+        .with_target_partitions(cores())
+        .with_information_schema(false);
+    let options = config.options_mut();
+    // Column names are matched as written (`Region` is not `region`), as the schema shows them.
+    options.sql_parser.enable_ident_normalization = false;
+    options.sql_parser.collect_spans = true;
+    options.catalog.has_header = true;
+
+    let disk = match &limits.spill_dir {
+        Some(dir) => DiskManagerMode::Directories(vec![dir.clone()]),
+        None => DiskManagerMode::Disabled,
+    };
+    let runtime = RuntimeEnvBuilder::new()
+        .with_object_store_registry(Arc::new(OnlyOpened(Arc::new(files))))
+        .with_memory_pool(Arc::new(FairSpillPool::new(limits.memory)))
+        .with_disk_manager_builder(DiskManagerBuilder::default().with_mode(disk))
+        .build_arc()
+        .map_err(|e| QueryError::Query(e.to_string()))?;
+    let ctx = SessionContext::new_with_config_rt(config, runtime);
+
+    for (name, batch) in batches {
+        ctx.register_batch(TableReference::bare(name), batch)
+            .map_err(|e| QueryError::Source(e.to_string()))?;
+    }
+    for (t, format, url) in urls {
+        let name = TableReference::bare(t.name.clone());
+        let registered = match format {
+            Format::Delimited { delimiter } => {
+                ctx.register_csv(
+                    name,
+                    &url,
+                    CsvReadOptions::new()
+                        .has_header(true)
+                        .delimiter(*delimiter)
+                        .file_extension(".csv")
+                        .newlines_in_values(true)
+                        .schema_infer_max_records(infer_rows),
+                )
+                .await
+            }
+            Format::Json | Format::Jsonl => {
+                let (ext, lines) = match format {
+                    Format::Json => (".json", false),
+                    _ => (".jsonl", true),
+                };
+                ctx.register_json(
+                    name,
+                    &url,
+                    JsonReadOptions::default()
+                        .file_extension(ext)
+                        .newline_delimited(lines)
+                        .schema_infer_max_records(infer_rows),
+                )
+                .await
+            }
+            _ => {
+                ctx.register_parquet(
+                    name,
+                    &url,
+                    ParquetReadOptions::default().file_extension(".parquet"),
+                )
+                .await
+            }
+        };
+        registered.map_err(|e| {
+            QueryError::Source(format!(
+                "{} cannot be read as {}: {}",
+                t.label,
+                format_name(format),
+                e.find_root()
+            ))
+        })?;
+    }
+    Ok(ctx)
+}
+
+fn format_name(format: &Format) -> &'static str {
+    match format {
+        Format::Delimited { delimiter: b'\t' } => "TSV",
+        Format::Delimited { .. } => "CSV",
+        Format::Json => "a JSON array of objects",
+        Format::Jsonl => "JSON lines",
+        Format::Parquet => "Parquet",
+    }
+}
+
+/// Only one `SELECT` (or `WITH ... SELECT`): no DDL, DML, `COPY`, `EXPLAIN`, `SET`, ... .
+fn check_read_only(sql: &str) -> Result<(), QueryError> {
+    let statements =
+        DFParser::parse_sql(sql).map_err(|e| QueryError::Query(format!("SQL syntax: {e}")))?;
+    match statements.len() {
+        0 => return Err(QueryError::Query("the query is empty".into())),
+        1 => {}
+        n => {
+            return Err(QueryError::Query(format!(
+                "one statement at a time ({n} were given)"
+            )));
+        }
+    }
+    match &statements[0] {
+        DfStatement::Statement(s) if matches!(s.as_ref(), Statement::Query(_)) => Ok(()),
+        _ => Err(QueryError::Query(
+            "only SELECT queries (optionally with WITH) are allowed: the files are read-only"
+                .into(),
+        )),
+    }
+}
+
+/// Plans and runs `sql`, feeding each batch to the sink made from the result's schema;
+/// reports the rows scanned so far every half second; stops when `cancel` fires.
+async fn execute<S: Sink>(
+    ctx: &SessionContext,
+    sql: &str,
+    cancel: &CancellationToken,
+    progress: &mut (dyn FnMut(u64) + Send),
+    make: impl FnOnce(SchemaRef) -> Result<S, QueryError>,
+) -> Result<S::Out, QueryError> {
+    check_read_only(sql)?;
+    let options = SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(false);
+    let fail = |e| QueryError::from_datafusion(e, sql);
+    let df = ctx.sql_with_options(sql, options).await.map_err(fail)?;
+    let plan = df.create_physical_plan().await.map_err(fail)?;
+    let mut sink = make(plan.schema())?;
+    let mut stream = execute_stream(plan.clone(), ctx.task_ctx()).map_err(fail)?;
+    let mut ticker = tokio::time::interval(Duration::from_millis(500));
+    ticker.tick().await;
+    loop {
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(QueryError::Cancelled),
+            _ = ticker.tick() => progress(scanned(plan.as_ref())),
+            next = stream.next() => match next {
+                Some(Ok(batch)) => sink.push(&batch)?,
+                Some(Err(e)) => return Err(fail(e)),
+                None => return sink.finish(),
+            }
+        }
+    }
+}
+
+/// Rows the plan's scans have produced so far.
+fn scanned(plan: &dyn ExecutionPlan) -> u64 {
+    let children = plan.children();
+    if children.is_empty() {
+        plan.metrics().and_then(|m| m.output_rows()).unwrap_or(0) as u64
+    } else {
+        children.iter().map(|c| scanned(c.as_ref())).sum()
+    }
+}
