@@ -30,6 +30,8 @@ pub struct Engine {
     pub events: Events,
     /// The file tools (`get_file_schema`, `summarize_file`, `read_file`) and their line indexes.
     pub files: Inspector,
+    /// `query_file`'s SQL (its runtime is made on the first query).
+    pub queries: offload_query::Querier,
     /// The client sessions being served.
     pub sessions: Sessions,
     /// Pinned upstream tool definitions (`pins.json`, shared by every Offload process).
@@ -122,6 +124,7 @@ impl Engine {
             limits: ArcSwap::from_pointee(config.limits.clone()),
             store,
             events: Events::new(Some(&dirs.data_dir), 10 * 1024 * 1024),
+            queries: offload_query::Querier::new(),
             files: Inspector::new(files::Settings {
                 pdf_helper: pdf_helper(),
                 ..files::Settings::default()

@@ -67,6 +67,8 @@ pub enum ErrorCode {
     Paused,
     /// The caller's access token (Offload served over HTTP) lacks the scope this call needs.
     Forbidden,
+    /// A query (`query_file`) is wrong: the message names the problem and where.
+    QueryError,
     /// A bug or an unexpected condition inside Offload.
     Internal,
 }
@@ -102,6 +104,7 @@ impl ErrorCode {
             Self::ConfigInvalid => "config_invalid",
             Self::Paused => "paused",
             Self::Forbidden => "forbidden",
+            Self::QueryError => "query_error",
             Self::Internal => "internal",
         }
     }
@@ -175,6 +178,7 @@ mod tests {
             ErrorCode::ConfigInvalid,
             ErrorCode::Paused,
             ErrorCode::Forbidden,
+            ErrorCode::QueryError,
             ErrorCode::Internal,
         ] {
             assert_eq!(

@@ -1,15 +1,17 @@
 //! Parquet for the engine's file tools: the schema from the footer, rows by offset, rows as
 //! JSON objects one batch at a time, and JSON rows written as Parquet.
 
-use std::fs::File;
 use std::io::Write;
 
+/// A whole file in memory, as a Parquet reader takes it.
+pub use bytes::Bytes;
 use datafusion::arrow::datatypes::Schema;
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use datafusion::parquet::basic::{Compression, ZstdLevel};
 use datafusion::parquet::file::metadata::ParquetMetaData;
 use datafusion::parquet::file::properties::WriterProperties;
+pub use datafusion::parquet::file::reader::ChunkReader;
 use datafusion::parquet::file::statistics::Statistics;
 use serde_json::Value;
 
@@ -31,7 +33,7 @@ fn parquet_err(e: impl std::fmt::Display) -> QueryError {
 }
 
 /// A column of a Parquet file, from its footer.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct ParquetColumn {
     pub name: String,
     #[serde(rename = "type")]
@@ -49,7 +51,7 @@ pub struct ParquetColumn {
 }
 
 /// The footer of a Parquet file.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct ParquetSchema {
     pub rows: u64,
     pub row_groups: usize,
@@ -59,7 +61,7 @@ pub struct ParquetSchema {
 }
 
 /// The schema and statistics of `file`, read from its footer only.
-pub fn schema(file: File) -> Result<ParquetSchema, QueryError> {
+pub fn schema<R: ChunkReader + 'static>(file: R) -> Result<ParquetSchema, QueryError> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(parquet_err)?;
     let meta = builder.metadata().clone();
     let arrow = builder.schema().clone();
@@ -176,7 +178,11 @@ pub struct Page {
 }
 
 /// Rows `offset..offset+length` of `file`.
-pub fn read_rows(file: File, offset: u64, length: usize) -> Result<Page, QueryError> {
+pub fn read_rows<R: ChunkReader + 'static>(
+    file: R,
+    offset: u64,
+    length: usize,
+) -> Result<Page, QueryError> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(parquet_err)?;
     let total = builder.metadata().file_metadata().num_rows().max(0) as u64;
     let columns = render::columns(builder.schema());
@@ -199,8 +205,8 @@ pub fn read_rows(file: File, offset: u64, length: usize) -> Result<Page, QueryEr
 
 /// Calls `f` with each row of `file` as a JSON object, one batch in memory at a time; `f`
 /// returns `false` to stop.
-pub fn for_each_row(
-    file: File,
+pub fn for_each_row<R: ChunkReader + 'static>(
+    file: R,
     f: &mut dyn FnMut(serde_json::Map<String, Value>) -> Result<bool, QueryError>,
 ) -> Result<(), QueryError> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(parquet_err)?;

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::json::reader::{ReaderBuilder, infer_json_schema_from_iterator};
 use datafusion::arrow::record_batch::RecordBatch;
@@ -23,7 +24,33 @@ pub fn rows_batch(rows: &[Value]) -> Result<RecordBatch, ArrowError> {
             .collect();
         &wrapped
     };
-    let schema = Arc::new(infer_json_schema_from_iterator(rows.iter().map(Ok))?);
+    let schema = infer_json_schema_from_iterator(rows.iter().map(Ok))?;
+    // Values of mixed types infer as text: those that are not text are written as JSON text.
+    let texts: Vec<&str> = schema
+        .fields()
+        .iter()
+        .filter(|f| f.data_type() == &DataType::Utf8)
+        .map(|f| f.name().as_str())
+        .collect();
+    let rows = as_text(rows, |name| texts.contains(&name));
+    match decode(Arc::new(schema.clone()), &rows) {
+        Ok(batch) => Ok(batch),
+        // Nested values whose shapes disagree (an object here, a number there): every column
+        // as text, so any rows can be written.
+        Err(_) => {
+            let all_text = Schema::new(
+                schema
+                    .fields()
+                    .iter()
+                    .map(|f| Field::new(f.name(), DataType::Utf8, true))
+                    .collect::<Vec<_>>(),
+            );
+            decode(Arc::new(all_text), &as_text(&rows, |_| true))
+        }
+    }
+}
+
+fn decode(schema: SchemaRef, rows: &[Value]) -> Result<RecordBatch, ArrowError> {
     let mut decoder = ReaderBuilder::new(schema.clone())
         .with_batch_size(rows.len().max(1))
         .build_decoder()?;
@@ -31,4 +58,25 @@ pub fn rows_batch(rows: &[Value]) -> Result<RecordBatch, ArrowError> {
     Ok(decoder
         .flush()?
         .unwrap_or_else(|| RecordBatch::new_empty(schema)))
+}
+
+/// `rows` with the non-null values of the chosen columns as JSON text.
+fn as_text(rows: &[Value], text: impl Fn(&str) -> bool) -> Vec<Value> {
+    rows.iter()
+        .map(|row| match row {
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| {
+                        let v = match v {
+                            Value::Null | Value::String(_) => v.clone(),
+                            other if text(k) => Value::String(other.to_string()),
+                            other => other.clone(),
+                        };
+                        (k.clone(), v)
+                    })
+                    .collect(),
+            ),
+            other => other.clone(),
+        })
+        .collect()
 }

@@ -117,6 +117,16 @@ impl Querier {
     }
 }
 
+impl Drop for Querier {
+    fn drop(&mut self) {
+        // An engine may be dropped on an async thread, where a runtime cannot wait for its
+        // workers; queries still running are abandoned (their callers are gone).
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
 /// Where a query's batches go.
 pub(crate) trait Sink {
     type Out;

@@ -20,7 +20,8 @@ async fn offers_the_contract_tools_with_titles_schemas_and_annotations() {
             "call_tool_with_file_content",
             "get_file_schema",
             "summarize_file",
-            "read_file"
+            "read_file",
+            "query_file"
         ]
     );
     for t in &tools {
@@ -242,7 +243,8 @@ async fn malformed_requests_are_invalid_params_errors() {
 }
 
 /// Offload's own tool definitions cost a model context on every turn: name, description and
-/// input schema of all of them stay under 8,000 bytes, the whole `tools/list` under 14,000.
+/// input schema of all ten stay under 9,200 bytes (about 900 a tool; it was 8,000 for nine),
+/// the whole `tools/list` under 14,500.
 #[tokio::test]
 async fn our_own_tool_list_is_small() {
     let ctx = with_fixture();
@@ -275,10 +277,10 @@ async fn our_own_tool_list_is_small() {
         })
         .collect();
     rows.push(format!(
-        "name + description + input schema: {core} bytes (limit 8000); whole tools/list: {whole} bytes (limit 14000)"
+        "name + description + input schema: {core} bytes (limit 9200); whole tools/list: {whole} bytes (limit 14500)"
     ));
     eprintln!("{}", rows.join("\n"));
-    assert!(core <= 8000, "{}", rows.join("\n"));
-    assert!(whole <= 14000, "{}", rows.join("\n"));
+    assert!(core <= 9200, "{}", rows.join("\n"));
+    assert!(whole <= 14500, "{}", rows.join("\n"));
     client.cancel().await.unwrap();
 }

@@ -163,7 +163,47 @@ fn read_calls(path: &str) -> Vec<(&'static str, &'static str, Value)> {
             "$file",
             json!({"server": "fx", "tool_name": "echo", "tool_args": {"text": {"$file": path, "as": "base64"}}}),
         ),
+        (
+            "query_file",
+            "path",
+            json!({"path": path, "sql": "SELECT * FROM data"}),
+        ),
+        (
+            "query_file",
+            "tables",
+            json!({"path": "inside.csv", "sql": "SELECT * FROM t", "tables": {"t": path}}),
+        ),
+        ("query_file", "path (jq)", json!({"path": path, "jq": "."})),
     ]
+}
+
+/// SQL that tries to open a file itself: every one is a `query_error`, whatever the path.
+fn sql_attempts(c: &Corpus) -> Vec<String> {
+    let secret = c.outside.join("secret.txt").display().to_string();
+    let inside = c.ctx.root.join("inside.csv").display().to_string();
+    let mut out = Vec::new();
+    for path in [secret.as_str(), inside.as_str(), "/etc/passwd"] {
+        out.extend([
+            format!("SELECT * FROM '{path}'"),
+            format!("SELECT * FROM \"{path}\""),
+            format!("SELECT * FROM \"file://{path}\""),
+            format!("SELECT * FROM read_csv('{path}')"),
+            format!("SELECT * FROM read_parquet('{path}')"),
+            format!("SELECT * FROM read_json('{path}')"),
+            format!("CREATE EXTERNAL TABLE x STORED AS CSV LOCATION '{path}'"),
+            format!("COPY (SELECT 1) TO '{path}.copy'"),
+            format!("COPY data TO '{path}.copy' STORED AS CSV"),
+            format!("INSERT INTO data SELECT * FROM '{path}'"),
+        ]);
+    }
+    out.extend([
+        "SELECT * FROM \"offload://files/t0.csv\"".to_owned(),
+        "SELECT * FROM information_schema.tables".to_owned(),
+        "SET datafusion.catalog.information_schema = true".to_owned(),
+        "SELECT 1; SELECT * FROM data".to_owned(),
+        "EXPLAIN SELECT * FROM data".to_owned(),
+    ]);
+    out
 }
 
 fn write_attempts(c: &Corpus) -> Vec<(Value, &'static [&'static str])> {
@@ -231,7 +271,31 @@ async fn every_escape_attempt_is_refused_and_nothing_outside_is_read_or_written(
             }
         }
     }
+    for sql in sql_attempts(&c) {
+        attempts += 1;
+        let r = call(
+            &client,
+            "query_file",
+            json!({"path": "inside.csv", "sql": sql}),
+        )
+        .await;
+        let code = code_of(&r);
+        if code != "query_error" || text(&r).contains(SECRET) {
+            escapes.push(format!("query_file sql={sql:?}: {code} {:.200}", text(&r)));
+        }
+    }
     for (extra, codes) in write_attempts(&c) {
+        // The same places through query_file's store options.
+        attempts += 1;
+        let mut args = json!({"path": "inside.csv", "sql": "SELECT * FROM data"});
+        for (k, v) in extra.as_object().unwrap() {
+            args[k] = v.clone();
+        }
+        let r = call(&client, "query_file", args).await;
+        let code = code_of(&r);
+        if r.is_error != Some(true) || !codes.contains(&code.as_str()) {
+            escapes.push(format!("query_file {extra}: {code} {:.200}", text(&r)));
+        }
         attempts += 1;
         let mut args =
             json!({"server": "fx", "tool_name": "echo", "tool_args": {"text": "escape"}});

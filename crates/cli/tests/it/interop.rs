@@ -445,3 +445,27 @@ async fn a_large_csv_is_inserted_into_a_real_database_in_batches() {
     );
     client.cancel().await.unwrap();
 }
+
+/// `query_file` through `offload mcp` with the Python SDK: SQL answers equal DuckDB's on the
+/// same CSV and Parquet files (sums, group-bys, joins, NULLs, dates, quoted fields with line
+/// breaks), results stored as Parquet read back by pyarrow, Parquet inputs, guard refusals, jq.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn query_file_answers_equal_duckdb() {
+    let ctx = TestContext::new();
+    let bin = target_bin("offload");
+    let out = run_script(
+        &ctx,
+        interop_dir().join(".venv/bin/python"),
+        &["query_client.py", bin.to_str().unwrap()],
+    )
+    .await;
+    assert!(
+        out.contains("ok sum per region on sales.parquet equals DuckDB"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ok parquet read back by pyarrow equals DuckDB"),
+        "{out}"
+    );
+}

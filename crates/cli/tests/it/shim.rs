@@ -140,7 +140,7 @@ async fn a_clients_expose_choice_reaches_the_host() {
     let meta = ctx.client().await;
     assert_eq!(
         meta.list_all_tools().await.unwrap().len(),
-        9,
+        10,
         "the configuration's meta mode"
     );
     logged(&ctx, "connected to the Offload app").await;

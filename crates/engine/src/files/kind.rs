@@ -20,6 +20,8 @@ pub enum Kind {
     Xml,
     /// Excel (xlsx, xlsm, xlsb, xls) or OpenDocument (ods) workbook.
     Sheet,
+    /// Apache Parquet (`PAR1` at both ends).
+    Parquet,
     Pdf,
     Image {
         format: image::ImageFormat,
@@ -116,6 +118,7 @@ impl Probe {
             Kind::Image { format } => format!("an image ({format:?})"),
             Kind::Pdf => "a PDF document".to_owned(),
             Kind::Sheet => "a spreadsheet".to_owned(),
+            Kind::Parquet => "a Parquet file".to_owned(),
             _ => "a text file".to_owned(),
         };
         format!("{} is {what} of {} bytes", self.path.display(), self.size)
@@ -161,6 +164,9 @@ fn classify(path: &Path, sample: &[u8], sniffed: Sniffed) -> (Kind, Option<TextE
 fn by_magic(ext: &str, sample: &[u8]) -> Option<Kind> {
     if sample.starts_with(b"%PDF-") {
         return Some(Kind::Pdf);
+    }
+    if sample.starts_with(b"PAR1") {
+        return Some(Kind::Parquet);
     }
     if let Ok(format) = image::guess_format(sample) {
         // Only formats this build can decode; others are described as binary.

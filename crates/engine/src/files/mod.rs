@@ -12,8 +12,10 @@ pub mod text;
 
 pub mod columns;
 mod delimited;
+pub use delimited::delimiter_of;
 mod image;
 mod markup;
+mod parquet;
 pub mod pdf;
 mod read;
 mod records;

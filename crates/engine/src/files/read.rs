@@ -33,7 +33,7 @@ impl Default for ReadRequest {
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct ReadAnswer {
     pub path: String,
-    /// `text`, `sheet`, `pdf` or `image`.
+    /// `text`, `sheet`, `table` (Parquet), `pdf` or `image`.
     pub kind: String,
     /// Text: the lines, joined with newlines. PDF: the pages as markdown with page markers.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -66,6 +66,9 @@ pub struct ReadAnswer {
     pub range: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rows: Option<Vec<Vec<Value>>>,
+    /// Tables (Parquet): the column names of `rows`' cells.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub columns: Option<Vec<String>>,
     /// Images: the original format and size, and the size shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<ImageInfo>,
@@ -97,6 +100,7 @@ pub fn of(
     let path = probe.path.display().to_string();
     let mut answer = match probe.kind.clone() {
         Kind::Sheet => super::sheet::read(probe, request, inspector.settings.budget)?,
+        Kind::Parquet => super::parquet::read(probe, request, inspector.settings.budget)?,
         Kind::Pdf => super::pdf::read(probe, request, &inspector.settings)?,
         Kind::Image { format } => super::image::read(probe, format, &inspector.settings)?,
         Kind::Binary { .. } => return Err(FileError::Binary(probe.describe())),

@@ -16,8 +16,8 @@ use super::{FileError, Inspector, Kind, Observer, Probe};
 pub struct Schema {
     pub path: String,
     pub size: u64,
-    /// `csv`, `tsv`, `json`, `jsonl`, `yaml`, `xml`, `spreadsheet`, `pdf`, `image`, `text` or
-    /// `binary`.
+    /// `csv`, `tsv`, `json`, `jsonl`, `yaml`, `xml`, `spreadsheet`, `parquet`, `pdf`, `image`,
+    /// `text` or `binary`.
     pub format: String,
     #[serde(flatten)]
     pub detail: Detail,
@@ -33,6 +33,7 @@ pub enum Detail {
     Xml(XmlSchema),
     Sheets(SheetsSchema),
     Pdf(PdfSchema),
+    Parquet(offload_query::parquet::ParquetSchema),
     Image(ImageSchema),
     Text(TextSchema),
     Binary(BinarySchema),
@@ -75,6 +76,7 @@ pub fn of(
             super::sheet::schema(&probe, sample_rows).map(|d| ("spreadsheet", Detail::Sheets(d)))
         }
         Kind::Pdf => super::pdf::schema(&probe).map(|d| ("pdf", Detail::Pdf(d))),
+        Kind::Parquet => super::parquet::schema(&probe).map(|d| ("parquet", Detail::Parquet(d))),
         Kind::Image { format } => {
             super::image::schema(&probe, *format).map(|d| ("image", Detail::Image(d)))
         }

@@ -60,7 +60,7 @@ pub fn of(
     };
     if matches!(
         probe.kind,
-        Kind::Binary { .. } | Kind::Sheet | Kind::Pdf | Kind::Image { .. }
+        Kind::Binary { .. } | Kind::Sheet | Kind::Parquet | Kind::Pdf | Kind::Image { .. }
     ) {
         let reader = match probe.kind {
             Kind::Binary { .. } => "",

@@ -222,10 +222,12 @@ pub enum Format {
     Md,
     Html,
     Txt,
+    /// Apache Parquet: typed columns (nested objects as structs), compressed.
+    Parquet,
 }
 
 impl Format {
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
         Format::Json,
         Format::Jsonl,
         Format::Csv,
@@ -235,6 +237,7 @@ impl Format {
         Format::Md,
         Format::Html,
         Format::Txt,
+        Format::Parquet,
     ];
 
     /// Parses a format name; accepts the usual aliases (`yml`, `markdown`, `ndjson`, `text`).
@@ -249,6 +252,7 @@ impl Format {
             "md" | "markdown" => Self::Md,
             "html" | "htm" => Self::Html,
             "txt" | "text" => Self::Txt,
+            "parquet" | "pq" => Self::Parquet,
             _ => return None,
         })
     }
@@ -264,6 +268,7 @@ impl Format {
             Self::Md => "md",
             Self::Html => "html",
             Self::Txt => "txt",
+            Self::Parquet => "parquet",
         }
     }
 
@@ -283,6 +288,7 @@ impl Format {
             Self::Md => "text/markdown",
             Self::Html => "text/html",
             Self::Txt => "text/plain",
+            Self::Parquet => "application/vnd.apache.parquet",
         }
     }
 }
@@ -309,8 +315,13 @@ pub struct TableInfo {
 }
 
 /// Writes `payload` as `format` to `out`.
-pub fn render(payload: &Payload, format: Format, out: &mut dyn Write) -> std::io::Result<Rendered> {
+pub fn render(
+    payload: &Payload,
+    format: Format,
+    out: &mut (dyn Write + Send),
+) -> std::io::Result<Rendered> {
     match (format, payload) {
+        (Format::Parquet, payload) => parquet(payload, out),
         (Format::Json, Payload::Json(v)) => {
             serde_json::to_writer_pretty(&mut *out, v)?;
             out.write_all(b"\n")?;
@@ -402,3 +413,44 @@ pub fn table_info(payload: &Payload) -> Option<TableInfo> {
 
 #[cfg(test)]
 mod tests;
+
+/// Parquet from the payload's table (every row, typed over all of them); a payload that is not
+/// a table is written as its rows (a list) or one row (anything else), in a `value` column.
+fn parquet(payload: &Payload, out: &mut (dyn Write + Send)) -> std::io::Result<Rendered> {
+    let value = payload.to_value()?;
+    let (rows, path): (std::borrow::Cow<'_, [Value]>, Option<&str>) = match table::find(&value) {
+        Some(view) => (std::borrow::Cow::Borrowed(view.rows), view.path),
+        None => match value.as_ref() {
+            Value::Array(items) => (std::borrow::Cow::Borrowed(items.as_slice()), None),
+            other => (std::borrow::Cow::Owned(vec![other.clone()]), None),
+        },
+    };
+    let written = offload_query::parquet::write_rows(&rows, out).map_err(std::io::Error::other)?;
+    let is_table = rows.iter().all(Value::is_object);
+    Ok(Rendered {
+        table: is_table.then(|| TableInfo {
+            path: path.map(str::to_owned),
+            rows: written.row_count as usize,
+            columns: written
+                .columns
+                .into_iter()
+                .map(|c| (c.name, parquet_type(&c.kind)))
+                .collect(),
+        }),
+        fallback: !is_table,
+        ..Rendered::default()
+    })
+}
+
+/// The summary's column type of a Parquet column.
+fn parquet_type(kind: &str) -> &'static str {
+    match kind {
+        "integer" => "integer",
+        "number" => "number",
+        "boolean" => "boolean",
+        "null" => "null",
+        "object" => "object",
+        "array" => "array",
+        _ => "string",
+    }
+}

@@ -20,10 +20,51 @@ pub fn awkward() -> Value {
     ])
 }
 
+/// The rendered file as text; a Parquet file as the JSON of what it reads back as (columns
+/// and rows, through the Parquet reader).
 fn render_to_string(payload: &Payload, format: Format) -> (String, Rendered) {
     let mut out = Vec::new();
     let r = render(payload, format, &mut out).unwrap();
+    if format == Format::Parquet {
+        let page = offload_query::parquet::read_rows(
+            offload_query::parquet::Bytes::from(out),
+            0,
+            usize::MAX,
+        )
+        .unwrap();
+        let columns: Vec<&str> = page.columns.iter().map(|c| c.name.as_str()).collect();
+        return (
+            json!({"columns": columns, "rows": page.rows}).to_string(),
+            r,
+        );
+    }
     (String::from_utf8(out).unwrap(), r)
+}
+
+#[test]
+fn parquet_reads_back_with_typed_columns() {
+    let v = json!([
+        {"id": 1, "name": "a", "ratio": 0.5, "ok": true, "meta": {"x": 1}, "tags": ["p", "q"], "none": null},
+        {"id": 2, "name": "日本語", "ratio": 2, "ok": false, "meta": {"x": 2}, "tags": [], "none": null}
+    ]);
+    let (text, r) = render_to_string(&Payload::Json(v), Format::Parquet);
+    let back: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        back["columns"],
+        json!(["id", "name", "ratio", "ok", "meta", "tags", "none"])
+    );
+    assert_eq!(
+        back["rows"],
+        json!([
+            [1, "a", 0.5, true, {"x": 1}, ["p", "q"], null],
+            [2, "日本語", 2.0, false, {"x": 2}, [], null]
+        ])
+    );
+    let info = r.table.unwrap();
+    assert_eq!(info.rows, 2);
+    assert_eq!(info.columns[0], ("id".to_owned(), "integer"));
+    assert_eq!(info.columns[2], ("ratio".to_owned(), "number"));
+    assert_eq!(info.columns[4], ("meta".to_owned(), "object"));
 }
 
 #[test]
@@ -175,7 +216,8 @@ fn fifty_thousand_rows() {
 fn format_names_and_aliases() {
     assert_eq!(Format::parse("YML"), Some(Format::Yaml));
     assert_eq!(Format::parse("markdown"), Some(Format::Md));
-    assert_eq!(Format::parse("parquet"), None);
+    assert_eq!(Format::parse("parquet"), Some(Format::Parquet));
+    assert_eq!(Format::parse("feather"), None);
     for f in Format::ALL {
         assert_eq!(Format::parse(f.name()), Some(f));
     }

@@ -35,6 +35,8 @@ pub enum InputFormat {
     Txt,
     /// Excel (xlsx, xlsm, xlsb, xls) or OpenDocument (ods) spreadsheet.
     Sheet,
+    /// Apache Parquet: rows as objects.
+    Parquet,
 }
 
 impl InputFormat {
@@ -54,6 +56,7 @@ impl InputFormat {
                 "xml" => Self::Xml,
                 "txt" | "text" | "md" | "log" => Self::Txt,
                 "xlsx" | "xlsm" | "xlsb" | "xls" | "ods" => Self::Sheet,
+                "parquet" | "pq" => Self::Parquet,
                 _ => return None,
             },
         )
@@ -77,6 +80,7 @@ impl InputFormat {
             Self::Xml => "xml",
             Self::Txt => "txt",
             Self::Sheet => "spreadsheet",
+            Self::Parquet => "parquet",
         }
     }
 
@@ -87,7 +91,7 @@ impl InputFormat {
 
     /// Whether every file of this format holds a list (of rows or of lines).
     pub fn is_list(self) -> bool {
-        matches!(self, Self::Jsonl | Self::Csv | Self::Tsv)
+        matches!(self, Self::Jsonl | Self::Csv | Self::Tsv | Self::Parquet)
     }
 }
 
@@ -205,7 +209,7 @@ pub fn parse_with(
             let v = serde_json::from_str(&text).map_err(json_error)?;
             Ok((v, Vec::new()))
         }
-        InputFormat::Jsonl | InputFormat::Csv | InputFormat::Tsv => {
+        InputFormat::Jsonl | InputFormat::Csv | InputFormat::Tsv | InputFormat::Parquet => {
             let mut items = Vec::new();
             let warnings = for_each_item(reader, format, options, &mut |v| {
                 items.push(v);
@@ -284,6 +288,9 @@ pub fn read_items(
     let io = |e: std::io::Error| InputError::parse(e.to_string());
     let start = reader.stream_position().map_err(io)?;
     let mut reader = BufReader::with_capacity(256 * 1024, reader);
+    if format == InputFormat::Parquet {
+        return parquet_rows(&mut reader, item);
+    }
     if format != InputFormat::Sheet {
         let head = reader
             .fill_buf()
@@ -408,3 +415,30 @@ fn yaml_error(e: serde_yaml::Error) -> InputError {
 
 #[cfg(test)]
 mod tests;
+
+/// The rows of a Parquet file as objects (the file is read into memory: Parquet's footer is at
+/// its end, and the reader wants random access).
+fn parquet_rows(
+    reader: &mut dyn Read,
+    item: &mut dyn FnMut(Item<'_>) -> Result<(), InputError>,
+) -> Result<Vec<String>, InputError> {
+    let mut bytes = Vec::new();
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|e| InputError::parse(e.to_string()))?;
+    let mut failed = None;
+    offload_query::parquet::for_each_row(offload_query::parquet::Bytes::from(bytes), &mut |row| {
+        match item(Item::Value(Value::Object(row))) {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                failed = Some(e);
+                Ok(false)
+            }
+        }
+    })
+    .map_err(|e| InputError::parse(e.to_string()))?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(Vec::new()),
+    }
+}

@@ -8,7 +8,7 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde_json::{Value, json};
 
-use super::{discovery, params, store};
+use super::{discovery, params, query, store};
 use crate::files;
 
 pub const LIST_ALLOWED_DIRECTORIES: &str = "list_allowed_directories";
@@ -20,6 +20,7 @@ pub const CALL_TOOL_WITH_FILE_CONTENT: &str = "call_tool_with_file_content";
 pub const GET_FILE_SCHEMA: &str = "get_file_schema";
 pub const SUMMARIZE_FILE: &str = "summarize_file";
 pub const READ_FILE: &str = "read_file";
+pub const QUERY_FILE: &str = "query_file";
 
 /// Every tool of the server, in the order clients show them.
 pub fn tools() -> Vec<Tool> {
@@ -120,6 +121,22 @@ pub fn tools() -> Vec<Tool> {
             schema_for_type::<params::ReadFile>(),
             Some(with_error::<files::ReadAnswer>()),
             reads(/* contacts upstreams: */ false),
+        ),
+        tool(
+            QUERY_FILE,
+            "Query a data file",
+            "Ask a data file a question without reading it: SQL over CSV, TSV, JSON, JSONL, \
+             Parquet or a sheet, or jq over JSON/YAML; only the result comes back. Example: \
+             {\"path\": \"sales.csv\", \"sql\": \"SELECT region, SUM(amount) FROM data GROUP \
+             BY region\"}",
+            schema_for_type::<params::QueryFile>(),
+            Some(with_error::<query::QueryAnswer>()),
+            // Reads; storing a result creates a new file and never replaces one.
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false)
+                .open_world(false),
         ),
     ]
 }

@@ -218,6 +218,29 @@ pub fn schema_text(schema: &Schema) -> String {
             }
             t
         }
+        Detail::Parquet(p) => {
+            let mut t = format!(
+                "{head}: Parquet, {} rows in {} row groups, {} columns\n",
+                p.rows,
+                p.row_groups,
+                p.columns.len()
+            );
+            for c in &p.columns {
+                let nulls = match c.null_count {
+                    Some(n) if n > 0 => format!(", {n} null"),
+                    _ => String::new(),
+                };
+                let range = match (&c.min, &c.max) {
+                    (Some(lo), Some(hi)) => format!("; {lo} .. {hi}"),
+                    _ => String::new(),
+                };
+                t.push_str(&format!(
+                    "- {}: {} ({}){nulls}{range}\n",
+                    c.name, c.kind, c.arrow_type
+                ));
+            }
+            t
+        }
         Detail::Image(i) => format!(
             "{head}: {} image, {} x {} pixels\n",
             i.mime_type, i.width, i.height
@@ -310,7 +333,7 @@ pub fn read_text(r: &ReadAnswer) -> String {
         );
     }
     let unit = match r.kind.as_str() {
-        "sheet" => "rows",
+        "sheet" | "table" => "rows",
         "pdf" => "pages",
         _ => "lines",
     };
@@ -353,6 +376,11 @@ pub fn read_text(r: &ReadAnswer) -> String {
     if !tail.is_empty() {
         head.push_str(&format!(" [{}]", tail.join("; ")));
     }
+    let header = r
+        .columns
+        .as_ref()
+        .map(|c| format!("{}\n", serde_json::to_string(c).unwrap_or_default()))
+        .unwrap_or_default();
     let body = match (&r.content, &r.rows) {
         (Some(c), _) => c.clone(),
         (None, Some(rows)) => rows
@@ -362,5 +390,5 @@ pub fn read_text(r: &ReadAnswer) -> String {
             .join("\n"),
         _ => String::new(),
     };
-    format!("{head}\n{body}")
+    format!("{head}\n{header}{body}")
 }

@@ -17,6 +17,7 @@ pub mod text {
     };
 }
 mod params;
+mod query;
 mod resources;
 mod scopes;
 mod search;
@@ -348,6 +349,9 @@ impl ServerHandler for OffloadServer {
             }
             catalog::READ_FILE => {
                 file_tools::read_file(engine, parse(&request.name, args)?, &context).await
+            }
+            catalog::QUERY_FILE => {
+                query::query_file(engine, parse(&request.name, args)?, &context).await
             }
             _ if direct_tool.is_some() => {
                 let exposed = direct_tool.expect("matched above");

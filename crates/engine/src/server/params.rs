@@ -224,3 +224,34 @@ fn text_or_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::
         ))),
     }
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueryFile {
+    /// The file; it is the table `data` (a sheet: book.xlsx#Sheet1).
+    pub path: String,
+    /// One SELECT over data and tables.
+    #[serde(default)]
+    pub sql: Option<String>,
+    /// A jq program, for JSON/JSONL/YAML (instead of sql).
+    #[serde(default)]
+    pub jq: Option<String>,
+    /// More tables: {"name": "path"}.
+    #[serde(default)]
+    pub tables: Option<std::collections::BTreeMap<String, String>>,
+    /// Rows to return (default 100).
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// Store the whole result as a file, described so.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Store it in this directory.
+    #[serde(default)]
+    pub storage_path: Option<String>,
+    /// Store it under this name.
+    #[serde(default)]
+    pub filename: Option<String>,
+    /// Store it as csv (default), parquet, json, jsonl, tsv, md, ...
+    #[serde(default)]
+    pub file_format: Option<String>,
+}

@@ -20,6 +20,17 @@ pub fn needed(tool: &str, args: Option<&JsonObject>) -> Vec<Scope> {
         | catalog::SUMMARIZE_FILE
         | catalog::READ_FILE => vec![Scope::Read],
         catalog::CALL_TOOL_AND_STORE => vec![Scope::Call, Scope::Store],
+        // Storing its result writes into a root.
+        catalog::QUERY_FILE
+            if args.is_some_and(|a| {
+                ["description", "storage_path", "filename", "file_format"]
+                    .iter()
+                    .any(|k| a.get(*k).is_some_and(|v| !v.is_null()))
+            }) =>
+        {
+            vec![Scope::Read, Scope::Store]
+        }
+        catalog::QUERY_FILE => vec![Scope::Read],
         catalog::CALL_TOOL_WITH_FILE_CONTENT => vec![Scope::Read, Scope::Call],
         // `call_tool` and direct tools: reading a file into the arguments needs `read` too.
         _ if args.is_some_and(|a| a.values().any(names_a_file)) => {

@@ -264,23 +264,116 @@ impl Store {
             summary: Some(summary.clone()),
             recovered: false,
         };
-        {
-            let mut index = self.index.lock().unwrap_or_else(|p| p.into_inner());
-            if let Err(e) = index.append(record.clone()) {
-                // The file is stored and whole; only the listing misses it until a rebuild.
-                tracing::warn!(
-                    "stored {} but could not record it: {e}",
-                    final_path.display()
-                );
-            }
-        }
-        let _ = self.added.send(record.clone());
+        self.record(&record);
         Ok(Stored {
             record,
             summary,
             text,
         })
     }
+}
+
+impl Store {
+    /// Writes a file with `fill` (given the chosen format and the file) and records it like a
+    /// stored answer: the same names, directories, never-overwrite and final-path checks.
+    /// `fill` returns the summary of what it wrote. Used for results Offload computes itself
+    /// (`query_file`), which are written as they are produced.
+    pub fn store_written(
+        &self,
+        roots: &Roots,
+        req: WrittenRequest<'_>,
+        fill: impl FnOnce(Format, &mut (dyn std::io::Write + Send)) -> std::io::Result<Summary>,
+    ) -> Result<Stored, ToolError> {
+        let format = match (req.format, req.filename) {
+            (None, None) => req.default_format,
+            (None, Some(n))
+                if names::extension(n)
+                    .and_then(|e| Format::parse(&e))
+                    .is_none() =>
+            {
+                req.default_format
+            }
+            _ => choose_format(req.format, req.filename)?,
+        };
+        let dir = storage_dir(roots, req.storage_path)?;
+        let name = match req.filename {
+            Some(n) => {
+                names::validate(n)?;
+                if names::extension(n).is_some() {
+                    n.to_owned()
+                } else {
+                    format!("{n}.{}", format.extension())
+                }
+            }
+            None => {
+                names::default_name(req.server, req.tool, chrono::Utc::now(), format.extension())
+            }
+        };
+        let (path, bytes, summary) = write::write_new(&dir, &name, |w| fill(format, w))?;
+        let final_path = match std::fs::canonicalize(&path)
+            .ok()
+            .and_then(|p| roots.resolve(&p.display().to_string(), Access::Write).ok())
+        {
+            Some(r) => r.path,
+            None => {
+                let _ = std::fs::remove_file(&path);
+                return Err(PathError::Outside {
+                    input: path.display().to_string(),
+                }
+                .into());
+            }
+        };
+        let text = summary.text(&final_path.display().to_string(), bytes, format.name(), "");
+        let record = Record {
+            id: name.clone(),
+            time: chrono::Utc::now(),
+            server: req.server.to_owned(),
+            tool: req.tool.to_owned(),
+            arguments: elide(req.arguments),
+            description: req.description,
+            duration_ms: req.duration.as_millis() as u64,
+            bytes,
+            format: format.name().to_owned(),
+            mime_type: format.mime_type().to_owned(),
+            path: final_path.display().to_string(),
+            uri: file_uri(&final_path),
+            files: Vec::new(),
+            summary: Some(summary.clone()),
+            recovered: false,
+        };
+        self.record(&record);
+        Ok(Stored {
+            record,
+            summary,
+            text,
+        })
+    }
+
+    fn record(&self, record: &Record) {
+        {
+            let mut index = self.index.lock().unwrap_or_else(|p| p.into_inner());
+            if let Err(e) = index.append(record.clone()) {
+                // The file is stored and whole; only the listing misses it until a rebuild.
+                tracing::warn!("stored {} but could not record it: {e}", record.path);
+            }
+        }
+        let _ = self.added.send(record.clone());
+    }
+}
+
+/// What to record about a file Offload writes itself.
+pub struct WrittenRequest<'a> {
+    /// Shown as the record's server and tool (`offload`, `query_file`).
+    pub server: &'a str,
+    pub tool: &'a str,
+    pub arguments: &'a Value,
+    pub description: Option<String>,
+    pub storage_path: Option<&'a str>,
+    pub filename: Option<&'a str>,
+    pub format: Option<&'a str>,
+    /// The format when neither `format` nor the filename's extension names one.
+    pub default_format: Format,
+    pub duration: Duration,
 }
 
 fn unreachable_index() -> records::Index {

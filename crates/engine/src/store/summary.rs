@@ -62,6 +62,23 @@ pub struct Column {
 }
 
 impl Summary {
+    /// A table's summary: its rows and typed columns.
+    pub fn table(rows: usize, columns: Vec<Column>) -> Self {
+        Self {
+            rows: Some(rows),
+            columns: Some(columns),
+            ..Self::empty("table")
+        }
+    }
+
+    /// A list's summary (values that are not rows).
+    pub fn list(items: usize) -> Self {
+        Self {
+            items: Some(items),
+            ..Self::empty("array")
+        }
+    }
+
     fn empty(kind: &str) -> Self {
         Self {
             kind: kind.to_owned(),

@@ -156,7 +156,7 @@ fn existing_files_are_never_overwritten_and_formats_follow_the_name() {
         ErrorCode::InvalidArguments
     );
     let mut rq = req(&r, &args);
-    rq.format = Some("parquet");
+    rq.format = Some("feather");
     assert_eq!(
         f.store.store(&f.roots, rq).unwrap_err().code,
         ErrorCode::UnsupportedFormat

@@ -93,7 +93,7 @@ mod unnamed {
 pub fn write_new<R>(
     dir: &Path,
     name: &str,
-    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<R>,
+    fill: impl FnOnce(&mut (dyn Write + Send)) -> std::io::Result<R>,
 ) -> Result<(PathBuf, u64, R), ToolError> {
     let io_err = |e: std::io::Error| {
         ToolError::new(
