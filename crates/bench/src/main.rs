@@ -13,6 +13,7 @@ mod latency;
 mod load;
 mod offload;
 mod peer;
+mod query;
 mod stats;
 mod store;
 
@@ -79,6 +80,14 @@ enum Bench {
         #[arg(long)]
         dir: Option<std::path::PathBuf>,
     },
+    /// query_file's group-by over a ~100 MB CSV and its Parquet copy (time, Offload's peak RSS)
+    /// beside DuckDB (Python, from tests/interop/.venv) on the same files; and the bytes a model
+    /// receives for "total per region" with query_file beside paging the file with read_file.
+    Query {
+        /// Size of the CSV in MB.
+        #[arg(long, default_value_t = 100)]
+        megabytes: u64,
+    },
 }
 
 #[tokio::main]
@@ -91,5 +100,6 @@ async fn main() -> anyhow::Result<()> {
         Bench::FileContent { gigabytes } => file_content::run(gigabytes).await,
         Bench::Files { gigabytes, dir } => files::run(gigabytes, dir).await,
         Bench::Load { clients, calls } => load::run(clients, calls).await,
+        Bench::Query { megabytes } => query::run(megabytes).await,
     }
 }

@@ -1,0 +1,212 @@
+//! `query_file` beside DuckDB: a group-by over a generated CSV of ~100 MB and over its Parquet
+//! copy (written by DuckDB), each side run three times on a fresh process, the median time and
+//! the peak RSS reported; then the bytes a model receives to learn the total per region with
+//! `query_file` beside paging the CSV with `read_file`.
+
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use offload_testkit::{TestContext, call, structured};
+use serde_json::{Value, json};
+
+use crate::offload::{peak_rss_mb, secs, spawn};
+use crate::stats::median;
+
+const SQL: &str =
+    "SELECT region, SUM(amount) AS total, COUNT(*) AS n FROM data GROUP BY region ORDER BY region";
+const RUNS: usize = 3;
+
+/// A CSV of about `bytes` bytes: id, region, amount, day, and a quoted note (some with commas
+/// and line breaks).
+fn csv_file(path: &Path, bytes: u64) {
+    let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
+    out.write_all(b"id,region,amount,day,note\n").unwrap();
+    let regions = ["north", "south", "east", "west", "centre", "islands", "coast", "hills"];
+    let (mut written, mut i) = (0u64, 0u64);
+    while written < bytes {
+        let note = match i % 1000 {
+            0 => "\"two\nlines\"",
+            1..=9 => "\"with, comma\"",
+            _ => "plain",
+        };
+        let row = format!(
+            "{i},{},{}.{:02},2024-{:02}-{:02},{note}\n",
+            regions[(i * 7 % 8) as usize],
+            i * 37 % 10_000,
+            i % 100,
+            i % 12 + 1,
+            i % 28 + 1
+        );
+        out.write_all(row.as_bytes()).unwrap();
+        written += row.len() as u64;
+        i += 1;
+    }
+    out.flush().unwrap();
+}
+
+fn python() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/.venv/bin/python")
+}
+
+/// DuckDB (Python) on `source` (an expression such as `read_csv('x')`): median seconds over
+/// fresh processes, their peak RSS in MiB, and the rows it answered.
+fn duckdb(source: &str) -> anyhow::Result<(Duration, f64, Value)> {
+    let script = format!(
+        r#"
+import duckdb, json, resource, time
+con = duckdb.connect()
+con.execute("CREATE VIEW data AS SELECT * FROM {source}")
+t = time.perf_counter()
+rows = con.execute("""{SQL}""").fetchall()
+took = time.perf_counter() - t
+print(json.dumps({{"secs": took, "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "rows": [[r[0], float(r[1]), r[2]] for r in rows]}}))
+"#
+    );
+    let (mut times, mut peak, mut rows) = (Vec::new(), 0f64, Value::Null);
+    for _ in 0..RUNS {
+        let out = Command::new(python()).arg("-c").arg(&script).output()?;
+        anyhow::ensure!(out.status.success(), "duckdb: {}", String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout)?;
+        times.push(v["secs"].as_f64().unwrap_or(f64::NAN));
+        peak = peak.max(v["rss_kb"].as_f64().unwrap_or(0.0) / 1024.0);
+        rows = v["rows"].clone();
+    }
+    Ok((Duration::from_secs_f64(median(&mut times)), peak, rows))
+}
+
+/// Offload's `query_file` on `path`: median time over fresh `offload mcp` processes (each warmed
+/// with one listing), their peak RSS in MiB, and the rows.
+async fn offload(ctx: &TestContext, path: &str) -> anyhow::Result<(Duration, f64, Value)> {
+    let (mut times, mut peak, mut rows) = (Vec::new(), 0f64, Value::Null);
+    for _ in 0..RUNS {
+        let (client, pid) = spawn(ctx).await;
+        call(&client, "list_allowed_directories", json!({})).await;
+        let t = Instant::now();
+        let r = call(&client, "query_file", json!({"path": path, "sql": SQL})).await;
+        times.push(t.elapsed().as_secs_f64());
+        anyhow::ensure!(r.is_error != Some(true), "query_file: {:?}", r.content);
+        peak = peak.max(peak_rss_mb(pid));
+        rows = structured(&r)["rows"].clone();
+        client.cancel().await?;
+    }
+    Ok((Duration::from_secs_f64(median(&mut times)), peak, rows))
+}
+
+/// Whether two answers agree (sums to a cent).
+fn same(a: &Value, b: &Value) -> bool {
+    let (Some(a), Some(b)) = (a.as_array(), b.as_array()) else {
+        return false;
+    };
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x[0] == y[0]
+                && x[2] == y[2]
+                && (x[1].as_f64().unwrap_or(0.0) - y[1].as_f64().unwrap_or(1.0)).abs() < 0.01
+        })
+}
+
+pub async fn run(megabytes: u64) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        python().exists(),
+        "DuckDB comes from tests/interop/.venv: run scripts/setup-interop.sh"
+    );
+    let ctx = TestContext::new();
+    ctx.write_servers(json!({}));
+    let csv = ctx.root.join("sales.csv");
+    let parquet = ctx.root.join("sales.parquet");
+    csv_file(&csv, megabytes << 20);
+    let size = std::fs::metadata(&csv)?.len();
+    let status = Command::new(python())
+        .arg("-c")
+        .arg(format!(
+            "import duckdb; duckdb.sql(\"COPY (SELECT * FROM read_csv('{}')) TO '{}' (FORMAT parquet)\")",
+            csv.display(),
+            parquet.display()
+        ))
+        .status()?;
+    anyhow::ensure!(status.success(), "duckdb could not write the Parquet copy");
+    let parquet_size = std::fs::metadata(&parquet)?.len();
+
+    println!("query_file beside DuckDB {} (Python), same files, median of {RUNS} fresh processes", duckdb_version());
+    println!("  {SQL}");
+    println!(
+        "{:<28} {:>10} {:>10} {:>8} {:>14} {:>14} {:>7}",
+        "input", "offload", "duckdb", "ratio", "offload RSS", "duckdb RSS", "same"
+    );
+    for (label, path, source) in [
+        (
+            format!("CSV {:.0} MB", size as f64 / 1e6),
+            "sales.csv",
+            format!("read_csv('{}')", csv.display()),
+        ),
+        (
+            format!("Parquet {:.0} MB", parquet_size as f64 / 1e6),
+            "sales.parquet",
+            format!("read_parquet('{}')", parquet.display()),
+        ),
+    ] {
+        let (ours, our_rss, our_rows) = offload(&ctx, path).await?;
+        let (theirs, their_rss, their_rows) = duckdb(&source)?;
+        println!(
+            "{label:<28} {:>10} {:>10} {:>7.2}x {:>10.1} MiB {:>10.1} MiB {:>7}",
+            secs(ours),
+            secs(theirs),
+            ours.as_secs_f64() / theirs.as_secs_f64(),
+            our_rss,
+            their_rss,
+            if same(&our_rows, &their_rows) { "yes" } else { "NO" }
+        );
+    }
+
+    // What a model receives: the answer, or every page of the file.
+    let (client, _) = spawn(&ctx).await;
+    let r = call(&client, "query_file", json!({"path": "sales.csv", "sql": SQL})).await;
+    let answer = received(&r);
+    let (mut paged, mut pages, mut offset) = (0u64, 0u64, 0u64);
+    loop {
+        let r = call(
+            &client,
+            "read_file",
+            json!({"path": "sales.csv", "offset": offset, "length": 100_000}),
+        )
+        .await;
+        paged += received(&r);
+        pages += 1;
+        match structured(&r)["next_offset"].as_u64() {
+            Some(next) => offset = next,
+            None => break,
+        }
+    }
+    client.cancel().await?;
+    println!();
+    println!("bytes the model receives to learn the total per region (text + structured content)");
+    println!("  query_file: {answer} B in 1 call");
+    println!(
+        "  read_file paging the CSV: {paged} B in {pages} calls ({:.0}x more)",
+        paged as f64 / answer as f64
+    );
+    Ok(())
+}
+
+fn received(r: &rmcp::model::CallToolResult) -> u64 {
+    let text: usize = r
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.len()))
+        .sum();
+    let structured = r
+        .structured_content
+        .as_ref()
+        .map_or(0, |v| v.to_string().len());
+    (text + structured) as u64
+}
+
+fn duckdb_version() -> String {
+    Command::new(python())
+        .args(["-c", "import duckdb; print(duckdb.__version__)"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
+}
