@@ -5,8 +5,8 @@
 use offload_engine::clients::ClientView;
 use offload_engine::control::{
     Activity, CallView, ClientChange, ColumnView, ControlError, ExposedView, FileInfo,
-    ImportReport, Imported, NewSecret, Overview, Page, Place, PlainSecret, ResponseView, Responses,
-    RootView, SchemaView, SecretRef, ServerCounts, ServerSpec, ServerView, SessionTs, Snippet,
+    ImportReport, Imported, NewSecret, Overview, Page, Place, PlainSecret, QueryView, ResponseView,
+    Responses, RootView, SchemaView, SecretRef, ServerCounts, ServerSpec, ServerView, SessionTs, Snippet,
     Status, ToolView, ToolsView,
 };
 use offload_engine::events::{Event, EventKind};
@@ -48,6 +48,7 @@ pub fn declarations() -> String {
         ColumnView::decl(&cfg),
         SchemaView::decl(&cfg),
         Page::decl(&cfg),
+        QueryView::decl(&cfg),
         Summary::decl(&cfg),
         EventKind::decl(&cfg),
         Event::decl(&cfg),

@@ -8,6 +8,8 @@ Usage: app_e2e.py APP_BINARY OFFLOAD_BINARY FIXTURE_BINARY TAURI_DRIVER SCREENSH
 
 import asyncio
 import base64
+import collections
+import csv
 import http.client
 import json
 import os
@@ -102,6 +104,9 @@ class WebDriver:
 
     def type(self, css: str, text: str):
         self.s("POST", f"/element/{self.find(css)}/value", {"text": text})
+
+    def clear(self, css: str):
+        self.s("POST", f"/element/{self.find(css)}/clear", {})
 
     def text(self, css: str) -> str:
         return self.s("GET", f"/element/{self.find(css)}/text")
@@ -497,6 +502,33 @@ def main():
         wd.click("[data-testid=tab-call]")
         wd.wait_text("[data-testid=call-arguments]", '"n": 40')
         print("stored response listed with its schema, content and call")
+
+        # The Query tab: an error in place (Ctrl+Enter), a group-by whose figures match the
+        # stored file counted here, the result saved as a response.
+        wd.click("[data-testid=tab-query]")
+        wd.clear("[data-testid=query-sql]")
+        wd.type("[data-testid=query-sql]", "SELECT nme FROM data")
+        wd.type("[data-testid=query-sql]", "\ue009\ue007\ue000")
+        wd.wait_text("[data-testid=query-error]", "did you mean `name`?")
+        assert_inside(wd, "[data-testid=query-error]", "the query error")
+        wd.clear("[data-testid=query-sql]")
+        wd.type("[data-testid=query-sql]", "SELECT active, COUNT(*) AS n FROM data GROUP BY active ORDER BY active")
+        wd.click("[data-testid=query-run]")
+        wd.find("[data-testid=query-table]")
+        with open(work["stored"], newline="") as f:
+            counted = collections.Counter(r["active"] for r in csv.DictReader(f))
+        shown = wd.wait_text("[data-testid=query-table]", "active")
+        for value, n in counted.items():
+            assert f"{value} {n}" in " ".join(shown.split()), (shown, counted)
+        wd.wait_text("[data-testid=query-count]", f"{len(counted)} of {len(counted)} rows")
+        wd.gone("[data-testid=query-error]")
+        assert_inside(wd, "[data-testid=query-table]", "the query result")
+        wd.screenshot("query.png")
+        wd.click("[data-testid=query-save]")
+        saved = wd.wait_text("[data-testid=query-saved]", "Saved as").split("Saved as ", 1)[1].strip()
+        assert Path(saved).read_text().splitlines()[0] == "active,n", saved
+        assert len(Path(saved).read_text().splitlines()) == len(counted) + 1
+        print(f"query tab: {dict(counted)} as counted from the file; saved as {saved}")
 
         wd.click("[data-testid=nav-log]")
         wd.wait_content("[data-testid=log-row]", "store")

@@ -56,6 +56,8 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         responses::file_summary,
         responses::file_schema,
         responses::file_content,
+        responses::file_query,
+        responses::save_query,
         responses::reveal,
         log::call_log,
         clients::clients,

@@ -2,7 +2,7 @@
 
 use offload_engine::ErrorCode;
 use offload_engine::control::{
-    self, CallView, ControlError, FileInfo, Page, Responses, SchemaView,
+    self, CallView, ControlError, FileInfo, Page, QueryView, Responses, SchemaView,
 };
 use offload_engine::files::Summary;
 use tauri::State;
@@ -57,6 +57,27 @@ pub async fn file_content(
     length: u64,
 ) -> Result<Page, ControlError> {
     blocking(state, move |e| control::content(e, &path, offset, length)).await
+}
+
+/// The Query tab: `sql` over the file (the table `data`), its first `limit` rows.
+#[tauri::command]
+pub async fn file_query(
+    state: State<'_, AppState>,
+    path: String,
+    sql: String,
+    limit: usize,
+) -> Result<QueryView, ControlError> {
+    blocking(state, move |e| control::query(e, &path, &sql, limit)).await
+}
+
+/// *Save as response*: the whole result stored in the default directory; its path.
+#[tauri::command]
+pub async fn save_query(
+    state: State<'_, AppState>,
+    path: String,
+    sql: String,
+) -> Result<String, ControlError> {
+    blocking(state, move |e| control::save_query(e, &path, &sql, None)).await
 }
 
 /// Shows the file in the system's file manager.

@@ -15,6 +15,7 @@ import type {
   NewSecret,
   Overview,
   Page,
+  QueryView,
   Responses,
   RootView,
   SchemaView,
@@ -101,6 +102,9 @@ export const backend = {
   fileSchema: (path: string) => invoke<SchemaView>("file_schema", { path }),
   fileContent: (path: string, offset: number, length: number) =>
     invoke<Page>("file_content", { path, offset, length }),
+  fileQuery: (path: string, sql: string, limit: number) =>
+    invoke<QueryView>("file_query", { path, sql, limit }),
+  saveQuery: (path: string, sql: string) => invoke<string>("save_query", { path, sql }),
 
   callLog: (limit: number) => invoke<Event[]>("call_log", { limit }),
 

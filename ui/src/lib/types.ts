@@ -225,6 +225,16 @@ columns: Array<string> | null, rows: Array<Array<string>> | null,
  */
 image: string | null, offset: number, count: number, total: number | null, nextOffset: number | null, truncated: boolean, note: string | null, };
 
+export type QueryView = { 
+/**
+ * The result's columns and their types.
+ */
+columns: Array<[string, string]>, rows: Array<Array<string>>, 
+/**
+ * Rows in the whole result.
+ */
+rowCount: number, truncated: boolean, millis: number, };
+
 export type Summary = { path: string, size: number, 
 /**
  * Lines in the file (0 for binary files).

@@ -75,6 +75,54 @@ describe("Responses", () => {
     expect(await screen.findByTestId("call-arguments")).toHaveTextContent("[redacted]");
   });
 
+  it("queries a table file: runs with Ctrl+Enter, shows errors in place, saves the result", async () => {
+    const asked: any[] = [];
+    mockIPC((cmd, args: any) => {
+      if (cmd === "responses") return { items: [f.response()], truncated: false };
+      if (cmd === "file_summary") return f.summary();
+      if (cmd === "file_query") {
+        asked.push(args);
+        if (args.sql.includes("regin")) throw { code: "query_error", message: "unknown column `regin` — did you mean `region`? at line 1, column 8" };
+        return { columns: [["region", "string"], ["total", "number"]], rows: [["north", "12.5"], ["south", "3"]], rowCount: 2, truncated: false, millis: 4 };
+      }
+      if (cmd === "save_query") return "/data/offload-query_file-1.csv";
+    });
+    render(Responses);
+    await userEvent.click(await screen.findByTestId("response-row"));
+    await userEvent.click(await screen.findByTestId("tab-query"));
+    const box = screen.getByTestId("query-sql");
+    expect(box).toHaveValue("SELECT * FROM data LIMIT 100");
+    expect(screen.getByTestId("query-save")).toBeDisabled();
+
+    await userEvent.clear(box);
+    await userEvent.type(box, "SELECT regin FROM data");
+    await userEvent.keyboard("{Control>}{Enter}{/Control}");
+    expect(await screen.findByTestId("query-error")).toHaveTextContent("did you mean `region`?");
+    expect(asked[0]).toMatchObject({ path: f.response().path, sql: "SELECT regin FROM data" });
+
+    await userEvent.clear(box);
+    await userEvent.type(box, "SELECT region, SUM(amount) AS total FROM data GROUP BY region");
+    await userEvent.click(screen.getByTestId("query-run"));
+    const table = await screen.findByTestId("query-table");
+    expect(within(table).getByText("north")).toBeInTheDocument();
+    expect(screen.queryByTestId("query-error")).toBeNull();
+    expect(screen.getByTestId("query-count")).toHaveTextContent("2 of 2 rows");
+
+    await userEvent.click(screen.getByTestId("query-save"));
+    expect(await screen.findByTestId("query-saved")).toHaveTextContent("offload-query_file-1.csv");
+  });
+
+  it("offers no Query tab for files that are not tables", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "responses") return { items: [f.response({ path: "/data/notes.md", name: "notes.md", format: "md" })], truncated: false };
+      if (cmd === "file_summary") return f.summary();
+    });
+    render(Responses);
+    await userEvent.click(await screen.findByTestId("response-row"));
+    await screen.findByTestId("tab-content");
+    expect(screen.queryByTestId("tab-query")).toBeNull();
+  });
+
   it("shows a preview's error in place and images as images", async () => {
     mockIPC((cmd) => {
       if (cmd === "responses") return { items: [f.response(), f.response({ path: "/data/p.png", name: "p.png", format: "png" })], truncated: false };

@@ -25,7 +25,10 @@ pub use log::call_log;
 #[cfg(feature = "ts")]
 pub use overview::SessionTs;
 pub use overview::{Activity, Overview, ServerCounts, Status, overview, status};
-pub use preview::{ColumnView, FileInfo, Page, SchemaView, content, file_info, schema, summary};
+pub use preview::{
+    ColumnView, FileInfo, Page, QueryView, SchemaView, content, file_info, query, save_query,
+    schema, summary,
+};
 pub use responses::{CallView, ResponseView, Responses, delete_response, response_call, responses};
 pub use roots::{RootView, add_root, remove_root, roots, set_default_root, set_root_writable};
 pub use secrets::{NewSecret, Place, PlainSecret, SecretRef, secret_name};

@@ -280,7 +280,7 @@ pub fn content(
     Ok(Page {
         kind: answer.kind,
         text: answer.content,
-        columns: None,
+        columns: answer.columns,
         rows,
         image,
         offset: answer.offset.unwrap_or(offset),
@@ -400,4 +400,91 @@ mod tests {
         let text = schema_view(&json!({"format": "text", "encoding": "utf-8"}));
         assert!(text.columns.is_empty());
     }
+}
+
+/// The Query tab's answer: the first rows of the result, as text cells.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct QueryView {
+    /// The result's columns and their types.
+    pub columns: Vec<(String, String)>,
+    pub rows: Vec<Vec<String>>,
+    /// Rows in the whole result.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub row_count: u64,
+    pub truncated: bool,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub millis: u64,
+}
+
+/// The user's file as the only table a query may read.
+fn user_file(path: &str) -> Result<(std::fs::File, PathBuf), ToolError> {
+    open(path).map_err(|e| ToolError::new(e.code, e.message))
+}
+
+fn tool_error(e: ToolError) -> ControlError {
+    ControlError::new(e.code, e.message)
+}
+
+/// Runs `sql` over `path` (the table `data`) and answers with its first `limit` rows.
+pub fn query(engine: &Engine, path: &str, sql: &str, limit: usize) -> Result<QueryView, ControlError> {
+    let started = std::time::Instant::now();
+    let sources = crate::query::sources(&user_file, path, []).map_err(tool_error)?;
+    let limits = crate::query::limits(engine, limit.min(10_000), 8 << 20);
+    let answer = engine.queries.answer(
+        sources,
+        sql,
+        &limits,
+        &tokio_util::sync::CancellationToken::new(),
+        &mut |_| {},
+    );
+    crate::query::done_spilling(limits.spill_dir.as_deref());
+    let answer = answer.map_err(|e| tool_error(crate::query::query_error(e)))?;
+    Ok(QueryView {
+        columns: answer.columns.into_iter().map(|c| (c.name, c.kind)).collect(),
+        rows: answer
+            .rows
+            .into_iter()
+            .map(|r| r.iter().map(cell).collect())
+            .collect(),
+        row_count: answer.row_count,
+        truncated: answer.truncated,
+        millis: started.elapsed().as_millis() as u64,
+    })
+}
+
+/// Stores the whole result of `sql` over `path` as a CSV response in the default directory
+/// (listed with the others); answers with the stored file's path.
+pub fn save_query(
+    engine: &Engine,
+    path: &str,
+    sql: &str,
+    description: Option<String>,
+) -> Result<String, ControlError> {
+    let started = std::time::Instant::now();
+    let sources = crate::query::sources(&user_file, path, []).map_err(tool_error)?;
+    let limits = crate::query::limits(engine, 0, 0);
+    let arguments = serde_json::json!({"path": path, "sql": sql});
+    let stored = crate::query::store_sql(
+        engine,
+        sources,
+        sql,
+        &limits,
+        &tokio_util::sync::CancellationToken::new(),
+        &mut |_| {},
+        crate::store::WrittenRequest {
+            server: "offload",
+            tool: "query_file",
+            arguments: &arguments,
+            description: description.or_else(|| Some(format!("query of {path}"))),
+            storage_path: None,
+            filename: None,
+            format: None,
+            default_format: crate::formats::Format::Csv,
+            duration: started.elapsed(),
+        },
+    );
+    crate::query::done_spilling(limits.spill_dir.as_deref());
+    Ok(stored.map_err(tool_error)?.record.path)
 }

@@ -2,11 +2,10 @@
 //! or storing the whole result as a file. Every path goes through the roots guard and is opened
 //! here; the query reads those open files and nothing else (`offload_query`).
 
-use std::fs::File;
 use std::sync::Arc;
 use std::time::Instant;
 
-use offload_query::{Data, Format as TableFormat, JqInput, Limits, OutFormat, QueryError, Source};
+use offload_query::JqInput;
 use rmcp::RoleServer;
 use rmcp::model::{CallToolResult, ProgressNotificationParam};
 use rmcp::service::RequestContext;
@@ -17,9 +16,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::store::stored_answer;
 use super::{answer, catalog, params};
-use crate::files::{Kind, Probe};
+use crate::files::Kind;
 use crate::formats::{self, Format, Payload};
-use crate::inputs::{self, InputFormat, ReadOptions};
+use crate::query;
 use crate::store::{Column, Summary, WrittenRequest};
 use crate::{Engine, ErrorCode, ToolError};
 
@@ -48,8 +47,6 @@ pub struct QueryColumn {
     pub kind: String,
 }
 
-/// Memory one query may hold before its operators spill (or it fails).
-const QUERY_MEMORY: usize = 256 << 20;
 /// The largest JSON or YAML document jq reads whole.
 const JQ_DOCUMENT: u64 = 512 << 20;
 
@@ -107,6 +104,10 @@ fn run(
         || p.filename.is_some()
         || p.file_format.is_some();
     let arguments = serde_json::to_value(QueryArguments::of(&p)).unwrap_or(Value::Null);
+    let guarded = |path: &str| {
+        let (file, resolved) = engine.roots().open_read(path)?;
+        Ok((file, resolved.path))
+    };
 
     match (&p.sql, &p.jq) {
         (Some(_), Some(_)) => Err(invalid("give sql or jq, not both")),
@@ -117,7 +118,7 @@ fn run(
             if p.tables.is_some() {
                 return Err(invalid("tables go with sql; jq reads the one file in path"));
             }
-            let (file, probe_kind, label) = open(engine, &p.path)?;
+            let (file, probe_kind, label) = query::probe(&guarded, &p.path)?;
             let input = match probe_kind {
                 Kind::Json => JqInput::Json(file),
                 Kind::Jsonl => JqInput::Jsonl(file),
@@ -137,7 +138,7 @@ fn run(
                 (limit, budget)
             };
             let out = offload_query::run_jq(program, input, limit, budget, JQ_DOCUMENT, cancel)
-                .map_err(query_error)?;
+                .map_err(query::query_error)?;
             if storing {
                 if out.truncated {
                     return Err(ToolError::new(
@@ -147,20 +148,15 @@ fn run(
                 }
                 let count = out.results.len();
                 let payload = Payload::Json(Value::Array(out.results));
-                return store(
-                    engine,
-                    &p,
-                    &arguments,
-                    Format::Json,
-                    started,
-                    move |format, w| {
-                        let rendered = formats::render(&payload, format, w)?;
-                        Ok(match rendered.table {
-                            Some(t) => Summary::table(t.rows, columns_of(&t.columns)),
-                            None => Summary::list(count),
-                        })
-                    },
-                );
+                let req = written_request(&p, &arguments, Format::Json, started);
+                let stored = engine.store.store_written(&engine.roots(), req, |format, w| {
+                    let rendered = formats::render(&payload, format, w)?;
+                    Ok(match rendered.table {
+                        Some(t) => Summary::table(t.rows, columns_of(&t.columns)),
+                        None => Summary::list(count),
+                    })
+                })?;
+                return Ok(stored_answer(&stored, None));
             }
             let text = jq_text(&out.results, out.count, out.truncated);
             let answer = QueryAnswer {
@@ -173,56 +169,24 @@ fn run(
             Ok(answer::structured(&answer, text))
         }
         (Some(sql), None) => {
-            let sources = sources(engine, &p)?;
-            let spill = spill_dir(engine);
-            let qlimits = Limits {
-                rows: limit,
-                budget,
-                memory: QUERY_MEMORY,
-                spill_dir: spill.clone(),
-            };
+            let sources = query::sources(&guarded, &p.path, p.tables.iter().flatten())?;
+            let qlimits = query::limits(engine, limit, budget);
             let result = if storing {
-                let mut failure: Option<QueryError> = None;
-                let stored = store(engine, &p, &arguments, Format::Csv, started, |format, w| {
-                    let written = write_result(
-                        engine,
-                        sources,
-                        sql,
-                        &qlimits,
-                        cancel,
-                        &mut progress,
-                        format,
-                        w,
-                    );
-                    match written {
-                        Ok(written) => Ok(Summary::table(
-                            written.row_count as usize,
-                            written
-                                .columns
-                                .into_iter()
-                                .map(|c| Column {
-                                    name: c.name,
-                                    kind: c.kind,
-                                })
-                                .collect(),
-                        )),
-                        Err(e) => {
-                            let message = e.to_string();
-                            failure = Some(e);
-                            Err(std::io::Error::other(message))
-                        }
-                    }
-                });
-                match failure {
-                    // The query failed, not the disk: its own code and message.
-                    Some(e) => Err(query_error(e)),
-                    None => stored,
-                }
+                query::store_sql(
+                    engine,
+                    sources,
+                    sql,
+                    &qlimits,
+                    cancel,
+                    &mut progress,
+                    written_request(&p, &arguments, Format::Csv, started),
+                )
+                .map(|stored| stored_answer(&stored, None))
             } else {
                 engine
                     .queries
                     .answer(sources, sql, &qlimits, cancel, &mut progress)
-                    .map_err(query_error)
+                    .map_err(query::query_error)
                     .map(|a| {
                         let text = table_text(&a);
                         let answer = QueryAnswer {
@@ -243,68 +207,12 @@ fn run(
                         answer::structured(&answer, text)
                     })
             };
-            if let Some(dir) = spill {
-                // Empty once the query is over; left when another query still uses it.
-                let _ = std::fs::remove_dir(dir);
-            }
+            query::done_spilling(qlimits.spill_dir.as_deref());
             result
         }
     }
 }
 
-/// The whole result of `sql` written as `format`: straight from the batches for the formats
-/// Arrow writes, through a JSON text and Offload's renderers for the others.
-#[allow(clippy::too_many_arguments)]
-fn write_result(
-    engine: &Engine,
-    sources: Vec<Source>,
-    sql: &str,
-    limits: &Limits,
-    cancel: &CancellationToken,
-    progress: &mut (dyn FnMut(u64) + Send),
-    format: Format,
-    w: &mut (dyn std::io::Write + Send),
-) -> Result<offload_query::Written, QueryError> {
-    let direct = match format {
-        Format::Csv => Some(OutFormat::Csv),
-        Format::Tsv => Some(OutFormat::Tsv),
-        Format::Json => Some(OutFormat::Json),
-        Format::Jsonl => Some(OutFormat::Jsonl),
-        Format::Parquet => Some(OutFormat::Parquet),
-        _ => None,
-    };
-    let queries = &engine.queries;
-    match direct {
-        Some(out) => queries.write(sources, sql, limits, cancel, progress, out, w),
-        None => {
-            let mut json = Vec::new();
-            let written = queries.write(
-                sources,
-                sql,
-                limits,
-                cancel,
-                progress,
-                OutFormat::Json,
-                &mut json,
-            )?;
-            let text =
-                String::from_utf8(json).map_err(|e| QueryError::Io(std::io::Error::other(e)))?;
-            formats::render(&Payload::from_text(text), format, w)?;
-            Ok(written)
-        }
-    }
-}
-
-fn query_error(e: QueryError) -> ToolError {
-    let code = match &e {
-        QueryError::Cancelled => ErrorCode::Cancelled,
-        QueryError::Source(_) => ErrorCode::ParseError,
-        QueryError::Io(_) => ErrorCode::WriteFailed,
-        QueryError::Memory(_) => ErrorCode::QueryError,
-        QueryError::Query(_) => ErrorCode::QueryError,
-    };
-    ToolError::new(code, e.to_string())
-}
 
 /// The arguments as recorded with a stored result.
 #[derive(Serialize)]
@@ -329,30 +237,23 @@ impl<'a> QueryArguments<'a> {
     }
 }
 
-fn store(
-    engine: &Arc<Engine>,
-    p: &params::QueryFile,
-    arguments: &Value,
+fn written_request<'a>(
+    p: &'a params::QueryFile,
+    arguments: &'a Value,
     default_format: Format,
     started: Instant,
-    fill: impl FnOnce(Format, &mut (dyn std::io::Write + Send)) -> std::io::Result<Summary>,
-) -> Result<CallToolResult, ToolError> {
-    let stored = engine.store.store_written(
-        &engine.roots(),
-        WrittenRequest {
-            server: "offload",
-            tool: catalog::QUERY_FILE,
-            arguments,
-            description: p.description.clone(),
-            storage_path: p.storage_path.as_deref(),
-            filename: p.filename.as_deref(),
-            format: p.file_format.as_deref(),
-            default_format,
-            duration: started.elapsed(),
-        },
-        fill,
-    )?;
-    Ok(stored_answer(&stored, None))
+) -> WrittenRequest<'a> {
+    WrittenRequest {
+        server: "offload",
+        tool: catalog::QUERY_FILE,
+        arguments,
+        description: p.description.clone(),
+        storage_path: p.storage_path.as_deref(),
+        filename: p.filename.as_deref(),
+        format: p.file_format.as_deref(),
+        default_format,
+        duration: started.elapsed(),
+    }
 }
 
 fn columns_of(columns: &[(String, &'static str)]) -> Vec<Column> {
@@ -363,103 +264,6 @@ fn columns_of(columns: &[(String, &'static str)]) -> Vec<Column> {
             kind: (*kind).to_owned(),
         })
         .collect()
-}
-
-/// Opens `path` through the guard; what it is; the path for messages.
-fn open(engine: &Arc<Engine>, path: &str) -> Result<(File, Kind, String), ToolError> {
-    let (file, resolved) = engine.roots().open_read(path)?;
-    let probe = Probe::new(file, &resolved.path)?;
-    let label = resolved.path.display().to_string();
-    Ok((probe.file, probe.kind, label))
-}
-
-/// `path` as `data` and each of `tables`, opened and typed.
-fn sources(engine: &Arc<Engine>, p: &params::QueryFile) -> Result<Vec<Source>, ToolError> {
-    let mut out = vec![source(engine, "data", &p.path)?];
-    for (name, path) in p.tables.iter().flatten() {
-        let valid = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid || name == "data" {
-            return Err(ToolError::new(
-                ErrorCode::InvalidArguments,
-                format!(
-                    "table name {name:?}: use letters, digits and _ (not starting with a digit), and not `data` (that is path)"
-                ),
-            ));
-        }
-        out.push(source(engine, name, path)?);
-    }
-    Ok(out)
-}
-
-fn source(engine: &Arc<Engine>, name: &str, path: &str) -> Result<Source, ToolError> {
-    // "book.xlsx#Sheet1": a sheet of a workbook.
-    let (file_path, sheet) = match path.rsplit_once('#') {
-        Some((file, sheet))
-            if matches!(
-                InputFormat::of_path(std::path::Path::new(file)),
-                InputFormat::Sheet
-            ) =>
-        {
-            (file, Some(sheet.to_owned()))
-        }
-        _ => (path, None),
-    };
-    let (file, kind, label) = open(engine, file_path)?;
-    let format = match kind {
-        Kind::Delimited { tab } => {
-            let delimiter = crate::files::delimiter_of(&file, tab)?;
-            TableFormat::Delimited { delimiter }
-        }
-        Kind::Json => TableFormat::Json,
-        Kind::Jsonl => TableFormat::Jsonl,
-        Kind::Parquet => TableFormat::Parquet,
-        Kind::Sheet => {
-            let mut file = file;
-            let (rows, _) = inputs::parse_with(
-                &mut file,
-                InputFormat::Sheet,
-                &ReadOptions {
-                    sheet,
-                    ..ReadOptions::default()
-                },
-            )
-            .map_err(|e| e.into_tool_error(&label, InputFormat::Sheet))?;
-            let rows = match rows {
-                Value::Array(rows) => rows,
-                other => vec![other],
-            };
-            return Ok(Source {
-                name: name.to_owned(),
-                label,
-                data: Data::Rows(rows),
-            });
-        }
-        _ => {
-            return Err(ToolError::new(
-                ErrorCode::UnsupportedFormat,
-                format!(
-                    "{label} is not a table: sql reads CSV, TSV, JSON (a list of objects), JSON lines, Parquet and sheets (use jq for other JSON or YAML)"
-                ),
-            ));
-        }
-    };
-    Ok(Source {
-        name: name.to_owned(),
-        label,
-        data: Data::File { file, format },
-    })
-}
-
-/// Where a query spills: a directory inside the default root, made for the query.
-fn spill_dir(engine: &Arc<Engine>) -> Option<std::path::PathBuf> {
-    let roots = engine.roots();
-    let dir = roots.default_dir()?.join(".offload-spill");
-    std::fs::create_dir_all(&dir).ok()?;
-    Some(dir)
 }
 
 /// A compact text table: header, then one line per row, cells cut at 200 characters.

@@ -1,0 +1,234 @@
+//! What `query_file` and the app's Query tab share: the sources of a query (the file as
+//! `data`, more tables by name; sheets read into rows; CSV delimiters sniffed), where a query
+//! spills, and a whole result written in any store format. Who opens the files is the
+//! caller's choice: the model's tool through the roots guard, the app for a file the user chose.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use offload_query::{Data, Format as TableFormat, Limits, OutFormat, QueryError, Source};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::files::{Kind, Probe};
+use crate::formats::{self, Format, Payload};
+use crate::inputs::{self, InputFormat, ReadOptions};
+use crate::{Engine, ErrorCode, ToolError};
+
+/// Opens a path the caller may read: the file and its resolved path.
+pub type Opener<'a> = dyn Fn(&str) -> Result<(File, PathBuf), ToolError> + 'a;
+
+/// Opens `path` with `open`; what it is; the path for messages.
+pub fn probe(open: &Opener<'_>, path: &str) -> Result<(File, Kind, String), ToolError> {
+    let (file, resolved) = open(path)?;
+    let probe = Probe::new(file, &resolved)?;
+    let label = resolved.display().to_string();
+    Ok((probe.file, probe.kind, label))
+}
+
+/// `path` as `data` and each of `tables`, opened and typed.
+pub fn sources<'t>(
+    open: &Opener<'_>,
+    path: &str,
+    tables: impl IntoIterator<Item = (&'t String, &'t String)>,
+) -> Result<Vec<Source>, ToolError> {
+    let mut out = vec![source(open, "data", path)?];
+    for (name, path) in tables {
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid || name == "data" {
+            return Err(ToolError::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "table name {name:?}: use letters, digits and _ (not starting with a digit), and not `data` (that is path)"
+                ),
+            ));
+        }
+        out.push(source(open, name, path)?);
+    }
+    Ok(out)
+}
+
+fn source(open: &Opener<'_>, name: &str, path: &str) -> Result<Source, ToolError> {
+    // "book.xlsx#Sheet1": a sheet of a workbook.
+    let (file_path, sheet) = match path.rsplit_once('#') {
+        Some((file, sheet))
+            if matches!(
+                InputFormat::of_path(std::path::Path::new(file)),
+                InputFormat::Sheet
+            ) =>
+        {
+            (file, Some(sheet.to_owned()))
+        }
+        _ => (path, None),
+    };
+    let (file, kind, label) = probe(open, file_path)?;
+    let format = match kind {
+        Kind::Delimited { tab } => {
+            let delimiter = crate::files::delimiter_of(&file, tab)?;
+            TableFormat::Delimited { delimiter }
+        }
+        Kind::Json => TableFormat::Json,
+        Kind::Jsonl => TableFormat::Jsonl,
+        Kind::Parquet => TableFormat::Parquet,
+        Kind::Sheet => {
+            let mut file = file;
+            let (rows, _) = inputs::parse_with(
+                &mut file,
+                InputFormat::Sheet,
+                &ReadOptions {
+                    sheet,
+                    ..ReadOptions::default()
+                },
+            )
+            .map_err(|e| e.into_tool_error(&label, InputFormat::Sheet))?;
+            let rows = match rows {
+                Value::Array(rows) => rows,
+                other => vec![other],
+            };
+            return Ok(Source {
+                name: name.to_owned(),
+                label,
+                data: Data::Rows(rows),
+            });
+        }
+        _ => {
+            return Err(ToolError::new(
+                ErrorCode::UnsupportedFormat,
+                format!(
+                    "{label} is not a table: sql reads CSV, TSV, JSON (a list of objects), JSON lines, Parquet and sheets (use jq for other JSON or YAML)"
+                ),
+            ));
+        }
+    };
+    Ok(Source {
+        name: name.to_owned(),
+        label,
+        data: Data::File { file, format },
+    })
+}
+
+/// Where a query spills: a directory inside the default root, made for the query.
+pub fn spill_dir(engine: &Engine) -> Option<PathBuf> {
+    let roots = engine.roots();
+    let dir = roots.default_dir()?.join(".offload-spill");
+    std::fs::create_dir_all(&dir).ok()?;
+    Some(dir)
+}
+
+/// The whole result of `sql` written as `format`: straight from the batches for the formats
+/// Arrow writes, through a JSON text and Offload's renderers for the others.
+#[allow(clippy::too_many_arguments)]
+pub fn write_result(
+    engine: &Engine,
+    sources: Vec<Source>,
+    sql: &str,
+    limits: &Limits,
+    cancel: &CancellationToken,
+    progress: &mut (dyn FnMut(u64) + Send),
+    format: Format,
+    w: &mut (dyn std::io::Write + Send),
+) -> Result<offload_query::Written, QueryError> {
+    let direct = match format {
+        Format::Csv => Some(OutFormat::Csv),
+        Format::Tsv => Some(OutFormat::Tsv),
+        Format::Json => Some(OutFormat::Json),
+        Format::Jsonl => Some(OutFormat::Jsonl),
+        Format::Parquet => Some(OutFormat::Parquet),
+        _ => None,
+    };
+    let queries = &engine.queries;
+    match direct {
+        Some(out) => queries.write(sources, sql, limits, cancel, progress, out, w),
+        None => {
+            let mut json = Vec::new();
+            let written = queries.write(
+                sources,
+                sql,
+                limits,
+                cancel,
+                progress,
+                OutFormat::Json,
+                &mut json,
+            )?;
+            let text =
+                String::from_utf8(json).map_err(|e| QueryError::Io(std::io::Error::other(e)))?;
+            formats::render(&Payload::from_text(text), format, w)?;
+            Ok(written)
+        }
+    }
+}
+
+
+/// Removes the spill directory when the query left it empty (another query may still use it).
+pub fn done_spilling(dir: Option<&Path>) {
+    if let Some(dir) = dir {
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
+/// A query error as a tool error (`query_error`, or what else went wrong).
+pub fn query_error(e: QueryError) -> ToolError {
+    let code = match &e {
+        QueryError::Cancelled => ErrorCode::Cancelled,
+        QueryError::Source(_) => ErrorCode::ParseError,
+        QueryError::Io(_) => ErrorCode::WriteFailed,
+        QueryError::Memory(_) | QueryError::Query(_) => ErrorCode::QueryError,
+    };
+    ToolError::new(code, e.to_string())
+}
+
+/// The default for a limits struct of a query.
+pub fn limits(engine: &Engine, rows: usize, budget: usize) -> Limits {
+    Limits {
+        rows,
+        budget,
+        memory: QUERY_MEMORY,
+        spill_dir: spill_dir(engine),
+    }
+}
+
+/// Memory one query may hold before its operators spill (or it fails).
+pub const QUERY_MEMORY: usize = 256 << 20;
+
+/// Stores the whole result of `sql` as a response (`req` says where and as what), written as
+/// it is produced. A failed query answers with its own error, not the store's.
+#[allow(clippy::too_many_arguments)]
+pub fn store_sql(
+    engine: &Engine,
+    sources: Vec<Source>,
+    sql: &str,
+    limits: &Limits,
+    cancel: &CancellationToken,
+    progress: &mut (dyn FnMut(u64) + Send),
+    req: crate::store::WrittenRequest<'_>,
+) -> Result<crate::store::Stored, ToolError> {
+    let mut failure = None;
+    let stored = engine.store.store_written(&engine.roots(), req, |format, w| {
+        match write_result(engine, sources, sql, limits, cancel, progress, format, w) {
+            Ok(written) => Ok(crate::store::Summary::table(
+                written.row_count as usize,
+                written
+                    .columns
+                    .into_iter()
+                    .map(|c| crate::store::Column {
+                        name: c.name,
+                        kind: c.kind,
+                    })
+                    .collect(),
+            )),
+            Err(e) => {
+                let message = e.to_string();
+                failure = Some(e);
+                Err(std::io::Error::other(message))
+            }
+        }
+    });
+    match failure {
+        Some(e) => Err(query_error(e)),
+        None => stored,
+    }
+}
