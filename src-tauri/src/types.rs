@@ -6,8 +6,8 @@ use offload_engine::clients::ClientView;
 use offload_engine::control::{
     Activity, CallView, ClientChange, ColumnView, ControlError, ExposedView, FileInfo,
     ImportReport, Imported, NewSecret, Overview, Page, Place, PlainSecret, QueryView, ResponseView,
-    Responses, RootView, SchemaView, SecretRef, ServerCounts, ServerSpec, ServerView, SessionTs, Snippet,
-    Status, ToolView, ToolsView,
+    Responses, RootView, SchemaView, SecretRef, ServerCounts, ServerSpec, ServerView, SessionTs,
+    Snippet, Status, ToolView, ToolsView,
 };
 use offload_engine::events::{Event, EventKind};
 use offload_engine::files::Summary;

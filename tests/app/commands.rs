@@ -235,21 +235,40 @@ fn response_preview_log_and_client_commands_answer_the_window() {
     );
     assert_eq!(q["columns"], json!([["name", "string"], ["x", "integer"]]));
     assert_eq!(q["rows"], json!([["Grace", "20"]]));
-    assert_eq!((q["rowCount"].as_u64(), q["truncated"].as_bool()), (Some(2), Some(true)));
+    assert_eq!(
+        (q["rowCount"].as_u64(), q["truncated"].as_bool()),
+        (Some(2), Some(true))
+    );
     let e = h
-        .invoke("file_query", json!({"path": path, "sql": "SELECT nme FROM data", "limit": 5}))
+        .invoke(
+            "file_query",
+            json!({"path": path, "sql": "SELECT nme FROM data", "limit": 5}),
+        )
         .unwrap_err();
     assert_eq!(e["code"], "query_error");
-    assert!(e["message"].as_str().unwrap().contains("did you mean `name`?"), "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `name`?"),
+        "{e}"
+    );
     let saved = h.ok(
         "save_query",
         json!({"path": path, "sql": "SELECT name FROM data ORDER BY name"}),
     );
     let saved = saved.as_str().unwrap().to_owned();
-    assert_eq!(std::fs::read_to_string(&saved).unwrap(), "name\nAda\nGrace\n");
+    assert_eq!(
+        std::fs::read_to_string(&saved).unwrap(),
+        "name\nAda\nGrace\n"
+    );
     let list = h.ok("responses", json!({}));
     assert!(
-        list["items"].as_array().unwrap().iter().any(|r| r["path"] == saved.as_str() && r["tool"] == "query_file"),
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["path"] == saved.as_str() && r["tool"] == "query_file"),
         "{list}"
     );
     h.ok("delete_response", json!({"path": saved}));

@@ -23,7 +23,9 @@ const RUNS: usize = 3;
 fn csv_file(path: &Path, bytes: u64) {
     let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
     out.write_all(b"id,region,amount,day,note\n").unwrap();
-    let regions = ["north", "south", "east", "west", "centre", "islands", "coast", "hills"];
+    let regions = [
+        "north", "south", "east", "west", "centre", "islands", "coast", "hills",
+    ];
     let (mut written, mut i) = (0u64, 0u64);
     while written < bytes {
         let note = match i % 1000 {
@@ -47,7 +49,8 @@ fn csv_file(path: &Path, bytes: u64) {
 }
 
 fn python() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/.venv/bin/python")
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/interop/.venv/bin/python")
 }
 
 /// DuckDB (Python) on `source` (an expression such as `read_csv('x')`): median seconds over
@@ -67,7 +70,11 @@ print(json.dumps({{"secs": took, "rss_kb": resource.getrusage(resource.RUSAGE_SE
     let (mut times, mut peak, mut rows) = (Vec::new(), 0f64, Value::Null);
     for _ in 0..RUNS {
         let out = Command::new(python()).arg("-c").arg(&script).output()?;
-        anyhow::ensure!(out.status.success(), "duckdb: {}", String::from_utf8_lossy(&out.stderr));
+        anyhow::ensure!(
+            out.status.success(),
+            "duckdb: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let v: Value = serde_json::from_slice(&out.stdout)?;
         times.push(v["secs"].as_f64().unwrap_or(f64::NAN));
         peak = peak.max(v["rss_kb"].as_f64().unwrap_or(0.0) / 1024.0);
@@ -129,7 +136,10 @@ pub async fn run(megabytes: u64) -> anyhow::Result<()> {
     anyhow::ensure!(status.success(), "duckdb could not write the Parquet copy");
     let parquet_size = std::fs::metadata(&parquet)?.len();
 
-    println!("query_file beside DuckDB {} (Python), same files, median of {RUNS} fresh processes", duckdb_version());
+    println!(
+        "query_file beside DuckDB {} (Python), same files, median of {RUNS} fresh processes",
+        duckdb_version()
+    );
     println!("  {SQL}");
     println!(
         "{:<28} {:>10} {:>10} {:>8} {:>14} {:>14} {:>7}",
@@ -156,13 +166,22 @@ pub async fn run(megabytes: u64) -> anyhow::Result<()> {
             ours.as_secs_f64() / theirs.as_secs_f64(),
             our_rss,
             their_rss,
-            if same(&our_rows, &their_rows) { "yes" } else { "NO" }
+            if same(&our_rows, &their_rows) {
+                "yes"
+            } else {
+                "NO"
+            }
         );
     }
 
     // What a model receives: the answer, or every page of the file.
     let (client, _) = spawn(&ctx).await;
-    let r = call(&client, "query_file", json!({"path": "sales.csv", "sql": SQL})).await;
+    let r = call(
+        &client,
+        "query_file",
+        json!({"path": "sales.csv", "sql": SQL}),
+    )
+    .await;
     let answer = received(&r);
     let (mut paged, mut pages, mut offset) = (0u64, 0u64, 0u64);
     loop {

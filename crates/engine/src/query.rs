@@ -162,7 +162,6 @@ pub fn write_result(
     }
 }
 
-
 /// Removes the spill directory when the query left it empty (another query may still use it).
 pub fn done_spilling(dir: Option<&Path>) {
     if let Some(dir) = dir {
@@ -177,22 +176,21 @@ pub fn query_error(e: QueryError) -> ToolError {
         QueryError::Source(_) => ErrorCode::ParseError,
         QueryError::Io(_) => ErrorCode::WriteFailed,
         QueryError::Memory(_) | QueryError::Query(_) => ErrorCode::QueryError,
+        QueryError::Internal(_) => ErrorCode::Internal,
     };
     ToolError::new(code, e.to_string())
 }
 
-/// The default for a limits struct of a query.
+/// The bounds of a query answering `rows` rows within `budget` bytes: the configured memory
+/// (`limits.queryMemoryBytes`), spilling into the default directory.
 pub fn limits(engine: &Engine, rows: usize, budget: usize) -> Limits {
     Limits {
         rows,
         budget,
-        memory: QUERY_MEMORY,
+        memory: engine.limits().query_memory_bytes.max(1 << 20) as usize,
         spill_dir: spill_dir(engine),
     }
 }
-
-/// Memory one query may hold before its operators spill (or it fails).
-pub const QUERY_MEMORY: usize = 256 << 20;
 
 /// Stores the whole result of `sql` as a response (`req` says where and as what), written as
 /// it is produced. A failed query answers with its own error, not the store's.
@@ -207,26 +205,28 @@ pub fn store_sql(
     req: crate::store::WrittenRequest<'_>,
 ) -> Result<crate::store::Stored, ToolError> {
     let mut failure = None;
-    let stored = engine.store.store_written(&engine.roots(), req, |format, w| {
-        match write_result(engine, sources, sql, limits, cancel, progress, format, w) {
-            Ok(written) => Ok(crate::store::Summary::table(
-                written.row_count as usize,
-                written
-                    .columns
-                    .into_iter()
-                    .map(|c| crate::store::Column {
-                        name: c.name,
-                        kind: c.kind,
-                    })
-                    .collect(),
-            )),
-            Err(e) => {
-                let message = e.to_string();
-                failure = Some(e);
-                Err(std::io::Error::other(message))
+    let stored = engine
+        .store
+        .store_written(&engine.roots(), req, |format, w| {
+            match write_result(engine, sources, sql, limits, cancel, progress, format, w) {
+                Ok(written) => Ok(crate::store::Summary::table(
+                    written.row_count as usize,
+                    written
+                        .columns
+                        .into_iter()
+                        .map(|c| crate::store::Column {
+                            name: c.name,
+                            kind: c.kind,
+                        })
+                        .collect(),
+                )),
+                Err(e) => {
+                    let message = e.to_string();
+                    failure = Some(e);
+                    Err(std::io::Error::other(message))
+                }
             }
-        }
-    });
+        });
     match failure {
         Some(e) => Err(query_error(e)),
         None => stored,

@@ -16,6 +16,11 @@ pub enum QueryError {
     Memory(String),
     #[error("the query was cancelled")]
     Cancelled,
+    /// DataFusion failed inside (a bug of its own, not of the query).
+    #[error(
+        "the query engine failed on this query ({0}); rewriting it (fewer self-joins, another form) may help"
+    )]
+    Internal(String),
     /// Writing the result failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -54,8 +59,7 @@ impl QueryError {
                 other => QueryError::Query(format!("{other}{at}")),
             },
             DataFusionError::ResourcesExhausted(m) => QueryError::Memory(format!(
-                "the query needs more memory than the {} it may use ({m}); filter or aggregate earlier, or raise limits.queryMemoryMiB",
-                "limit"
+                "the query needs more memory than it may use ({m}); filter or aggregate earlier, or raise limits.queryMemoryBytes"
             )),
             DataFusionError::SQL(e, _) => QueryError::Query(format!("SQL syntax: {e}")),
             DataFusionError::ArrowError(e, _) => QueryError::Source(format!("{e}")),

@@ -17,6 +17,7 @@ pub mod parquet;
 mod render;
 mod rows;
 mod sql;
+mod yielding;
 
 use std::fs::File;
 use std::path::PathBuf;

@@ -22,6 +22,8 @@ use tokio_util::sync::CancellationToken;
 use crate::error::QueryError;
 use crate::opened::{OnlyOpened, OpenedFiles};
 use crate::render::{self, OutFormat, RowsBuilder};
+use crate::yielding::CancelBetweenBatches;
+use datafusion::execution::session_state::SessionStateBuilder;
 
 use crate::{Answer, Column, Data, Format, Limits, Source, rows_batch};
 
@@ -81,14 +83,33 @@ impl Querier {
     ) -> Result<Answer, QueryError> {
         let tables = tables(sources)?;
         self.runtime().block_on(async {
-            let ctx = context(&tables, limits, INFER_ROWS).await?;
             let make = |schema: SchemaRef| RowsBuilder::new(&schema, limits.rows, limits.budget);
-            match execute(&ctx, sql, cancel, progress, make).await {
-                Err(QueryError::Source(m)) if is_csv_type_error(&m) && has_delimited(&tables) => {
-                    let ctx = context(&tables, limits, usize::MAX).await?;
-                    execute(&ctx, sql, cancel, progress, make).await
+            let mut plan = Plan {
+                infer_rows: INFER_ROWS,
+                partitions: cores(),
+            };
+            loop {
+                let ctx = context(&tables, limits, plan, cancel).await?;
+                match guarded(execute(&ctx, sql, cancel, progress, make)).await {
+                    // A later CSV value does not fit the types of the first rows: type over
+                    // the whole file.
+                    Err(QueryError::Source(m))
+                        if is_csv_type_error(&m)
+                            && has_delimited(&tables)
+                            && plan.infer_rows != usize::MAX =>
+                    {
+                        plan.infer_rows = usize::MAX;
+                    }
+                    // DataFusion failed inside (a panic in a parallel plan): once more on one
+                    // partition, the plan with the fewest moving parts.
+                    Err(QueryError::Internal(m)) if plan.partitions > 1 => {
+                        tracing::warn!(
+                            "query failed inside DataFusion ({m}); running it on one partition"
+                        );
+                        plan.partitions = 1;
+                    }
+                    other => return other,
                 }
-                other => other,
             }
         })
     }
@@ -108,10 +129,14 @@ impl Querier {
     ) -> Result<Written, QueryError> {
         let tables = tables(sources)?;
         self.runtime().block_on(async {
-            let ctx = context(&tables, limits, usize::MAX).await?;
-            execute(&ctx, sql, cancel, progress, move |schema| {
+            let plan = Plan {
+                infer_rows: usize::MAX,
+                partitions: cores(),
+            };
+            let ctx = context(&tables, limits, plan, cancel).await?;
+            guarded(execute(&ctx, sql, cancel, progress, move |schema| {
                 render::BatchWriter::new(format, schema, out)
-            })
+            }))
             .await
         })
     }
@@ -132,6 +157,25 @@ pub(crate) trait Sink {
     type Out;
     fn push(&mut self, batch: &RecordBatch) -> Result<(), QueryError>;
     fn finish(self) -> Result<Self::Out, QueryError>;
+}
+
+/// How a session plans: rows used to type CSV columns, partitions run in parallel.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    infer_rows: usize,
+    partitions: usize,
+}
+
+/// `work`, with a panic inside DataFusion (its parallel operators re-raise their tasks'
+/// panics) turned into an error instead of taking the caller down.
+async fn guarded<T>(
+    work: impl std::future::Future<Output = Result<T, QueryError>>,
+) -> Result<T, QueryError> {
+    use futures::FutureExt;
+    match std::panic::AssertUnwindSafe(work).catch_unwind().await {
+        Ok(result) => result,
+        Err(panic) => Err(QueryError::Internal(panic_message(panic))),
+    }
 }
 
 fn cores() -> usize {
@@ -171,8 +215,10 @@ fn is_csv_type_error(message: &str) -> bool {
 async fn context(
     tables: &[Table],
     limits: &Limits,
-    infer_rows: usize,
+    plan: Plan,
+    cancel: &CancellationToken,
 ) -> Result<SessionContext, QueryError> {
+    let infer_rows = plan.infer_rows;
     let mut files = OpenedFiles::default();
     let mut urls = Vec::new();
     let mut batches = Vec::new();
@@ -193,7 +239,7 @@ async fn context(
     }
 
     let mut config = SessionConfig::new()
-        .with_target_partitions(cores())
+        .with_target_partitions(plan.partitions)
         .with_information_schema(false);
     let options = config.options_mut();
     // Column names are matched as written (`Region` is not `region`), as the schema shows them.
@@ -211,7 +257,13 @@ async fn context(
         .with_disk_manager_builder(DiskManagerBuilder::default().with_mode(disk))
         .build_arc()
         .map_err(|e| QueryError::Query(e.to_string()))?;
-    let ctx = SessionContext::new_with_config_rt(config, runtime);
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_runtime_env(runtime)
+        .with_default_features()
+        .with_physical_optimizer_rule(Arc::new(CancelBetweenBatches(cancel.clone())))
+        .build();
+    let ctx = SessionContext::new_with_state(state);
 
     for (name, batch) in batches {
         ctx.register_batch(TableReference::bare(name), batch)
@@ -320,20 +372,72 @@ async fn execute<S: Sink>(
     let plan = df.create_physical_plan().await.map_err(fail)?;
     let mut sink = make(plan.schema())?;
     let mut stream = execute_stream(plan.clone(), ctx.task_ctx()).map_err(fail)?;
+    // The batches are pulled on a task of their own: an operator can compute for minutes
+    // inside one poll (a nested-loop join whose filter matches nothing), and the caller must
+    // hear of a cancellation at once. The task is aborted when this function returns.
+    let (tx, mut rx) = tokio::sync::mpsc::channel(2);
+    let pull = Abort(tokio::spawn(async move {
+        while let Some(batch) = stream.next().await {
+            if tx.send(batch).await.is_err() {
+                break;
+            }
+        }
+    }));
     let mut ticker = tokio::time::interval(Duration::from_millis(500));
     ticker.tick().await;
+    // Progress only when it moved (MCP wants each report above the last).
+    let mut reported = 0;
     loop {
         tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(QueryError::Cancelled),
-            _ = ticker.tick() => progress(scanned(plan.as_ref())),
-            next = stream.next() => match next {
+            _ = ticker.tick() => {
+                let rows = scanned(plan.as_ref());
+                if rows > reported {
+                    reported = rows;
+                    progress(rows);
+                }
+            }
+            next = rx.recv() => match next {
                 Some(Ok(batch)) => sink.push(&batch)?,
+                Some(Err(_)) if cancel.is_cancelled() => return Err(QueryError::Cancelled),
                 Some(Err(e)) => return Err(fail(e)),
-                None => return sink.finish(),
+                // The stream ended, or its task panicked (then the result is not whole).
+                None => return match pull.finish().await {
+                    Some(panic) => Err(QueryError::Internal(panic)),
+                    None => sink.finish(),
+                },
             }
         }
     }
+}
+
+/// A task aborted when dropped.
+struct Abort(tokio::task::JoinHandle<()>);
+
+impl Abort {
+    /// Waits for the task; its panic message, if it panicked.
+    async fn finish(mut self) -> Option<String> {
+        match (&mut self.0).await {
+            Ok(()) => None,
+            Err(e) if e.is_panic() => Some(panic_message(e.into_panic())),
+            Err(e) => Some(e.to_string()),
+        }
+    }
+}
+
+impl Drop for Abort {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_owned())
 }
 
 /// Rows the plan's scans have produced so far.

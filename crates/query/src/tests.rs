@@ -404,3 +404,52 @@ fn jq_over_json_jsonl_and_yaml() {
     .unwrap_err();
     assert!(e.to_string().contains("line 2"), "{e}");
 }
+
+#[test]
+fn a_three_way_self_join_plans_and_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("n,group\n");
+    for i in 0..300 {
+        text.push_str(&format!("{i},g{}\n", i % 7));
+    }
+    let a = ask(
+        vec![csv(&dir, "n.csv", &text)],
+        "SELECT COUNT(*) AS c FROM data a, data b, data c WHERE a.n + b.n + c.n = 3",
+        &dir,
+    )
+    .unwrap();
+    assert_eq!(a.rows, vec![vec![json!(10)]]);
+    eprintln!("ok");
+}
+
+#[test]
+fn a_long_join_reports_progress_and_cancels() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("n,group\n");
+    for i in 0..3000 {
+        text.push_str(&format!("{i},g{}\n", i % 7));
+    }
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        stop.cancel();
+    });
+    let mut seen = Vec::new();
+    let started = std::time::Instant::now();
+    let r = Querier::new().answer(
+        vec![csv(&dir, "n.csv", &text)],
+        "SELECT COUNT(*) FROM data a, data b, data c WHERE a.n + b.n + c.n = -1",
+        &limits(&dir),
+        &cancel,
+        &mut |n| seen.push(n),
+    );
+    assert!(matches!(r, Err(QueryError::Cancelled)), "{r:?}");
+    // Cancelled at 3 s: the caller hears of it at once, whatever the operators are doing.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+}

@@ -12,7 +12,7 @@ use crate::with_fixture;
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
 
-async fn http_client(url: &str, token: &str) -> offload_testkit::Client {
+pub(crate) async fn http_client(url: &str, token: &str) -> offload_testkit::Client {
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(url).auth_header(token),
     );

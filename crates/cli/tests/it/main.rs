@@ -16,6 +16,7 @@ mod http;
 mod interop;
 mod liveness;
 mod published;
+mod query;
 mod secrets;
 mod shim;
 mod special_files;

@@ -258,6 +258,8 @@ pub struct Limits {
     pub inline_bytes: u64,
     /// The largest single answer accepted from an upstream (default 256 MiB).
     pub max_upstream_answer_bytes: u64,
+    /// Memory one `query_file` query may hold before it spills to disk (default 256 MiB).
+    pub query_memory_bytes: u64,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -269,6 +271,7 @@ impl Default for Limits {
             max_upstream_message_bytes: 8 * 1024 * 1024,
             inline_bytes: 100 * 1024,
             max_upstream_answer_bytes: 256 * 1024 * 1024,
+            query_memory_bytes: 256 * 1024 * 1024,
             extra: Map::new(),
         }
     }

@@ -428,7 +428,12 @@ fn tool_error(e: ToolError) -> ControlError {
 }
 
 /// Runs `sql` over `path` (the table `data`) and answers with its first `limit` rows.
-pub fn query(engine: &Engine, path: &str, sql: &str, limit: usize) -> Result<QueryView, ControlError> {
+pub fn query(
+    engine: &Engine,
+    path: &str,
+    sql: &str,
+    limit: usize,
+) -> Result<QueryView, ControlError> {
     let started = std::time::Instant::now();
     let sources = crate::query::sources(&user_file, path, []).map_err(tool_error)?;
     let limits = crate::query::limits(engine, limit.min(10_000), 8 << 20);
@@ -442,7 +447,11 @@ pub fn query(engine: &Engine, path: &str, sql: &str, limit: usize) -> Result<Que
     crate::query::done_spilling(limits.spill_dir.as_deref());
     let answer = answer.map_err(|e| tool_error(crate::query::query_error(e)))?;
     Ok(QueryView {
-        columns: answer.columns.into_iter().map(|c| (c.name, c.kind)).collect(),
+        columns: answer
+            .columns
+            .into_iter()
+            .map(|c| (c.name, c.kind))
+            .collect(),
         rows: answer
             .rows
             .into_iter()

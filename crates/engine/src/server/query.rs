@@ -60,7 +60,16 @@ pub async fn query_file(
     let cancel = ctx.ct.clone();
     let engine2 = engine.clone();
     let job = tokio::task::spawn_blocking(move || run(&engine2, p, &cancel, progress, started));
-    match job.await {
+    let result = job.await;
+    if let Ok(Err(e)) = &result
+        && e.code == ErrorCode::Cancelled
+    {
+        tracing::info!(
+            "query_file cancelled: the query stopped after {} ms",
+            started.elapsed().as_millis()
+        );
+    }
+    match result {
         Ok(Ok(result)) => result,
         Ok(Err(e)) => answer::error(&e),
         Err(e) => answer::error(&ToolError::new(
@@ -149,13 +158,15 @@ fn run(
                 let count = out.results.len();
                 let payload = Payload::Json(Value::Array(out.results));
                 let req = written_request(&p, &arguments, Format::Json, started);
-                let stored = engine.store.store_written(&engine.roots(), req, |format, w| {
-                    let rendered = formats::render(&payload, format, w)?;
-                    Ok(match rendered.table {
-                        Some(t) => Summary::table(t.rows, columns_of(&t.columns)),
-                        None => Summary::list(count),
-                    })
-                })?;
+                let stored = engine
+                    .store
+                    .store_written(&engine.roots(), req, |format, w| {
+                        let rendered = formats::render(&payload, format, w)?;
+                        Ok(match rendered.table {
+                            Some(t) => Summary::table(t.rows, columns_of(&t.columns)),
+                            None => Summary::list(count),
+                        })
+                    })?;
                 return Ok(stored_answer(&stored, None));
             }
             let text = jq_text(&out.results, out.count, out.truncated);
@@ -212,7 +223,6 @@ fn run(
         }
     }
 }
-
 
 /// The arguments as recorded with a stored result.
 #[derive(Serialize)]

@@ -1,0 +1,232 @@
+//! `query_file` through a real `offload mcp` session: progress while a long query runs, a
+//! cancellation that stops it (and the session goes on at once), a query that needs more memory
+//! than its pool spills instead of failing, and the scopes over HTTP.
+
+use std::time::{Duration, Instant};
+
+use offload_testkit::wire::Wire;
+use offload_testkit::{TestContext, call, error_code, structured};
+use serde_json::json;
+
+fn rooted() -> TestContext {
+    let ctx = TestContext::new();
+    ctx.write_servers(json!({}));
+    ctx
+}
+
+fn numbers(ctx: &TestContext, name: &str, rows: u64) -> String {
+    let mut text = String::from("n,group\n");
+    for i in 0..rows {
+        text.push_str(&format!("{i},g{}\n", i % 7));
+    }
+    let path = ctx.root.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// A query of billions of rows reports progress, stops when the client cancels (the log says
+/// so) and the next query on the same session answers at once.
+#[tokio::test]
+async fn a_long_query_reports_progress_and_stops_when_cancelled() {
+    let ctx = rooted();
+    let path = numbers(&ctx, "n.csv", 3000);
+    let mut wire = Wire::start(&ctx).await;
+    // 3000³ rows: hours of work.
+    let sql = "SELECT COUNT(*) FROM data a, data b, data c WHERE a.n + b.n + c.n = -1";
+    wire.call(
+        1,
+        "query_file",
+        json!({"path": path, "sql": sql}),
+        Some("q"),
+    )
+    .await;
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(60), wire.next())
+            .await
+            .expect("progress within a minute");
+        assert_ne!(message["id"], 1, "answered before any progress: {message}");
+        if message["method"] == "notifications/progress" {
+            assert!(
+                message["params"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.ends_with("rows scanned")),
+                "{message}"
+            );
+            break;
+        }
+    }
+    let cancelled_at = Instant::now();
+    wire.cancel(1).await;
+    wire.call(
+        2,
+        "query_file",
+        json!({"path": path, "sql": "SELECT \"group\", COUNT(*) AS n FROM data GROUP BY \"group\" ORDER BY \"group\""}),
+        None,
+    )
+    .await;
+    let (answer, _) = wire.answer(2, "none").await;
+    let took = cancelled_at.elapsed();
+    let rows = &answer["result"]["structuredContent"]["rows"];
+    assert_eq!(rows[0], json!(["g0", 429]), "{answer}");
+    assert!(
+        took < Duration::from_secs(20),
+        "the next query waited {took:?}"
+    );
+    let stopped = async {
+        loop {
+            if ctx
+                .log()
+                .contains("query_file cancelled: the query stopped")
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), stopped)
+        .await
+        .expect("the cancelled query is logged as stopped");
+}
+
+/// A sort bigger than the query's memory pool spills into the default directory and answers;
+/// the spill directory is gone afterwards.
+#[tokio::test]
+async fn a_query_bigger_than_its_memory_spills_and_answers() {
+    let ctx = rooted();
+    // ~30 MB of wide rows sorted by a text column: more than a small pool holds.
+    let mut text = String::from("id,pad\n");
+    let pad = "x".repeat(200);
+    for i in 0..150_000u64 {
+        text.push_str(&format!("{i},{pad}{}\n", (i * 7919) % 150_000));
+    }
+    std::fs::write(ctx.root.join("wide.csv"), text).unwrap();
+    ctx.write_config(
+        json!({"roots": [ctx.root], "mcpServers": {}, "limits": {"queryMemoryBytes": 8 << 20}}),
+    );
+    let client = ctx.client().await;
+    let r = call(
+        &client,
+        "query_file",
+        json!({"path": "wide.csv", "sql": "SELECT id FROM data ORDER BY pad DESC", "limit": 3}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let s = structured(&r);
+    assert_eq!(s["row_count"], 150_000, "{s}");
+    assert_eq!(s["rows"].as_array().unwrap().len(), 3);
+    assert!(
+        !ctx.root.join(".offload-spill").exists(),
+        "the spill directory is removed"
+    );
+    client.cancel().await.unwrap();
+}
+
+/// Bad input gets a clear error: not a table, both sql and jq, a bad table name, an empty file,
+/// a binary file, a malformed JSON.
+#[tokio::test]
+async fn bad_queries_and_bad_files_get_clear_errors() {
+    let ctx = rooted();
+    std::fs::write(ctx.root.join("notes.txt"), "just text\n").unwrap();
+    std::fs::write(ctx.root.join("empty.csv"), "").unwrap();
+    std::fs::write(ctx.root.join("blob.parquet"), [0u8, 159, 146, 150, 1, 2]).unwrap();
+    std::fs::write(ctx.root.join("bad.json"), "[{\"a\": 1}, {\"a\": ").unwrap();
+    std::fs::write(ctx.root.join("ok.csv"), "a\n1\n").unwrap();
+    let client = ctx.client().await;
+    for (args, code, says) in [
+        (
+            json!({"path": "notes.txt", "sql": "SELECT * FROM data"}),
+            "unsupported_format",
+            "not a table",
+        ),
+        (
+            json!({"path": "ok.csv", "sql": "SELECT 1", "jq": "."}),
+            "invalid_arguments",
+            "not both",
+        ),
+        (json!({"path": "ok.csv"}), "invalid_arguments", "give sql"),
+        (
+            json!({"path": "ok.csv", "sql": "SELECT * FROM data", "tables": {"1x": "ok.csv"}}),
+            "invalid_arguments",
+            "table name",
+        ),
+        (
+            json!({"path": "ok.csv", "sql": "SELECT * FROM data", "tables": {"data": "ok.csv"}}),
+            "invalid_arguments",
+            "table name",
+        ),
+        (
+            json!({"path": "empty.csv", "sql": "SELECT * FROM data"}),
+            "",
+            "",
+        ),
+        (
+            json!({"path": "blob.parquet", "sql": "SELECT * FROM data"}),
+            "unsupported_format",
+            "not a table",
+        ),
+        (
+            json!({"path": "bad.json", "sql": "SELECT * FROM data"}),
+            "parse_error",
+            "bad.json",
+        ),
+        (
+            json!({"path": "bad.json", "jq": "."}),
+            "parse_error",
+            "not JSON",
+        ),
+        (
+            json!({"path": "ok.csv", "sql": "SELEC a FROM data"}),
+            "query_error",
+            "SQL syntax",
+        ),
+        (
+            json!({"path": "ok.csv", "jq": "."}),
+            "unsupported_format",
+            "jq reads JSON",
+        ),
+    ] {
+        let r = call(&client, "query_file", args.clone()).await;
+        if code.is_empty() {
+            // An empty CSV is an empty table or a clear error, never a hang or a crash.
+            assert!(
+                r.is_error != Some(true) || !error_code(&r).is_empty(),
+                "{args}: {r:?}"
+            );
+            continue;
+        }
+        assert_eq!(r.is_error, Some(true), "{args}: {r:?}");
+        assert_eq!(error_code(&r), code, "{args}: {r:?}");
+        let message = structured(&r)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(message.contains(says), "{args}: {message}");
+    }
+    client.cancel().await.unwrap();
+}
+
+/// Over HTTP a read token may query; storing the result needs `store`.
+#[tokio::test]
+async fn scopes_read_to_query_and_store_to_keep_the_result() {
+    let ctx = rooted();
+    std::fs::write(ctx.root.join("ok.csv"), "a\n1\n2\n").unwrap();
+    let read = ctx.token("reader", "read");
+    let (_host, url) = ctx.http_host("127.0.0.1:0", &[]).await;
+    let client = crate::http::http_client(&url, &read).await;
+    let r = call(
+        &client,
+        "query_file",
+        json!({"path": "ok.csv", "sql": "SELECT SUM(a) AS s FROM data"}),
+    )
+    .await;
+    assert_eq!(structured(&r)["rows"], json!([[3]]), "{r:?}");
+    let r = call(
+        &client,
+        "query_file",
+        json!({"path": "ok.csv", "sql": "SELECT * FROM data", "filename": "copy.csv"}),
+    )
+    .await;
+    assert_eq!(error_code(&r), "forbidden", "{r:?}");
+    assert!(!ctx.root.join("copy.csv").exists());
+    client.cancel().await.unwrap();
+}
