@@ -246,6 +246,12 @@ async fn context(
     options.sql_parser.enable_ident_normalization = false;
     options.sql_parser.collect_spans = true;
     options.catalog.has_header = true;
+    // A sort keeps this much back for merging what it spilled; at most an eighth of the pool,
+    // so a small pool still spills and merges instead of failing.
+    options.execution.sort_spill_reservation_bytes = options
+        .execution
+        .sort_spill_reservation_bytes
+        .min(limits.memory / 8);
 
     let disk = match &limits.spill_dir {
         Some(dir) => DiskManagerMode::Directories(vec![dir.clone()]),

@@ -101,7 +101,7 @@ async fn a_query_bigger_than_its_memory_spills_and_answers() {
     }
     std::fs::write(ctx.root.join("wide.csv"), text).unwrap();
     ctx.write_config(
-        json!({"roots": [ctx.root], "mcpServers": {}, "limits": {"queryMemoryBytes": 8 << 20}}),
+        json!({"roots": [ctx.root], "mcpServers": {}, "limits": {"queryMemoryBytes": 16 << 20}}),
     );
     let client = ctx.client().await;
     let r = call(
