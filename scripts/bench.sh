@@ -36,8 +36,8 @@ ui() {
   OFFLOAD_E2E_PROFILE=release OFFLOAD_E2E_LOG_SECONDS=40 scripts/e2e.sh | grep -E "^figure|passed" >&2
   cat "${CARGO_TARGET_DIR:-target}/release/e2e-figures.json"
 }
-if [ "$#" -eq 0 ] || [ "${1:-}" = gateway ]; then
-  # The gateway bench lists five published servers.
+if [ "$#" -eq 0 ] || [ "${1:-}" = gateway ] || [ "${1:-}" = query ]; then
+  # The gateway bench lists five published servers; the query bench compares with DuckDB.
   scripts/setup-interop.sh >&2
 fi
 if [ "$#" -eq 0 ]; then
@@ -50,6 +50,8 @@ if [ "$#" -eq 0 ]; then
   "$bench" file-content
   echo
   "$bench" files
+  echo
+  "$bench" query
   echo
   load
   echo
