@@ -145,6 +145,22 @@ async def main(offload: str) -> None:
         exp = db.execute("SELECT * FROM pdata WHERE id >= 4998 ORDER BY id").fetchall()
         check(s["kind"] == "table" and s["total"] == 5000 and rows_equal(s["rows"], exp), "read_file pages a parquet file")
 
+        # Parquet into a tool's arguments (call_tool_with_file_content, $file as data), and an
+        # upstream answer stored as Parquet read back by pyarrow.
+        first = db.execute("SELECT * FROM pdata ORDER BY id LIMIT 1").fetchall()[0]
+        r = await client.call_tool("call_tool_with_file_content", {"server": "fx", "tool_name": "received", "file_path": "sales.parquet", "data_key": "rows"})
+        got = r.structured_content
+        check(not r.is_error and got["rows"] == 5000 and got["first"]["id"] == 0 and got["first"]["region"] == first[1] and got["first"]["day"] == first[3].isoformat(), f"parquet rows into a tool: {str(got)[:200]}")
+        r = await client.call_tool("call_tool", {"server": "fx", "tool_name": "received", "tool_args": {"rows": {"$file": "sales.parquet", "as": "data"}}})
+        check(not r.is_error and r.structured_content["rows"] == 5000, "$file with a parquet file as data")
+        r = await client.call_tool("call_tool", {"server": "fx", "tool_name": "rows", "tool_args": {"n": 100}})
+        answer = json.loads(r.content[0].text)
+        r = await client.call_tool("call_tool_and_store", {"server": "fx", "tool_name": "rows", "tool_args": {"n": 100}, "file_format": "parquet"})
+        check(not r.is_error and r.structured_content["format"] == "parquet", "an upstream answer stored as parquet")
+        back = pq.read_table(r.structured_content["path"])
+        check(back.to_pylist() == answer, "pyarrow reads the stored parquet back as the answer")
+        check(str(back.schema.field("id").type) == "int64" and str(back.schema.field("active").type) == "bool" and str(back.schema.field("score").type) == "double", f"typed columns: {back.schema}")
+
         # jq over nested JSON.
         r = await client.call_tool("query_file", {"path": "nested.json", "jq": "[.items[] | select(.tags | length > 1) | .n] | add"})
         data = json.load(open(f"{d}/nested.json"))

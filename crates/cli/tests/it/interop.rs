@@ -448,11 +448,13 @@ async fn a_large_csv_is_inserted_into_a_real_database_in_batches() {
 
 /// `query_file` through `offload mcp` with the Python SDK: SQL answers equal DuckDB's on the
 /// same CSV and Parquet files (sums, group-bys, joins, NULLs, dates, quoted fields with line
-/// breaks), results stored as Parquet read back by pyarrow, Parquet inputs, guard refusals, jq.
+/// breaks), results stored as Parquet read back by pyarrow, Parquet inputs (file tools, a tool's
+/// arguments, `$file`), an upstream answer stored as Parquet, guard refusals, jq.
 #[tokio::test]
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
 async fn query_file_answers_equal_duckdb() {
     let ctx = TestContext::new();
+    ctx.write_servers(json!({"fx": TestContext::fixture(&[])}));
     let bin = target_bin("offload");
     let out = run_script(
         &ctx,
