@@ -4,11 +4,10 @@
 //! caller's choice: the model's tool through the roots guard, the app for a file the user chose.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use offload_query::{Data, Format as TableFormat, Limits, OutFormat, QueryError, Source};
+use offload_query::{Data, Format as TableFormat, Limits, OutFormat, Query, QueryError, Source};
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use crate::files::{Kind, Probe};
 use crate::formats::{self, Format, Payload};
@@ -111,24 +110,42 @@ fn source(open: &Opener<'_>, name: &str, path: &str) -> Result<Source, ToolError
     })
 }
 
-/// Where a query spills: a directory inside the default root, made for the query.
-pub fn spill_dir(engine: &Engine) -> Option<PathBuf> {
-    let roots = engine.roots();
-    let dir = roots.default_dir()?.join(".offload-spill");
-    std::fs::create_dir_all(&dir).ok()?;
-    Some(dir)
+/// The bounds of one query: the configured memory (`limits.queryMemoryBytes`) and a
+/// directory inside the default root to spill into, removed when the query is over (unless
+/// another query is spilling there too).
+pub struct Bounds {
+    pub limits: Limits,
 }
 
-/// The whole result of `sql` written as `format`: straight from the batches for the formats
-/// Arrow writes, through a JSON text and Offload's renderers for the others.
-#[allow(clippy::too_many_arguments)]
-pub fn write_result(
+impl Drop for Bounds {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.limits.spill_dir {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+/// The bounds of a query answering `rows` rows within `budget` bytes.
+pub fn bounds(engine: &Engine, rows: usize, budget: usize) -> Bounds {
+    let spill_dir = engine
+        .roots()
+        .default_dir()
+        .map(|d| d.join(".offload-spill"));
+    Bounds {
+        limits: Limits {
+            rows,
+            budget,
+            memory: engine.limits().query_memory_bytes.max(1 << 20) as usize,
+            spill_dir: spill_dir.filter(|d| std::fs::create_dir_all(d).is_ok()),
+        },
+    }
+}
+
+/// The whole result of the query written as `format`: straight from the batches for the
+/// formats Arrow writes, through a JSON text and Offload's renderers for the others.
+fn write_result(
     engine: &Engine,
-    sources: Vec<Source>,
-    sql: &str,
-    limits: &Limits,
-    cancel: &CancellationToken,
-    progress: &mut (dyn FnMut(u64) + Send),
+    query: Query<'_>,
     format: Format,
     w: &mut (dyn std::io::Write + Send),
 ) -> Result<offload_query::Written, QueryError> {
@@ -140,32 +157,16 @@ pub fn write_result(
         Format::Parquet => Some(OutFormat::Parquet),
         _ => None,
     };
-    let queries = &engine.queries;
     match direct {
-        Some(out) => queries.write(sources, sql, limits, cancel, progress, out, w),
+        Some(out) => engine.queries.write(query, out, w),
         None => {
             let mut json = Vec::new();
-            let written = queries.write(
-                sources,
-                sql,
-                limits,
-                cancel,
-                progress,
-                OutFormat::Json,
-                &mut json,
-            )?;
+            let written = engine.queries.write(query, OutFormat::Json, &mut json)?;
             let text =
                 String::from_utf8(json).map_err(|e| QueryError::Io(std::io::Error::other(e)))?;
             formats::render(&Payload::from_text(text), format, w)?;
             Ok(written)
         }
-    }
-}
-
-/// Removes the spill directory when the query left it empty (another query may still use it).
-pub fn done_spilling(dir: Option<&Path>) {
-    if let Some(dir) = dir {
-        let _ = std::fs::remove_dir(dir);
     }
 }
 
@@ -181,34 +182,18 @@ pub fn query_error(e: QueryError) -> ToolError {
     ToolError::new(code, e.to_string())
 }
 
-/// The bounds of a query answering `rows` rows within `budget` bytes: the configured memory
-/// (`limits.queryMemoryBytes`), spilling into the default directory.
-pub fn limits(engine: &Engine, rows: usize, budget: usize) -> Limits {
-    Limits {
-        rows,
-        budget,
-        memory: engine.limits().query_memory_bytes.max(1 << 20) as usize,
-        spill_dir: spill_dir(engine),
-    }
-}
-
-/// Stores the whole result of `sql` as a response (`req` says where and as what), written as
-/// it is produced. A failed query answers with its own error, not the store's.
-#[allow(clippy::too_many_arguments)]
+/// Stores the whole result of the query as a response (`req` says where and as what), written
+/// as it is produced. A failed query answers with its own error, not the store's.
 pub fn store_sql(
     engine: &Engine,
-    sources: Vec<Source>,
-    sql: &str,
-    limits: &Limits,
-    cancel: &CancellationToken,
-    progress: &mut (dyn FnMut(u64) + Send),
+    query: Query<'_>,
     req: crate::store::WrittenRequest<'_>,
 ) -> Result<crate::store::Stored, ToolError> {
     let mut failure = None;
     let stored = engine
         .store
         .store_written(&engine.roots(), req, |format, w| {
-            match write_result(engine, sources, sql, limits, cancel, progress, format, w) {
+            match write_result(engine, query, format, w) {
                 Ok(written) => Ok(crate::store::Summary::table(
                     written.row_count as usize,
                     written

@@ -22,6 +22,8 @@ mod yielding;
 use std::fs::File;
 use std::path::PathBuf;
 
+use tokio_util::sync::CancellationToken;
+
 pub use error::QueryError;
 pub use jq::{JqAnswer, JqInput, run_jq};
 pub use render::{OutFormat, arrow_type_name};
@@ -58,6 +60,26 @@ pub enum Format {
     /// One JSON object per line.
     Jsonl,
     Parquet,
+}
+
+/// One SQL query: its tables, its text and bounds, and the caller's cancellation and progress
+/// (rows the scans have read, reported as they rise).
+pub struct Query<'a> {
+    pub sources: Vec<Source>,
+    pub sql: &'a str,
+    pub limits: &'a Limits,
+    pub cancel: &'a CancellationToken,
+    pub progress: &'a mut (dyn FnMut(u64) + Send),
+}
+
+impl std::fmt::Debug for Query<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Query")
+            .field("sources", &self.sources)
+            .field("sql", &self.sql)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The bounds of one query.

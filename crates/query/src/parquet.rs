@@ -1,18 +1,21 @@
 //! Parquet for the engine's file tools: the schema from the footer, rows by offset, rows as
 //! JSON objects one batch at a time, and JSON rows written as Parquet.
 
+use std::cmp::Ordering;
 use std::io::Write;
 
 /// A whole file in memory, as a Parquet reader takes it.
 pub use bytes::Bytes;
+use datafusion::arrow::array::{Array, ArrayRef};
 use datafusion::arrow::datatypes::Schema;
+use datafusion::common::ScalarValue;
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use datafusion::parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use datafusion::parquet::basic::{Compression, ZstdLevel};
 use datafusion::parquet::file::metadata::ParquetMetaData;
 use datafusion::parquet::file::properties::WriterProperties;
 pub use datafusion::parquet::file::reader::ChunkReader;
-use datafusion::parquet::file::statistics::Statistics;
 use serde_json::Value;
 
 use crate::error::QueryError;
@@ -73,7 +76,7 @@ pub fn schema<R: ChunkReader + 'static>(file: R) -> Result<ParquetSchema, QueryE
             .fields()
             .iter()
             .map(|f| {
-                let (null_count, min, max) = leaf_statistics(&meta, f.name());
+                let (null_count, min, max) = column_statistics(&meta, &arrow, f.name());
                 ParquetColumn {
                     name: f.name().clone(),
                     kind: render::arrow_type_name(f.data_type()),
@@ -88,79 +91,47 @@ pub fn schema<R: ChunkReader + 'static>(file: R) -> Result<ParquetSchema, QueryE
     })
 }
 
-/// Null count, min and max over the row groups of the leaf column named `name` (top-level
-/// primitive columns only).
-fn leaf_statistics(
+/// Null count, min and max of the column named `name` over the row groups, from their
+/// statistics (Parquet's converter gives them in the column's Arrow type, so dates read as
+/// dates); each `None` when a row group does not record it.
+fn column_statistics(
     meta: &ParquetMetaData,
+    arrow: &Schema,
     name: &str,
 ) -> (Option<u64>, Option<String>, Option<String>) {
-    let schema = meta.file_metadata().schema_descr();
-    let Some(index) = (0..schema.num_columns()).find(|&i| schema.column(i).path().string() == name)
-    else {
+    let parquet = meta.file_metadata().schema_descr();
+    let Ok(converter) = StatisticsConverter::try_new(name, arrow, parquet) else {
         return (None, None, None);
     };
-    let mut nulls = Some(0u64);
-    let (mut min, mut max): (Option<Statistics>, Option<Statistics>) = (None, None);
-    for group in meta.row_groups() {
-        let Some(stats) = group.column(index).statistics() else {
-            return (None, None, None);
-        };
-        nulls = nulls.zip(stats.null_count_opt()).map(|(a, b)| a + b);
-        if min.as_ref().is_none_or(|m| less(stats, m, true)) {
-            min = Some(stats.clone());
-        }
-        if max.as_ref().is_none_or(|m| less(m, stats, false)) {
-            max = Some(stats.clone());
-        }
-    }
+    let groups = meta.row_groups();
+    let nulls = converter
+        .row_group_null_counts(groups)
+        .ok()
+        .filter(|n| n.null_count() == 0)
+        .map(|n| n.values().iter().sum());
+    let extreme = |values: Option<ArrayRef>, keep: Ordering| {
+        let values = values.filter(|v| !v.is_empty() && v.null_count() == 0)?;
+        let scalars = (0..values.len()).map(|i| ScalarValue::try_from_array(&values, i).ok());
+        let best = scalars
+            .collect::<Option<Vec<_>>>()?
+            .into_iter()
+            .reduce(|a, b| {
+                if b.partial_cmp(&a) == Some(keep) {
+                    b
+                } else {
+                    a
+                }
+            })?;
+        Some(shorten(&best.to_string(), 80))
+    };
     (
         nulls,
-        min.and_then(|s| bound(&s, true)),
-        max.and_then(|s| bound(&s, false)),
+        extreme(converter.row_group_mins(groups).ok(), Ordering::Less),
+        extreme(converter.row_group_maxes(groups).ok(), Ordering::Greater),
     )
 }
 
-/// Whether `a`'s min (or max) is below `b`'s.
-fn less(a: &Statistics, b: &Statistics, of_min: bool) -> bool {
-    macro_rules! cmp {
-        ($x:expr, $y:expr) => {
-            if of_min {
-                $x.min_opt().zip($y.min_opt()).is_some_and(|(x, y)| x < y)
-            } else {
-                $x.max_opt().zip($y.max_opt()).is_some_and(|(x, y)| x < y)
-            }
-        };
-    }
-    match (a, b) {
-        (Statistics::Int32(x), Statistics::Int32(y)) => cmp!(x, y),
-        (Statistics::Int64(x), Statistics::Int64(y)) => cmp!(x, y),
-        (Statistics::Float(x), Statistics::Float(y)) => cmp!(x, y),
-        (Statistics::Double(x), Statistics::Double(y)) => cmp!(x, y),
-        (Statistics::ByteArray(x), Statistics::ByteArray(y)) => cmp!(x, y),
-        _ => false,
-    }
-}
-
-fn bound(s: &Statistics, of_min: bool) -> Option<String> {
-    macro_rules! pick {
-        ($x:expr) => {
-            if of_min { $x.min_opt() } else { $x.max_opt() }
-        };
-    }
-    match s {
-        Statistics::Boolean(x) => pick!(x).map(|v| v.to_string()),
-        Statistics::Int32(x) => pick!(x).map(|v| v.to_string()),
-        Statistics::Int64(x) => pick!(x).map(|v| v.to_string()),
-        Statistics::Float(x) => pick!(x).map(|v| v.to_string()),
-        Statistics::Double(x) => pick!(x).map(|v| v.to_string()),
-        Statistics::ByteArray(x) => pick!(x)
-            .and_then(|v| std::str::from_utf8(v.data()).ok())
-            .map(|s| crate_clip(s, 80)),
-        _ => None,
-    }
-}
-
-fn crate_clip(s: &str, max: usize) -> String {
+fn shorten(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", &s[..i]),
         None => s.to_owned(),

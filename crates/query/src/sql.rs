@@ -10,6 +10,7 @@ use datafusion::common::TableReference;
 use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
 use datafusion::execution::memory_pool::FairSpillPool;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::physical_plan::{ExecutionPlan, execute_stream};
 use datafusion::prelude::{
     CsvReadOptions, JsonReadOptions, ParquetReadOptions, SQLOptions, SessionConfig, SessionContext,
@@ -23,9 +24,7 @@ use crate::error::QueryError;
 use crate::opened::{OnlyOpened, OpenedFiles};
 use crate::render::{self, OutFormat, RowsBuilder};
 use crate::yielding::CancelBetweenBatches;
-use datafusion::execution::session_state::SessionStateBuilder;
-
-use crate::{Answer, Column, Data, Format, Limits, Source, rows_batch};
+use crate::{Answer, Column, Data, Format, Limits, Query, Source, rows_batch};
 
 /// Rows read to decide a CSV column's type before the whole file is used (when a later value
 /// does not fit, the query runs again with types decided over the whole file).
@@ -72,15 +71,15 @@ impl Querier {
         })
     }
 
-    /// Runs `sql` and answers with its first rows (blocking).
-    pub fn answer(
-        &self,
-        sources: Vec<Source>,
-        sql: &str,
-        limits: &Limits,
-        cancel: &CancellationToken,
-        progress: &mut (dyn FnMut(u64) + Send),
-    ) -> Result<Answer, QueryError> {
+    /// Runs the query and answers with its first rows (blocking).
+    pub fn answer(&self, query: Query<'_>) -> Result<Answer, QueryError> {
+        let Query {
+            sources,
+            sql,
+            limits,
+            cancel,
+            progress,
+        } = query;
         let tables = tables(sources)?;
         self.runtime().block_on(async {
             let make = |schema: SchemaRef| RowsBuilder::new(&schema, limits.rows, limits.budget);
@@ -114,19 +113,21 @@ impl Querier {
         })
     }
 
-    /// Runs `sql` and writes its whole result to `out` as `format` (blocking). CSV types are
-    /// decided over the whole file first: rows written cannot be taken back.
-    #[allow(clippy::too_many_arguments)]
+    /// Runs the query and writes its whole result to `out` as `format` (blocking). CSV types
+    /// are decided over the whole file first: rows written cannot be taken back.
     pub fn write(
         &self,
-        sources: Vec<Source>,
-        sql: &str,
-        limits: &Limits,
-        cancel: &CancellationToken,
-        progress: &mut (dyn FnMut(u64) + Send),
+        query: Query<'_>,
         format: OutFormat,
         out: &mut (dyn Write + Send),
     ) -> Result<Written, QueryError> {
+        let Query {
+            sources,
+            sql,
+            limits,
+            cancel,
+            progress,
+        } = query;
         let tables = tables(sources)?;
         self.runtime().block_on(async {
             let plan = Plan {

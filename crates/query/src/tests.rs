@@ -32,13 +32,13 @@ fn limits(dir: &tempfile::TempDir) -> Limits {
 }
 
 fn ask(sources: Vec<Source>, sql: &str, dir: &tempfile::TempDir) -> Result<Answer, QueryError> {
-    Querier::new().answer(
+    Querier::new().answer(Query {
         sources,
         sql,
-        &limits(dir),
-        &CancellationToken::new(),
-        &mut |_| {},
-    )
+        limits: &limits(dir),
+        cancel: &CancellationToken::new(),
+        progress: &mut |_| {},
+    })
 }
 
 const SALES: &str =
@@ -82,25 +82,25 @@ fn limit_and_budget_bound_the_rows_but_not_the_count() {
     l.rows = 10;
     let q = Querier::new();
     let a = q
-        .answer(
-            vec![csv(&dir, "n.csv", &text)],
-            "SELECT n FROM data",
-            &l,
-            &CancellationToken::new(),
-            &mut |_| {},
-        )
+        .answer(Query {
+            sources: vec![csv(&dir, "n.csv", &text)],
+            sql: "SELECT n FROM data",
+            limits: &l,
+            cancel: &CancellationToken::new(),
+            progress: &mut |_| {},
+        })
         .unwrap();
     assert_eq!((a.rows.len(), a.row_count, a.truncated), (10, 5000, true));
     l.rows = 1000;
     l.budget = 40;
     let a = q
-        .answer(
-            vec![csv(&dir, "m.csv", &text)],
-            "SELECT n FROM data ORDER BY n",
-            &l,
-            &CancellationToken::new(),
-            &mut |_| {},
-        )
+        .answer(Query {
+            sources: vec![csv(&dir, "m.csv", &text)],
+            sql: "SELECT n FROM data ORDER BY n",
+            limits: &l,
+            cancel: &CancellationToken::new(),
+            progress: &mut |_| {},
+        })
         .unwrap();
     assert_eq!(a.rows.len(), 10, "ten rows of `[d]\\n` fit 40 bytes");
     assert!(a.truncated);
@@ -284,11 +284,13 @@ fn the_whole_result_is_written_in_each_format() {
         let mut out: Vec<u8> = Vec::new();
         let w = q
             .write(
-                vec![csv(&dir, &format!("{format:?}.csv"), SALES)],
-                "SELECT region, SUM(amount) AS total FROM data WHERE region IS NOT NULL GROUP BY region ORDER BY region",
-                &limits(&dir),
-                &CancellationToken::new(),
-                &mut |_| {},
+                Query {
+                    sources: vec![csv(&dir, &format!("{format:?}.csv"), SALES)],
+                    sql: "SELECT region, SUM(amount) AS total FROM data WHERE region IS NOT NULL GROUP BY region ORDER BY region",
+                    limits: &limits(&dir),
+                    cancel: &CancellationToken::new(),
+                    progress: &mut |_| {},
+                },
                 format,
                 &mut out,
             )
@@ -307,13 +309,13 @@ fn a_cancelled_query_stops() {
     let dir = tempfile::tempdir().unwrap();
     let cancel = CancellationToken::new();
     cancel.cancel();
-    let r = Querier::new().answer(
-        vec![csv(&dir, "s.csv", SALES)],
-        "SELECT * FROM data",
-        &limits(&dir),
-        &cancel,
-        &mut |_| {},
-    );
+    let r = Querier::new().answer(Query {
+        sources: vec![csv(&dir, "s.csv", SALES)],
+        sql: "SELECT * FROM data",
+        limits: &limits(&dir),
+        cancel: &cancel,
+        progress: &mut |_| {},
+    });
     assert!(matches!(r, Err(QueryError::Cancelled)), "{r:?}");
 }
 
@@ -437,13 +439,13 @@ fn a_long_join_reports_progress_and_cancels() {
     });
     let mut seen = Vec::new();
     let started = std::time::Instant::now();
-    let r = Querier::new().answer(
-        vec![csv(&dir, "n.csv", &text)],
-        "SELECT COUNT(*) FROM data a, data b, data c WHERE a.n + b.n + c.n = -1",
-        &limits(&dir),
-        &cancel,
-        &mut |n| seen.push(n),
-    );
+    let r = Querier::new().answer(Query {
+        sources: vec![csv(&dir, "n.csv", &text)],
+        sql: "SELECT COUNT(*) FROM data a, data b, data c WHERE a.n + b.n + c.n = -1",
+        limits: &limits(&dir),
+        cancel: &cancel,
+        progress: &mut |n| seen.push(n),
+    });
     assert!(matches!(r, Err(QueryError::Cancelled)), "{r:?}");
     // Cancelled at 3 s: the caller hears of it at once, whatever the operators are doing.
     assert!(

@@ -13,6 +13,9 @@ use base64::Engine as _;
 use serde::Serialize;
 use serde_json::Value;
 
+use offload_query::Query;
+use tokio_util::sync::CancellationToken;
+
 use super::ControlError;
 use crate::files::{FileError, Quiet, ReadRequest, Summary};
 use crate::roots::Access;
@@ -435,17 +438,17 @@ pub fn query(
     limit: usize,
 ) -> Result<QueryView, ControlError> {
     let started = std::time::Instant::now();
-    let sources = crate::query::sources(&user_file, path, []).map_err(tool_error)?;
-    let limits = crate::query::limits(engine, limit.min(10_000), 8 << 20);
-    let answer = engine.queries.answer(
-        sources,
-        sql,
-        &limits,
-        &tokio_util::sync::CancellationToken::new(),
-        &mut |_| {},
-    );
-    crate::query::done_spilling(limits.spill_dir.as_deref());
-    let answer = answer.map_err(|e| tool_error(crate::query::query_error(e)))?;
+    let bounds = crate::query::bounds(engine, limit.min(10_000), 8 << 20);
+    let answer = engine
+        .queries
+        .answer(Query {
+            sources: crate::query::sources(&user_file, path, []).map_err(tool_error)?,
+            sql,
+            limits: &bounds.limits,
+            cancel: &CancellationToken::new(),
+            progress: &mut |_| {},
+        })
+        .map_err(|e| tool_error(crate::query::query_error(e)))?;
     Ok(QueryView {
         columns: answer
             .columns
@@ -472,16 +475,18 @@ pub fn save_query(
     description: Option<String>,
 ) -> Result<String, ControlError> {
     let started = std::time::Instant::now();
-    let sources = crate::query::sources(&user_file, path, []).map_err(tool_error)?;
-    let limits = crate::query::limits(engine, 0, 0);
+    let bounds = crate::query::bounds(engine, 0, 0);
     let arguments = serde_json::json!({"path": path, "sql": sql});
+    let query = Query {
+        sources: crate::query::sources(&user_file, path, []).map_err(tool_error)?,
+        sql,
+        limits: &bounds.limits,
+        cancel: &CancellationToken::new(),
+        progress: &mut |_| {},
+    };
     let stored = crate::query::store_sql(
         engine,
-        sources,
-        sql,
-        &limits,
-        &tokio_util::sync::CancellationToken::new(),
-        &mut |_| {},
+        query,
         crate::store::WrittenRequest {
             server: "offload",
             tool: "query_file",
@@ -494,6 +499,5 @@ pub fn save_query(
             duration: started.elapsed(),
         },
     );
-    crate::query::done_spilling(limits.spill_dir.as_deref());
     Ok(stored.map_err(tool_error)?.record.path)
 }

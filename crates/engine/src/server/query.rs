@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use offload_query::JqInput;
+use offload_query::{JqInput, Query};
 use rmcp::RoleServer;
 use rmcp::model::{CallToolResult, ProgressNotificationParam};
 use rmcp::service::RequestContext;
@@ -180,23 +180,21 @@ fn run(
             Ok(answer::structured(&answer, text))
         }
         (Some(sql), None) => {
-            let sources = query::sources(&guarded, &p.path, p.tables.iter().flatten())?;
-            let qlimits = query::limits(engine, limit, budget);
-            let result = if storing {
-                query::store_sql(
-                    engine,
-                    sources,
-                    sql,
-                    &qlimits,
-                    cancel,
-                    &mut progress,
-                    written_request(&p, &arguments, Format::Csv, started),
-                )
-                .map(|stored| stored_answer(&stored, None))
+            let bounds = query::bounds(engine, limit, budget);
+            let query = Query {
+                sources: query::sources(&guarded, &p.path, p.tables.iter().flatten())?,
+                sql,
+                limits: &bounds.limits,
+                cancel,
+                progress: &mut progress,
+            };
+            if storing {
+                let req = written_request(&p, &arguments, Format::Csv, started);
+                query::store_sql(engine, query, req).map(|stored| stored_answer(&stored, None))
             } else {
                 engine
                     .queries
-                    .answer(sources, sql, &qlimits, cancel, &mut progress)
+                    .answer(query)
                     .map_err(query::query_error)
                     .map(|a| {
                         let text = table_text(&a);
@@ -217,9 +215,7 @@ fn run(
                         };
                         answer::structured(&answer, text)
                     })
-            };
-            query::done_spilling(qlimits.spill_dir.as_deref());
-            result
+            }
         }
     }
 }

@@ -100,21 +100,9 @@ impl Store {
 
     /// Writes `req.result` as a file and records it.
     pub fn store(&self, roots: &Roots, req: StoreRequest<'_>) -> Result<Stored, ToolError> {
-        let format = choose_format(req.format, req.filename)?;
+        let format = choose_format(req.format, req.filename, Format::Json)?;
         let dir = storage_dir(roots, req.storage_path)?;
-        let name = match req.filename {
-            Some(n) => {
-                names::validate(n)?;
-                if names::extension(n).is_some() {
-                    n.to_owned()
-                } else {
-                    format!("{n}.{}", format.extension())
-                }
-            }
-            None => {
-                names::default_name(req.server, req.tool, chrono::Utc::now(), format.extension())
-            }
-        };
+        let name = file_name(req.server, req.tool, req.filename, format)?;
         let stem = name
             .rsplit_once('.')
             .map_or(name.as_str(), |(s, _)| s)
@@ -207,18 +195,11 @@ impl Store {
                 }
             },
         };
-        // The final path, canonicalised, must still be inside a writable root.
-        let final_path = match std::fs::canonicalize(&path)
-            .ok()
-            .and_then(|p| roots.resolve(&p.display().to_string(), Access::Write).ok())
-        {
-            Some(r) => r.path,
-            None => {
+        let final_path = match inside_writable(roots, &path) {
+            Ok(p) => p,
+            Err(e) => {
                 cleanup(&written);
-                return Err(PathError::Outside {
-                    input: path.display().to_string(),
-                }
-                .into());
+                return Err(e);
             }
         };
 
@@ -241,39 +222,23 @@ impl Store {
         if rendered.fallback {
             notes.push(fallback_note(&payload, format));
         }
-        let text = summary.text(
-            &final_path.display().to_string(),
-            bytes,
-            format.name(),
-            &notes.join("; "),
-        );
-        let record = Record {
-            id: name.clone(),
-            time: chrono::Utc::now(),
-            server: req.server.to_owned(),
-            tool: req.tool.to_owned(),
-            arguments: elide(req.arguments),
+        let origin = Origin {
+            server: req.server,
+            tool: req.tool,
+            arguments: req.arguments,
             description: req.description,
-            duration_ms: req.duration.as_millis() as u64,
-            bytes,
-            format: format.name().to_owned(),
-            mime_type: format.mime_type().to_owned(),
-            path: final_path.display().to_string(),
-            uri: file_uri(&final_path),
-            files: side_files,
-            summary: Some(summary.clone()),
-            recovered: false,
+            duration: req.duration,
         };
-        self.record(&record);
-        Ok(Stored {
-            record,
-            summary,
-            text,
-        })
+        let placed = Placed {
+            name,
+            format,
+            bytes,
+            path: final_path,
+            files: side_files,
+        };
+        Ok(self.finish(origin, placed, summary, &notes.join("; ")))
     }
-}
 
-impl Store {
     /// Writes a file with `fill` (given the chosen format and the file) and records it like a
     /// stored answer: the same names, directories, never-overwrite and final-path checks.
     /// `fill` returns the summary of what it wrote. Used for results Offload computes itself
@@ -284,69 +249,58 @@ impl Store {
         req: WrittenRequest<'_>,
         fill: impl FnOnce(Format, &mut (dyn std::io::Write + Send)) -> std::io::Result<Summary>,
     ) -> Result<Stored, ToolError> {
-        let format = match (req.format, req.filename) {
-            (None, None) => req.default_format,
-            (None, Some(n))
-                if names::extension(n)
-                    .and_then(|e| Format::parse(&e))
-                    .is_none() =>
-            {
-                req.default_format
-            }
-            _ => choose_format(req.format, req.filename)?,
-        };
+        let format = choose_format(req.format, req.filename, req.default_format)?;
         let dir = storage_dir(roots, req.storage_path)?;
-        let name = match req.filename {
-            Some(n) => {
-                names::validate(n)?;
-                if names::extension(n).is_some() {
-                    n.to_owned()
-                } else {
-                    format!("{n}.{}", format.extension())
-                }
-            }
-            None => {
-                names::default_name(req.server, req.tool, chrono::Utc::now(), format.extension())
-            }
-        };
+        let name = file_name(req.server, req.tool, req.filename, format)?;
         let (path, bytes, summary) = write::write_new(&dir, &name, |w| fill(format, w))?;
-        let final_path = match std::fs::canonicalize(&path)
-            .ok()
-            .and_then(|p| roots.resolve(&p.display().to_string(), Access::Write).ok())
-        {
-            Some(r) => r.path,
-            None => {
-                let _ = std::fs::remove_file(&path);
-                return Err(PathError::Outside {
-                    input: path.display().to_string(),
-                }
-                .into());
-            }
-        };
-        let text = summary.text(&final_path.display().to_string(), bytes, format.name(), "");
-        let record = Record {
-            id: name.clone(),
-            time: chrono::Utc::now(),
-            server: req.server.to_owned(),
-            tool: req.tool.to_owned(),
-            arguments: elide(req.arguments),
+        let final_path = inside_writable(roots, &path).inspect_err(|_| {
+            let _ = std::fs::remove_file(&path);
+        })?;
+        let origin = Origin {
+            server: req.server,
+            tool: req.tool,
+            arguments: req.arguments,
             description: req.description,
-            duration_ms: req.duration.as_millis() as u64,
+            duration: req.duration,
+        };
+        let placed = Placed {
+            name,
+            format,
             bytes,
-            format: format.name().to_owned(),
-            mime_type: format.mime_type().to_owned(),
-            path: final_path.display().to_string(),
-            uri: file_uri(&final_path),
+            path: final_path,
             files: Vec::new(),
+        };
+        Ok(self.finish(origin, placed, summary, ""))
+    }
+
+    /// Records a stored file (written whole, its final path checked) and answers with it and
+    /// its summary text.
+    fn finish(&self, origin: Origin<'_>, placed: Placed, summary: Summary, notes: &str) -> Stored {
+        let path = placed.path.display().to_string();
+        let text = summary.text(&path, placed.bytes, placed.format.name(), notes);
+        let record = Record {
+            id: placed.name,
+            time: chrono::Utc::now(),
+            server: origin.server.to_owned(),
+            tool: origin.tool.to_owned(),
+            arguments: elide(origin.arguments),
+            description: origin.description,
+            duration_ms: origin.duration.as_millis() as u64,
+            bytes: placed.bytes,
+            format: placed.format.name().to_owned(),
+            mime_type: placed.format.mime_type().to_owned(),
+            uri: file_uri(&placed.path),
+            path,
+            files: placed.files,
             summary: Some(summary.clone()),
             recovered: false,
         };
         self.record(&record);
-        Ok(Stored {
+        Stored {
             record,
             summary,
             text,
-        })
+        }
     }
 
     fn record(&self, record: &Record) {
@@ -374,6 +328,59 @@ pub struct WrittenRequest<'a> {
     /// The format when neither `format` nor the filename's extension names one.
     pub default_format: Format,
     pub duration: Duration,
+}
+
+/// Who produced a stored file, for its record.
+struct Origin<'a> {
+    server: &'a str,
+    tool: &'a str,
+    arguments: &'a Value,
+    description: Option<String>,
+    duration: Duration,
+}
+
+/// A stored file: its name, format and size, its final path, the files beside it.
+struct Placed {
+    name: String,
+    format: Format,
+    bytes: u64,
+    path: PathBuf,
+    files: Vec<SideFile>,
+}
+
+/// The file's name: `filename` (validated; the format's extension added when it has none), or
+/// the default `<server>-<tool>-<time>-<random>.<ext>`.
+fn file_name(
+    server: &str,
+    tool: &str,
+    filename: Option<&str>,
+    format: Format,
+) -> Result<String, ToolError> {
+    Ok(match filename {
+        Some(n) => {
+            names::validate(n)?;
+            if names::extension(n).is_some() {
+                n.to_owned()
+            } else {
+                format!("{n}.{}", format.extension())
+            }
+        }
+        None => names::default_name(server, tool, chrono::Utc::now(), format.extension()),
+    })
+}
+
+/// The written file's final path, canonicalised, which must still be inside a writable root.
+fn inside_writable(roots: &Roots, path: &Path) -> Result<PathBuf, ToolError> {
+    std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| roots.resolve(&p.display().to_string(), Access::Write).ok())
+        .map(|r| r.path)
+        .ok_or_else(|| {
+            PathError::Outside {
+                input: path.display().to_string(),
+            }
+            .into()
+        })
 }
 
 fn unreachable_index() -> records::Index {
@@ -409,8 +416,12 @@ pub fn file_uri(path: &Path) -> String {
         .unwrap_or_else(|_| format!("file://{}", path.display()))
 }
 
-/// The format: `file_format` if given, else the filename's extension, else JSON.
-fn choose_format(requested: Option<&str>, filename: Option<&str>) -> Result<Format, ToolError> {
+/// The format: `file_format` if given, else the filename's extension, else `default`.
+fn choose_format(
+    requested: Option<&str>,
+    filename: Option<&str>,
+    default: Format,
+) -> Result<Format, ToolError> {
     let from_name = filename
         .and_then(names::extension)
         .and_then(|e| Format::parse(&e));
@@ -441,7 +452,7 @@ fn choose_format(requested: Option<&str>, filename: Option<&str>) -> Result<Form
             }
             Ok(format)
         }
-        None => Ok(from_name.unwrap_or(Format::Json)),
+        None => Ok(from_name.unwrap_or(default)),
     }
 }
 
