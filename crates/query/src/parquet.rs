@@ -144,18 +144,25 @@ pub struct Page {
     pub columns: Vec<Column>,
     /// Cells in column order.
     pub rows: Vec<Vec<Value>>,
+    /// The first row's number (a negative offset counts from the end).
+    pub offset: u64,
     /// Rows in the whole file.
     pub total: u64,
 }
 
-/// Rows `offset..offset+length` of `file`.
+/// Rows `offset..offset+length` of `file` (negative `offset`: the last rows).
 pub fn read_rows<R: ChunkReader + 'static>(
     file: R,
-    offset: u64,
+    offset: i64,
     length: usize,
 ) -> Result<Page, QueryError> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(parquet_err)?;
     let total = builder.metadata().file_metadata().num_rows().max(0) as u64;
+    let offset = if offset < 0 {
+        total.saturating_sub(offset.unsigned_abs())
+    } else {
+        offset as u64
+    };
     let columns = render::columns(builder.schema());
     let reader = builder
         .with_offset(offset.min(total) as usize)
@@ -170,6 +177,7 @@ pub fn read_rows<R: ChunkReader + 'static>(
     Ok(Page {
         columns,
         rows,
+        offset,
         total,
     })
 }

@@ -24,16 +24,9 @@ pub fn read(probe: Probe, request: &ReadRequest, budget: usize) -> Result<ReadAn
             "a Parquet file is read by rows: give offset and length".into(),
         ));
     }
-    let total = parquet::schema(probe.clone_handle()?.file)
-        .map_err(file_error)?
-        .rows;
-    let offset = if request.offset < 0 {
-        total.saturating_sub(request.offset.unsigned_abs())
-    } else {
-        request.offset as u64
-    };
     let length = request.length.min(100_000) as usize;
-    let page = parquet::read_rows(probe.file, offset, length).map_err(file_error)?;
+    let page = parquet::read_rows(probe.file, request.offset, length).map_err(file_error)?;
+    let (offset, total) = (page.offset, page.total);
     let mut used = 0;
     let mut rows = Vec::with_capacity(page.rows.len());
     let mut truncated = false;
