@@ -24,8 +24,12 @@ pub fn rows_batch(rows: &[Value]) -> Result<RecordBatch, ArrowError> {
             .collect();
         &wrapped
     };
-    let schema = infer_json_schema_from_iterator(rows.iter().map(Ok))?;
-    // Values of mixed types infer as text: those that are not text are written as JSON text.
+    let schema = Arc::new(infer_json_schema_from_iterator(rows.iter().map(Ok))?);
+    if let Ok(batch) = decode(schema.clone(), rows) {
+        return Ok(batch);
+    }
+    // Values of mixed types infer as text: those that are not text are written as JSON text
+    // (a copy of the rows, made only for such data).
     let texts: Vec<&str> = schema
         .fields()
         .iter()
@@ -33,7 +37,7 @@ pub fn rows_batch(rows: &[Value]) -> Result<RecordBatch, ArrowError> {
         .map(|f| f.name().as_str())
         .collect();
     let rows = as_text(rows, |name| texts.contains(&name));
-    match decode(Arc::new(schema.clone()), &rows) {
+    match decode(schema.clone(), &rows) {
         Ok(batch) => Ok(batch),
         // Nested values whose shapes disagree (an object here, a number there): every column
         // as text, so any rows can be written.
