@@ -111,7 +111,8 @@ impl Engine {
         dirs: &AppDirs,
         secrets: Arc<dyn SecretSource>,
     ) -> (Self, Vec<String>) {
-        let (roots, mut warnings) = Roots::from_entries(&config.roots, &dirs.default_root());
+        let (roots, mut warnings) =
+            Roots::from_entries_with(&config.roots, &dirs.default_root(), &*secrets);
         let (store, more) = Store::open(&dirs.data_dir, &roots);
         warnings.extend(more);
         let engine = Self {
@@ -194,7 +195,8 @@ impl Engine {
     /// Puts `config` in effect: roots and limits at once for the next call, upstream servers
     /// started, stopped or restarted only where their entry changed.
     pub async fn apply(&self, config: Config) -> Reloaded {
-        let (roots, warnings) = Roots::from_entries(&config.roots, &self.dirs.default_root());
+        let (roots, warnings) =
+            Roots::from_entries_with(&config.roots, &self.dirs.default_root(), &*self.secrets);
         self.roots.store(Arc::new(roots));
         self.limits.store(Arc::new(config.limits.clone()));
         let servers = self

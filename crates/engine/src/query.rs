@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use offload_query::{Data, Format as TableFormat, Limits, OutFormat, Query, QueryError, Source};
 use serde_json::Value;
 
-use crate::files::{Kind, Probe};
+use crate::files::{self, Kind, Probe};
 use crate::formats::{self, Format, Payload};
 use crate::inputs::{self, InputFormat, ReadOptions};
 use crate::{Engine, ErrorCode, ToolError};
@@ -20,9 +20,15 @@ pub type Opener<'a> = dyn Fn(&str) -> Result<(File, PathBuf), ToolError> + 'a;
 /// Opens `path` with `open`; what it is; the path for messages.
 pub fn probe(open: &Opener<'_>, path: &str) -> Result<(File, Kind, String), ToolError> {
     let (file, resolved) = open(path)?;
-    let probe = Probe::new(file, &resolved)?;
+    let probe = Probe::new(file.into(), &resolved)?;
     let label = resolved.display().to_string();
-    Ok((probe.file, probe.kind, label))
+    let files::Source::Local(file) = probe.file else {
+        return Err(ToolError::new(
+            ErrorCode::Internal,
+            "a local file came back as an object",
+        ));
+    };
+    Ok((file, probe.kind, label))
 }
 
 /// `path` as `data` and each of `tables`, opened and typed.

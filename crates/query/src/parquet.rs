@@ -13,9 +13,11 @@ use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use datafusion::parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use datafusion::parquet::basic::{Compression, ZstdLevel};
+/// What the engine implements to hand over files of its own kinds (objects in buckets).
+pub use datafusion::parquet::errors::Result as ParquetResult;
 use datafusion::parquet::file::metadata::ParquetMetaData;
 use datafusion::parquet::file::properties::WriterProperties;
-pub use datafusion::parquet::file::reader::ChunkReader;
+pub use datafusion::parquet::file::reader::{ChunkReader, Length};
 use serde_json::Value;
 
 use crate::error::QueryError;

@@ -2,6 +2,7 @@
 //! the real fixture MCP server as upstream. Interop tests with published SDKs and servers are in
 //! `interop` (they need `scripts/setup-interop.sh`, which the test script runs).
 
+mod buckets;
 mod calls;
 mod config;
 mod conformance;

@@ -69,6 +69,14 @@ impl RootEntry {
             Self::Full { writable, .. } => *writable,
         }
     }
+    /// The entry's other settings (a bucket root's endpoint, region, credentials).
+    pub fn extra(&self) -> &Map<String, Value> {
+        static NONE: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+        match self {
+            Self::Path(_) => NONE.get_or_init(Map::new),
+            Self::Full { extra, .. } => extra,
+        }
+    }
 }
 
 fn yes() -> bool {

@@ -23,8 +23,8 @@ pub struct ImageSchema {
     pub mime_type: String,
 }
 
-fn reader(probe: &Probe, format: ImageFormat) -> ImageReader<BufReader<&std::fs::File>> {
-    let mut reader = ImageReader::with_format(BufReader::new(&probe.file), format);
+fn reader(probe: &Probe, format: ImageFormat) -> ImageReader<BufReader<super::source::Cursor<'_>>> {
+    let mut reader = ImageReader::with_format(BufReader::new(probe.file.reader()), format);
     let mut limits = Limits::default();
     limits.max_alloc = Some(DECODE_LIMIT);
     reader.limits(limits);

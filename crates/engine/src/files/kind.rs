@@ -1,11 +1,10 @@
 //! What a file is, from its name and its first bytes: magic numbers (`infer`) for binary formats,
 //! the extension for text formats, and the encoding sniffer for text versus binary.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use super::encoding::{self, Sniffed, TextEncoding};
-use super::{FileError, read_at};
+use super::{FileError, Source};
 
 /// The kinds of file the tools treat differently.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,7 +34,7 @@ pub enum Kind {
 
 /// An opened file with what its first bytes say.
 pub struct Probe {
-    pub file: File,
+    pub file: Source,
     pub path: PathBuf,
     pub size: u64,
     /// Up to [`encoding::SAMPLE`] first bytes.
@@ -46,17 +45,16 @@ pub struct Probe {
 }
 
 impl Probe {
-    pub fn new(file: File, path: &Path) -> Result<Self, FileError> {
-        let meta = file.metadata()?;
-        if meta.is_dir() {
+    pub fn new(file: Source, path: &Path) -> Result<Self, FileError> {
+        if file.is_dir()? {
             return Err(FileError::Invalid(format!(
                 "{} is a directory; give a file inside it",
                 path.display()
             )));
         }
-        let size = meta.len();
+        let size = file.len()?;
         let mut sample = vec![0; (encoding::SAMPLE as u64).min(size) as usize];
-        let got = read_at(&file, &mut sample, 0)?;
+        let got = file.read_at(&mut sample, 0)?;
         sample.truncate(got);
         let sniffed = encoding::sniff(&sample, got as u64 >= size);
         let (kind, encoding) = classify(path, &sample, sniffed);

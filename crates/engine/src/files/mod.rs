@@ -22,6 +22,7 @@ mod records;
 pub mod schema;
 mod shape;
 mod sheet;
+mod source;
 mod summary;
 
 use std::fs::File;
@@ -31,6 +32,7 @@ use std::time::Duration;
 pub use kind::{Kind, Probe};
 pub use read::{ReadAnswer, ReadRequest};
 pub use schema::Schema;
+pub use source::{Source, Version};
 pub use summary::Summary;
 
 use crate::{ErrorCode, ToolError};
@@ -86,34 +88,34 @@ impl Inspector {
     /// `get_file_schema` of an opened file.
     pub fn schema(
         &self,
-        file: File,
+        file: impl Into<Source>,
         path: &Path,
         sample_rows: usize,
         observer: &dyn Observer,
     ) -> Result<Schema, FileError> {
-        schema::of(self, Probe::new(file, path)?, sample_rows, observer)
+        schema::of(self, Probe::new(file.into(), path)?, sample_rows, observer)
     }
 
     /// `summarize_file` of an opened file.
     pub fn summarize(
         &self,
-        file: File,
+        file: impl Into<Source>,
         path: &Path,
         max_lines: u64,
         observer: &dyn Observer,
     ) -> Result<Summary, FileError> {
-        summary::of(self, Probe::new(file, path)?, max_lines, observer)
+        summary::of(self, Probe::new(file.into(), path)?, max_lines, observer)
     }
 
     /// `read_file` of an opened file.
     pub fn read(
         &self,
-        file: File,
+        file: impl Into<Source>,
         path: &Path,
         request: &ReadRequest,
         observer: &dyn Observer,
     ) -> Result<ReadAnswer, FileError> {
-        read::of(self, Probe::new(file, path)?, request, observer)
+        read::of(self, Probe::new(file.into(), path)?, request, observer)
     }
 
     fn text(&self, probe: Probe) -> Result<text::TextFile, FileError> {
@@ -181,7 +183,7 @@ impl From<FileError> for ToolError {
 /// watched one tells its observer how far it is every few MiB and fails once the observer
 /// cancels (parsers then report [`FileError::Cancelled`] through [`stopped`]).
 struct At<'a> {
-    file: &'a File,
+    file: &'a Source,
     pos: u64,
     end: u64,
     watch: Option<Watch<'a>>,
@@ -197,7 +199,7 @@ struct Watch<'a> {
 const WATCH_EVERY: u64 = 8 << 20;
 
 impl<'a> At<'a> {
-    fn new(file: &'a File, pos: u64, end: u64) -> Self {
+    fn new(file: &'a Source, pos: u64, end: u64) -> Self {
         Self {
             file,
             pos,
@@ -206,7 +208,7 @@ impl<'a> At<'a> {
         }
     }
 
-    fn watched(file: &'a File, pos: u64, end: u64, observer: &'a dyn Observer) -> Self {
+    fn watched(file: &'a Source, pos: u64, end: u64, observer: &'a dyn Observer) -> Self {
         let watch = Watch {
             observer,
             start: pos,
@@ -230,7 +232,7 @@ impl std::io::Read for At<'_> {
                 .map_err(|_| std::io::Error::other("cancelled"))?;
         }
         let want = (buf.len() as u64).min(self.end.saturating_sub(self.pos)) as usize;
-        let got = read_at(self.file, &mut buf[..want], self.pos)?;
+        let got = self.file.read_at(&mut buf[..want], self.pos)?;
         self.pos += got as u64;
         Ok(got)
     }

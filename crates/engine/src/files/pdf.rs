@@ -77,7 +77,7 @@ fn whole(probe: &Probe) -> Result<Vec<u8>, FileError> {
         )));
     }
     let mut bytes = Vec::with_capacity(probe.size as usize);
-    (&probe.file).take(MAX_PDF).read_to_end(&mut bytes)?;
+    probe.file.reader().take(MAX_PDF).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 

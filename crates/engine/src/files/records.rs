@@ -7,9 +7,7 @@
 //! On the way it notes where records start at evenly spread points of the file, so rows can be
 //! sampled from the whole file, not only its beginning.
 
-use std::fs::File;
-
-use super::{FileError, Observer, read_at};
+use super::{FileError, Observer, Source};
 
 const CHUNK: usize = 1 << 20;
 
@@ -24,7 +22,7 @@ pub struct Count {
 /// Counts the records of `file` from byte `start` (after any BOM), with `delimiter`; notes about
 /// `anchors` record starts across the file.
 pub fn count(
-    file: &File,
+    file: &Source,
     start: u64,
     size: u64,
     delimiter: u8,
@@ -37,7 +35,7 @@ pub fn count(
     let mut chunks = 0u64;
     while at < size {
         let want = CHUNK.min((size - at) as usize);
-        let got = read_at(file, &mut buf[..want], at)?;
+        let got = file.read_at(&mut buf[..want], at)?;
         if got == 0 {
             break;
         }
@@ -251,7 +249,8 @@ mod tests {
             file.write_all(row.as_bytes()).unwrap();
         }
         let size = at;
-        let count = count(file.as_file(), 0, size, b',', 8, &super::super::Quiet).unwrap();
+        let source = Source::from(file.as_file().try_clone().unwrap());
+        let count = count(&source, 0, size, b',', 8, &super::super::Quiet).unwrap();
         assert_eq!(count.records, 10_000);
         assert_eq!(count.anchors.len(), 8);
         for (i, a) in count.anchors.iter().enumerate() {

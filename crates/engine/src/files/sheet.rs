@@ -44,13 +44,13 @@ struct Area {
     right: u32,
 }
 
-type Book<'a> = Sheets<BufReader<&'a std::fs::File>>;
+type Book<'a> = Sheets<BufReader<super::source::Cursor<'a>>>;
 
 fn open(probe: &Probe) -> Result<Book<'_>, FileError> {
     fn bad(e: impl std::fmt::Display) -> FileError {
         FileError::Parse(format!("not a readable spreadsheet: {e}"))
     }
-    let reader = BufReader::new(&probe.file);
+    let reader = BufReader::new(probe.file.reader());
     Ok(match probe.extension().as_str() {
         "xlsx" | "xlsm" | "xlam" => Sheets::Xlsx(open_workbook_from_rs(reader).map_err(bad)?),
         "xlsb" => Sheets::Xlsb(open_workbook_from_rs(reader).map_err(bad)?),

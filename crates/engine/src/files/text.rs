@@ -3,14 +3,13 @@
 //! deep offset is found through the cached [`LineIndex`]. Every answer fits a byte budget; a line
 //! that does not is cut with a marker that says how to continue.
 
-use std::fs::File;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use super::encoding::TextEncoding;
 use super::index::{IndexCache, IndexKey, LineIndex};
 use super::newline::Newline;
-use super::{FileError, Observer, read_at};
+use super::{FileError, Observer, Source};
 
 /// Files up to this size are counted whole whenever a total would help (it costs < 5 ms).
 const COUNT_SMALL: u64 = 16 << 20;
@@ -23,7 +22,7 @@ const STEP: usize = 64 * 1024;
 
 /// An open text file with its encoding and line ends.
 pub struct TextFile {
-    file: File,
+    file: Source,
     pub size: u64,
     pub encoding: TextEncoding,
     pub newline: Newline,
@@ -78,20 +77,19 @@ struct RawLine {
 impl TextFile {
     /// `file` (already opened and checked) in `encoding`; `sample` is its first bytes.
     pub fn new(
-        file: File,
+        file: Source,
         path: &Path,
         encoding: TextEncoding,
         sample: &[u8],
         cache: &IndexCache,
     ) -> Result<Self, FileError> {
-        let meta = file.metadata()?;
-        let size = meta.len();
+        let size = file.len()?;
         let body = sample.get(encoding.bom_len as usize..).unwrap_or_default();
         let newline = Newline::detect(encoding, body);
         let index = cache.get(IndexKey {
             path: path.to_owned(),
             size,
-            modified: meta.modified().ok(),
+            version: file.version()?,
             data_start: encoding.bom_len,
             newline,
         });
@@ -121,7 +119,7 @@ impl TextFile {
         }
         let mut last = [0u8; 2];
         let unit = &mut last[..w as usize];
-        read_at(&self.file, unit, self.size - w)?;
+        self.file.read_at(unit, self.size - w)?;
         Ok(self.newline.is_at(unit, 0))
     }
 
@@ -282,7 +280,7 @@ impl TextFile {
             let mut from = pos.saturating_sub(STEP as u64).max(data_start);
             from -= (from - data_start) % w;
             let mut block = vec![0; (pos - from) as usize];
-            let got = read_at(&self.file, &mut block, from)?;
+            let got = self.file.read_at(&mut block, from)?;
             block.truncate(got);
             match self.newline.rfind_nth(&block, n - seen) {
                 Ok(at) => {
@@ -381,7 +379,7 @@ impl TextFile {
         }
         let want = (budget as u64).min(self.size - at) as usize;
         let mut raw = vec![0; want];
-        let got = read_at(&self.file, &mut raw, at)?;
+        let got = self.file.read_at(&mut raw, at)?;
         raw.truncate(got);
         let skip = self.char_start(&raw);
         let mut end = raw.len();
@@ -522,7 +520,7 @@ impl<'a> Cursor<'a> {
         if at >= self.text.size {
             return Ok(false);
         }
-        let got = read_at(&self.text.file, &mut self.buf[self.filled..], at)?;
+        let got = self.text.file.read_at(&mut self.buf[self.filled..], at)?;
         self.filled += got;
         Ok(got > 0)
     }

@@ -9,13 +9,16 @@
 //! This module must never fall back to "everything": with no root configured it creates and uses
 //! one default root in the platform's data directory.
 
+mod buckets;
 mod guard;
 
+pub use buckets::{ObjectResolved, open_object};
 pub use guard::{Access, PathError, Resolved};
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{RootEntry, expand_tilde};
+use crate::config::{NoKeychain, RootEntry, SecretSource, expand_tilde};
+use crate::objects::{Bucket, is_object_url};
 
 /// One allowed directory, canonical and absolute.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -35,6 +38,8 @@ pub struct Unavailable {
 #[derive(Debug, Clone)]
 pub struct Roots {
     roots: Vec<Root>,
+    /// Bucket prefixes in object storage, used like directories.
+    buckets: Vec<Bucket>,
     default_index: Option<usize>,
     unavailable: Vec<Unavailable>,
 }
@@ -46,10 +51,38 @@ impl Roots {
     /// root, `fallback` — the directory Offload owns — is created and used as the one writable
     /// default root.
     pub fn from_entries(entries: &[RootEntry], fallback: &Path) -> (Self, Vec<String>) {
+        Self::from_entries_with(entries, fallback, &NoKeychain)
+    }
+
+    /// [`Roots::from_entries`], with bucket roots' `${keyring:…}` settings read from `secrets`.
+    /// A bucket root's client is built here; nothing is contacted until a tool uses it.
+    pub fn from_entries_with(
+        entries: &[RootEntry],
+        fallback: &Path,
+        secrets: &dyn SecretSource,
+    ) -> (Self, Vec<String>) {
         let mut warnings = Vec::new();
         let mut roots: Vec<Root> = Vec::new();
+        let mut buckets: Vec<Bucket> = Vec::new();
         let mut unavailable = Vec::new();
         for entry in entries {
+            if is_object_url(entry.path()) {
+                match Bucket::from_entry(entry.path(), entry.writable(), entry.extra(), secrets) {
+                    Ok(bucket) => {
+                        if !buckets.iter().any(|b| b.url == bucket.url) {
+                            buckets.push(bucket);
+                        }
+                    }
+                    Err(why) => {
+                        warnings.push(format!("root '{}' ignored: {why}", entry.path()));
+                        unavailable.push(Unavailable {
+                            path: entry.path().to_owned(),
+                            reason: why.to_string(),
+                        });
+                    }
+                }
+                continue;
+            }
             match prepare(&expand_tilde(entry.path()), false) {
                 Ok(path) => {
                     if !roots.iter().any(|r| r.path == path) {
@@ -84,6 +117,7 @@ impl Roots {
         (
             Self {
                 roots,
+                buckets,
                 default_index,
                 unavailable,
             },
@@ -93,6 +127,11 @@ impl Roots {
 
     pub fn list(&self) -> &[Root] {
         &self.roots
+    }
+
+    /// The bucket roots.
+    pub fn buckets(&self) -> &[Bucket] {
+        &self.buckets
     }
 
     /// Configured roots that are not in use (missing, not a directory), with the reason.

