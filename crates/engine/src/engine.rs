@@ -111,6 +111,7 @@ impl Engine {
         dirs: &AppDirs,
         secrets: Arc<dyn SecretSource>,
     ) -> (Self, Vec<String>) {
+        crate::http::install_crypto_provider();
         let (roots, mut warnings) =
             Roots::from_entries_with(&config.roots, &dirs.default_root(), &*secrets);
         let (store, more) = Store::open(&dirs.data_dir, &roots);

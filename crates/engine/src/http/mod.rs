@@ -7,6 +7,8 @@
 mod front;
 mod tls;
 
+pub use tls::install_crypto_provider;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -7,6 +7,16 @@ use std::sync::Arc;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
+/// Makes aws-lc-rs the process's TLS provider (once; later calls do nothing). Two providers are
+/// in the build (object storage's HTTP client brings ring), and rustls picks no default when it
+/// has two: any library that asks for the default would otherwise panic.
+pub fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    });
+}
+
 pub(super) fn acceptor(cert: &Path, key: &Path) -> Result<tokio_rustls::TlsAcceptor, String> {
     let chain = CertificateDer::pem_file_iter(cert)
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
@@ -19,7 +29,12 @@ pub(super) fn acceptor(cert: &Path, key: &Path) -> Result<tokio_rustls::TlsAccep
     }
     let key = PrivateKeyDer::from_pem_file(key)
         .map_err(|e| format!("cannot read the private key {}: {e}", key.display()))?;
-    let mut config = rustls::ServerConfig::builder()
+    // The provider is named: object storage brings ring into the build beside aws-lc-rs, and
+    // rustls then cannot pick a process default by itself.
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS set-up: {e}"))?
         .with_no_client_auth()
         .with_single_cert(chain, key)
         .map_err(|e| format!("the certificate and key do not make a TLS identity: {e}"))?;

@@ -68,6 +68,7 @@ fn bucket_roots(weed: &Weed, prefix: &str) -> Roots {
 /// Head, tail and a deep read of a 64 MiB object fetch a few chunks, not the object; the first
 /// exact count reads it once, after which deep reads cost one chunk again.
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs weed mini: run scripts/setup-interop.sh"]
 async fn reads_fetch_about_what_they_return() {
     let weed = Weed::get().await;
     let prefix = weed.prefix("fetch");
@@ -171,6 +172,7 @@ async fn reads_fetch_about_what_they_return() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs weed mini: run scripts/setup-interop.sh"]
 async fn new_objects_never_replace_existing_ones_small_or_multipart() {
     use object_store::ObjectStoreExt;
     let weed = Weed::get().await;

@@ -247,6 +247,11 @@ impl ServerHandler for OffloadServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         read_allowed(&context, "resources/list")?;
+        // Responses other Offload processes stored in shared bucket roots.
+        self.engine
+            .store
+            .refresh_buckets(&self.engine.roots())
+            .await;
         let server = self.clone();
         tokio::task::spawn_blocking(move || server.list_resources_page(request))
             .await
@@ -260,6 +265,9 @@ impl ServerHandler for OffloadServer {
     ) -> Result<ReadResourceResponse, McpError> {
         read_allowed(&context, "resources/read")?;
         let engine = self.engine.clone();
+        if crate::objects::is_object_url(&request.uri) {
+            engine.store.refresh_buckets(&engine.roots()).await;
+        }
         tokio::task::spawn_blocking(move || resources::read(&engine, &request.uri))
             .await
             .map_err(|e| McpError::internal_error(e.to_string(), None))?

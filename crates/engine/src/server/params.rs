@@ -93,7 +93,7 @@ pub struct CallToolAndStore {
     /// What this is, in a few words (shown to the user).
     #[serde(default)]
     pub description: Option<String>,
-    /// Directory inside a writable allowed directory (default: the default directory).
+    /// Directory (or s3://... prefix) inside a writable allowed directory (default: the default directory).
     #[serde(default)]
     pub storage_path: Option<String>,
     /// A file name, not a path; never overwrites.
@@ -162,7 +162,7 @@ pub struct CallToolWithFileContent {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetFileSchema {
-    /// Absolute, ~/..., or relative to the default directory.
+    /// Absolute, ~/..., relative to the default directory, or s3://...
     pub path: String,
     /// Sample values per column.
     #[serde(default = "five")]
@@ -172,7 +172,7 @@ pub struct GetFileSchema {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SummarizeFile {
-    /// Absolute, ~/..., or relative to the default directory.
+    /// Absolute, ~/..., relative to the default directory, or s3://...
     pub path: String,
     /// Lines from the start.
     #[serde(default = "twenty")]
@@ -182,7 +182,7 @@ pub struct SummarizeFile {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadFile {
-    /// Absolute, ~/..., or relative to the default directory.
+    /// Absolute, ~/..., relative to the default directory, or s3://...
     pub path: String,
     /// First line, row or page (0-based); negative: the last lines.
     #[serde(default)]

@@ -81,12 +81,12 @@ pub fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpError> 
         .ok_or_else(|| {
             McpError::resource_not_found(format!("no stored response has the URI {uri}"), None)
         })?;
-    let (file, _) = engine
+    let (source, _) = engine
         .roots()
-        .open_read(&path)
+        .open(&path)
         .map_err(|e| McpError::resource_not_found(format!("{uri} cannot be read: {e}"), None))?;
     let limit = engine.limits().max_upstream_message_bytes;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let size = source.len().unwrap_or(0);
     if size > limit {
         return Err(McpError::invalid_params(
             format!(
@@ -96,8 +96,11 @@ pub fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpError> 
         ));
     }
     let mut bytes = Vec::with_capacity(size as usize);
-    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit + 1), &mut bytes)
-        .map_err(|e| McpError::internal_error(format!("cannot read {path}: {e}"), None))?;
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(source.reader(), limit + 1),
+        &mut bytes,
+    )
+    .map_err(|e| McpError::internal_error(format!("cannot read {path}: {e}"), None))?;
     let textual = mime.starts_with("text/")
         || mime.contains("json")
         || mime.contains("yaml")

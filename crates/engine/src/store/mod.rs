@@ -3,8 +3,10 @@
 //!
 //! Everything here is blocking file I/O: async callers run it on a blocking thread.
 
+mod bucket_records;
 mod names;
 mod payload;
+mod place;
 mod records;
 mod summary;
 mod write;
@@ -21,8 +23,10 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::formats::{self, Format};
+use crate::objects::Bucket;
 use crate::roots::{Access, PathError, Roots};
 use crate::{ErrorCode, ToolError};
+use place::Place;
 
 /// What to store and where.
 pub struct StoreRequest<'a> {
@@ -48,6 +52,10 @@ pub struct Stored {
 
 pub struct Store {
     index: Mutex<records::Index>,
+    /// Where answers for bucket roots are written before they are uploaded.
+    staging: PathBuf,
+    /// The records kept in bucket roots, as last read.
+    buckets: bucket_records::BucketRecords,
     added: broadcast::Sender<Record>,
 }
 
@@ -78,19 +86,38 @@ impl Store {
         (
             Self {
                 index: Mutex::new(index),
+                staging: data_dir.join("staging"),
+                buckets: Default::default(),
                 added: broadcast::channel(64).0,
             },
             warnings,
         )
     }
 
-    /// Every record, newest first (including those other Offload processes added).
+    /// Every record, newest first (including those other Offload processes added; for bucket
+    /// roots, as of the last [`Store::refresh_buckets`]).
     pub fn records(&self) -> Vec<Record> {
-        let mut index = self.index.lock().unwrap_or_else(|p| p.into_inner());
-        if let Err(e) = index.refresh() {
-            tracing::warn!("cannot read the records index: {e}");
+        let mut records: Vec<Record> = {
+            let mut index = self.index.lock().unwrap_or_else(|p| p.into_inner());
+            if let Err(e) = index.refresh() {
+                tracing::warn!("cannot read the records index: {e}");
+            }
+            index.records().iter().rev().cloned().collect()
+        };
+        let in_buckets = self.buckets.all();
+        if !in_buckets.is_empty() {
+            records.extend(in_buckets);
+            records.sort_by_key(|r| std::cmp::Reverse(r.time));
         }
-        index.records().iter().rev().cloned().collect()
+        records
+    }
+
+    /// Reads the records kept in the bucket roots (only new ones are fetched; a bucket that
+    /// does not answer within seconds keeps its last list).
+    pub async fn refresh_buckets(&self, roots: &Roots) {
+        if !roots.buckets().is_empty() || !self.buckets.all().is_empty() {
+            self.buckets.refresh(roots).await;
+        }
     }
 
     /// Notified with each record this process adds.
@@ -101,7 +128,8 @@ impl Store {
     /// Writes `req.result` as a file and records it.
     pub fn store(&self, roots: &Roots, req: StoreRequest<'_>) -> Result<Stored, ToolError> {
         let format = choose_format(req.format, req.filename, Format::Json)?;
-        let dir = storage_dir(roots, req.storage_path)?;
+        let place = Place::of(roots, req.storage_path, &self.staging)?;
+        let dir = place.dir().to_path_buf();
         let name = file_name(req.server, req.tool, req.filename, format)?;
         let stem = name
             .rsplit_once('.')
@@ -127,8 +155,8 @@ impl Store {
             match write::write_new(&dir, &b.name, |w| w.write_all(&b.bytes)) {
                 Ok((path, bytes, ())) => {
                     side_files.push(SideFile {
-                        uri: file_uri(&path),
-                        path: path.display().to_string(),
+                        uri: String::new(),
+                        path: String::new(),
                         mime_type: b.mime_type.clone(),
                         bytes,
                     });
@@ -162,13 +190,13 @@ impl Store {
                         formats::delimited::write_table(source, delimiter, w)
                     }) {
                         Ok((path, bytes, ())) => {
-                            table_files.push(path.display().to_string());
+                            table_files.push(written.len());
                             if first.is_none() {
                                 first = Some((path.clone(), bytes));
                             } else {
                                 side_files.push(SideFile {
-                                    uri: file_uri(&path),
-                                    path: path.display().to_string(),
+                                    uri: String::new(),
+                                    path: String::new(),
                                     mime_type: format.mime_type().to_owned(),
                                     bytes,
                                 });
@@ -195,18 +223,37 @@ impl Store {
                 }
             },
         };
-        let final_path = match inside_writable(roots, &path) {
-            Ok(p) => p,
-            Err(e) => {
-                cleanup(&written);
-                return Err(e);
-            }
+        // The main file goes last; side files keep their order.
+        let main = written
+            .iter()
+            .position(|p| *p == path)
+            .expect("the main file was written");
+        let mut order: Vec<PathBuf> = written.clone();
+        let main_path = order.remove(main);
+        order.push(main_path);
+        let published = place.publish(roots, &order)?;
+        let shown = |i: usize| {
+            let at = if i == main {
+                order.len() - 1
+            } else if i < main {
+                i
+            } else {
+                i - 1
+            };
+            published[at].clone()
         };
+        let mut sides = (0..written.len()).filter(|&i| i != main).map(shown);
+        for f in &mut side_files {
+            let p = sides.next().expect("one published file per side file");
+            f.path = p.path;
+            f.uri = p.uri;
+        }
+        let final_place = shown(main);
 
         let mut summary = Summary::of(&payload);
         if let Some(tables) = summary.tables.as_mut() {
-            for (t, file) in tables.iter_mut().zip(&table_files) {
-                t.file = Some(file.clone());
+            for (t, &i) in tables.iter_mut().zip(&table_files) {
+                t.file = Some(shown(i).path);
             }
         }
         let mut notes = Vec::new();
@@ -233,10 +280,10 @@ impl Store {
             name,
             format,
             bytes,
-            path: final_path,
+            at: final_place,
             files: side_files,
         };
-        Ok(self.finish(origin, placed, summary, &notes.join("; ")))
+        Ok(self.finish(place.bucket(), origin, placed, summary, &notes.join("; ")))
     }
 
     /// Writes a file with `fill` (given the chosen format and the file) and records it like a
@@ -250,12 +297,13 @@ impl Store {
         fill: impl FnOnce(Format, &mut (dyn std::io::Write + Send)) -> std::io::Result<Summary>,
     ) -> Result<Stored, ToolError> {
         let format = choose_format(req.format, req.filename, req.default_format)?;
-        let dir = storage_dir(roots, req.storage_path)?;
+        let place = Place::of(roots, req.storage_path, &self.staging)?;
         let name = file_name(req.server, req.tool, req.filename, format)?;
-        let (path, bytes, summary) = write::write_new(&dir, &name, |w| fill(format, w))?;
-        let final_path = inside_writable(roots, &path).inspect_err(|_| {
-            let _ = std::fs::remove_file(&path);
-        })?;
+        let (path, bytes, summary) = write::write_new(place.dir(), &name, |w| fill(format, w))?;
+        let at = place
+            .publish(roots, &[path])?
+            .pop()
+            .expect("one published file");
         let origin = Origin {
             server: req.server,
             tool: req.tool,
@@ -267,16 +315,23 @@ impl Store {
             name,
             format,
             bytes,
-            path: final_path,
+            at,
             files: Vec::new(),
         };
-        Ok(self.finish(origin, placed, summary, ""))
+        Ok(self.finish(place.bucket(), origin, placed, summary, ""))
     }
 
     /// Records a stored file (written whole, its final path checked) and answers with it and
     /// its summary text.
-    fn finish(&self, origin: Origin<'_>, placed: Placed, summary: Summary, notes: &str) -> Stored {
-        let path = placed.path.display().to_string();
+    fn finish(
+        &self,
+        bucket: Option<&Bucket>,
+        origin: Origin<'_>,
+        placed: Placed,
+        summary: Summary,
+        notes: &str,
+    ) -> Stored {
+        let path = placed.at.path;
         let text = summary.text(&path, placed.bytes, placed.format.name(), notes);
         let record = Record {
             id: placed.name,
@@ -289,13 +344,16 @@ impl Store {
             bytes: placed.bytes,
             format: placed.format.name().to_owned(),
             mime_type: placed.format.mime_type().to_owned(),
-            uri: file_uri(&placed.path),
+            uri: placed.at.uri,
             path,
             files: placed.files,
             summary: Some(summary.clone()),
             recovered: false,
         };
-        self.record(&record);
+        match bucket {
+            Some(bucket) => self.buckets.add(bucket, &record),
+            None => self.record(&record),
+        }
         Stored {
             record,
             summary,
@@ -344,7 +402,7 @@ struct Placed {
     name: String,
     format: Format,
     bytes: u64,
-    path: PathBuf,
+    at: place::Published,
     files: Vec<SideFile>,
 }
 
@@ -370,7 +428,7 @@ fn file_name(
 }
 
 /// The written file's final path, canonicalised, which must still be inside a writable root.
-fn inside_writable(roots: &Roots, path: &Path) -> Result<PathBuf, ToolError> {
+pub(super) fn inside_writable(roots: &Roots, path: &Path) -> Result<PathBuf, ToolError> {
     std::fs::canonicalize(path)
         .ok()
         .and_then(|p| roots.resolve(&p.display().to_string(), Access::Write).ok())
@@ -458,7 +516,7 @@ fn choose_format(
 
 /// The directory to store in: `storage_path` (created inside a writable root when missing) or
 /// the default directory.
-fn storage_dir(roots: &Roots, storage_path: Option<&str>) -> Result<PathBuf, ToolError> {
+pub(super) fn storage_dir(roots: &Roots, storage_path: Option<&str>) -> Result<PathBuf, ToolError> {
     let Some(input) = storage_path else {
         return roots.default_dir().map(Path::to_path_buf).ok_or_else(|| {
             ToolError::new(
