@@ -109,8 +109,9 @@ fn load(
             ),
         ));
     }
-    let (mut file, resolved) = roots.open_read(path)?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let (source, shown) = roots.open(path)?;
+    let size = source.len().unwrap_or(0);
+    let mut file = source.reader();
     if so_far + size > limit {
         return Err(ToolError::new(
             ErrorCode::FileTooLarge,
@@ -121,7 +122,7 @@ fn load(
         )
         .with("path", path));
     }
-    let display = resolved.path.display().to_string();
+    let display = shown.display().to_string();
     let value = match kind {
         "base64" => {
             let mut bytes = Vec::with_capacity(size as usize);
@@ -130,7 +131,7 @@ fn load(
             Value::String(base64::engine::general_purpose::STANDARD.encode(bytes))
         }
         "data" => {
-            let format = InputFormat::of_path(&resolved.path);
+            let format = InputFormat::of_path(&shown);
             inputs::parse(&mut file, format, true)
                 .map_err(|e| e.into_tool_error(&display, format))?
                 .0

@@ -436,3 +436,75 @@ async fn a_read_only_bucket_root_refuses_storing() {
     assert_eq!(weed.list(&prefix).await, Vec::<String>::new());
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+#[ignore = "needs weed mini: run scripts/setup-interop.sh"]
+async fn objects_go_into_arguments_whole_in_batches_and_by_reference() {
+    let weed = Weed::get().await;
+    let prefix = weed.prefix("inputs");
+    let ctx = TestContext::new();
+    ctx.write_config(json!({
+        "roots": [ctx.root, weed.root(&prefix, false)],
+        "mcpServers": {"fx": TestContext::fixture(&[])},
+        "tools": {"expose": "meta"},
+    }));
+    let mut csv = String::from("id,name,zip\n");
+    for i in 0..25_000 {
+        csv.push_str(&format!("{i},\"user {i}, x\",0{}\n", 1000 + i % 9000));
+    }
+    weed.put(&format!("{prefix}/users.csv"), csv.into_bytes())
+        .await;
+    weed.put(&format!("{prefix}/cfg.yaml"), b"a: [1, 2]\n".to_vec())
+        .await;
+    weed.put(&format!("{prefix}/note.txt"), b"from a bucket".to_vec())
+        .await;
+    let client = ctx.client().await;
+    let with_file = |args: Value| {
+        let mut a = json!({"server": "fx", "tool_name": "received"});
+        for (k, v) in args.as_object().unwrap() {
+            a[k] = v.clone();
+        }
+        call(&client, "call_tool_with_file_content", a)
+    };
+    // The whole file at the data key, typed like a local CSV.
+    let r = with_file(json!({"file_path": url(&prefix, "users.csv"), "data_key": "rows"})).await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let s = structured(&r);
+    assert_eq!(s["rows"], 25_000);
+    assert_eq!(
+        s["first"],
+        json!({"id": 0, "name": "user 0, x", "zip": "01000"})
+    );
+    assert_eq!(s["last"]["id"], 24_999);
+    // In batches: streamed from the object.
+    let r = with_file(
+        json!({"file_path": url(&prefix, "users.csv"), "data_key": "rows", "batch_size": 10_000}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let s = structured(&r);
+    assert_eq!(
+        (
+            s["batches"].clone(),
+            s["items"].clone(),
+            s["succeeded"].clone()
+        ),
+        (json!(3), json!(25_000), json!(3)),
+        "{s}"
+    );
+    // $file references.
+    let r = crate::fx(&client, "received", json!({"cfg": {"$file": url(&prefix, "cfg.yaml"), "as": "data"}, "raw": {"$file": url(&prefix, "note.txt"), "as": "base64"}, "text": {"$file": url(&prefix, "note.txt")}})).await;
+    assert_eq!(
+        structured(&r)["args"],
+        json!({"cfg": {"a": [1, 2]}, "raw": "ZnJvbSBhIGJ1Y2tldA==", "text": "from a bucket"})
+    );
+    // Outside the prefix: refused like a local path outside the roots.
+    let r = crate::fx(
+        &client,
+        "echo",
+        json!({"text": {"$file": format!("s3://{BUCKET}/{prefix}-x/note.txt")}}),
+    )
+    .await;
+    assert_eq!(error_code(&r), "path_outside_roots");
+    client.cancel().await.unwrap();
+}

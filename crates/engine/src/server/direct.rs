@@ -165,8 +165,9 @@ async fn fill_file_arguments(
 
 fn data_uri(engine: &Engine, path: &str, spec: &Value, key: &str) -> Result<String, ToolError> {
     use std::io::Read;
-    let (file, resolved) = engine.roots().open_read(path)?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let (source, shown) = engine.roots().open(path)?;
+    let size = source.len().unwrap_or(0);
+    let file = source.reader();
     let max = spec
         .get("maxSize")
         .and_then(Value::as_u64)
@@ -178,12 +179,12 @@ fn data_uri(engine: &Engine, path: &str, spec: &Value, key: &str) -> Result<Stri
             format!("{path} is {size} bytes; argument '{key}' takes at most {max}"),
         ));
     }
-    let mime = mime_of(&resolved.path);
+    let mime = mime_of(&shown);
     if let Some(accept) = spec.get("accept").and_then(Value::as_array)
         && !accept
             .iter()
             .filter_map(Value::as_str)
-            .any(|a| accepts(a, &mime, &resolved.path))
+            .any(|a| accepts(a, &mime, &shown))
     {
         return Err(ToolError::new(
             ErrorCode::InvalidArguments,

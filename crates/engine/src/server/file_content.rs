@@ -252,9 +252,9 @@ fn open_checked(
     engine: &Engine,
     path: &str,
     format: InputFormat,
-) -> Result<(std::fs::File, String), ToolError> {
-    let (file, resolved) = engine.roots().open_read(path)?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+) -> Result<(crate::files::Source, String), ToolError> {
+    let (file, shown) = engine.roots().open(path)?;
+    let size = file.len().unwrap_or(0);
     let limit = engine.limits().max_input_bytes;
     if size > limit {
         let hint = if format.streams() {
@@ -273,7 +273,7 @@ fn open_checked(
         .with("path", path)
         .with("bytes", size));
     }
-    Ok((file, resolved.path.display().to_string()))
+    Ok((file, shown.display().to_string()))
 }
 
 /// Reads and parses the whole file on a blocking thread, after checking its size.
@@ -287,12 +287,12 @@ async fn load(
     let engine = engine.clone();
     let path = path.to_owned();
     tokio::task::spawn_blocking(move || {
-        let (mut file, display) = open_checked(&engine, &path, format)?;
+        let (file, display) = open_checked(&engine, &path, format)?;
         let options = inputs::ReadOptions {
             typing: infer,
             sheet,
         };
-        inputs::parse_with(&mut file, format, &options)
+        inputs::parse_with(&mut file.reader(), format, &options)
             .map_err(|e| e.into_tool_error(&display, format))
     })
     .await
@@ -310,9 +310,9 @@ async fn load_list_json(
     let engine = engine.clone();
     let path = path.to_owned();
     tokio::task::spawn_blocking(move || {
-        let (mut file, display) = open_checked(&engine, &path, format)?;
+        let (file, display) = open_checked(&engine, &path, format)?;
         let budget = engine.limits().max_upstream_message_bytes;
-        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let size = file.len().unwrap_or(0);
         // JSON of a CSV is about twice its size; capacity is only address space until used.
         let mut json = Vec::with_capacity(size.saturating_mul(2).min(budget + 1) as usize);
         json.push(b'[');
@@ -322,7 +322,7 @@ async fn load_list_json(
             typing: infer,
             sheet: None,
         };
-        let read = inputs::read_items(&mut file, format, &options, &mut |item| {
+        let read = inputs::read_items(&mut file.reader(), format, &options, &mut |item| {
             if items > 0 {
                 json.push(b',');
             }

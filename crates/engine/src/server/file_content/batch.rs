@@ -49,7 +49,11 @@ pub async fn run(
             "batch_size must be at least 1",
         ));
     }
-    let (file, _) = engine.roots().open_read(&p.file_path)?;
+    // Opening an object in a bucket root asks the store: off the async threads.
+    let (roots, path) = (engine.roots(), p.file_path.clone());
+    let (file, _) = tokio::task::spawn_blocking(move || roots.open(&path))
+        .await
+        .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))??;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Chunk>(2);
     let size = usize::try_from(size).unwrap_or(usize::MAX).min(1_000_000);
     let options = inputs::ReadOptions {
@@ -57,10 +61,10 @@ pub async fn run(
         sheet: p.sheet.clone(),
     };
     let reader = tokio::task::spawn_blocking(move || {
-        let mut file = file;
+        let mut reader = file.reader();
         let mut json = Vec::new();
         let mut count = 0u64;
-        let outcome = inputs::read_items(&mut file, format, &options, &mut |item| {
+        let outcome = inputs::read_items(&mut reader, format, &options, &mut |item| {
             json.push(if count == 0 { b'[' } else { b',' });
             item.write_json(&mut json)?;
             count += 1;
