@@ -3,8 +3,8 @@
 //! spills, and a whole result written in any store format. Who opens the files is the
 //! caller's choice: the model's tool through the roots guard, the app for a file the user chose.
 
-use std::fs::File;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use offload_query::{Data, Format as TableFormat, Limits, OutFormat, Query, QueryError, Source};
 use serde_json::Value;
@@ -14,21 +14,16 @@ use crate::formats::{self, Format, Payload};
 use crate::inputs::{self, InputFormat, ReadOptions};
 use crate::{Engine, ErrorCode, ToolError};
 
-/// Opens a path the caller may read: the file and its resolved path.
-pub type Opener<'a> = dyn Fn(&str) -> Result<(File, PathBuf), ToolError> + 'a;
+/// Opens a path the caller may read (a local file or an object in a bucket root): what to read
+/// and the name to show.
+pub type Opener<'a> = dyn Fn(&str) -> Result<(files::Source, PathBuf), ToolError> + 'a;
 
 /// Opens `path` with `open`; what it is; the path for messages.
-pub fn probe(open: &Opener<'_>, path: &str) -> Result<(File, Kind, String), ToolError> {
-    let (file, resolved) = open(path)?;
-    let probe = Probe::new(file.into(), &resolved)?;
-    let label = resolved.display().to_string();
-    let files::Source::Local(file) = probe.file else {
-        return Err(ToolError::new(
-            ErrorCode::Internal,
-            "a local file came back as an object",
-        ));
-    };
-    Ok((file, probe.kind, label))
+pub fn probe(open: &Opener<'_>, path: &str) -> Result<(files::Source, Kind, String), ToolError> {
+    let (file, shown) = open(path)?;
+    let probe = Probe::new(file, &shown)?;
+    let label = shown.display().to_string();
+    Ok((probe.file, probe.kind, label))
 }
 
 /// `path` as `data` and each of `tables`, opened and typed.
@@ -80,9 +75,8 @@ fn source(open: &Opener<'_>, name: &str, path: &str) -> Result<Source, ToolError
         Kind::Jsonl => TableFormat::Jsonl,
         Kind::Parquet => TableFormat::Parquet,
         Kind::Sheet => {
-            let mut file = file;
             let (rows, _) = inputs::parse_with(
-                &mut file,
+                &mut file.reader(),
                 InputFormat::Sheet,
                 &ReadOptions {
                     sheet,
@@ -112,7 +106,10 @@ fn source(open: &Opener<'_>, name: &str, path: &str) -> Result<Source, ToolError
     Ok(Source {
         name: name.to_owned(),
         label,
-        data: Data::File { file, format },
+        data: Data::File {
+            file: Arc::new(file),
+            format,
+        },
     })
 }
 

@@ -1,8 +1,8 @@
 //! jq programs over JSON, JSON lines and YAML with jaq: for nested answers that are not tables.
 //! A JSON lines file is read a line at a time (the program runs on each value, as `jq` does).
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
+use std::sync::Arc;
 
 use jaq_core::load::{Arena, File as Program, Loader};
 use jaq_core::{Compiler, Ctx, Vars, data, unwrap_valr};
@@ -10,14 +10,15 @@ use jaq_json::Val;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::blob::{Blob, BlobReader};
 use crate::error::{QueryError, line_column};
 
 /// What the program reads.
 #[derive(Debug)]
 pub enum JqInput {
-    Json(File),
-    Jsonl(File),
-    Yaml(File),
+    Json(Arc<dyn Blob>),
+    Jsonl(Arc<dyn Blob>),
+    Yaml(Arc<dyn Blob>),
 }
 
 /// The program's outputs: at most `limit`, within the budget.
@@ -104,7 +105,7 @@ pub fn run_jq(
 
     match input {
         JqInput::Jsonl(file) => {
-            for (n, line) in BufReader::new(file).lines().enumerate() {
+            for (n, line) in BufReader::new(BlobReader::new(file)).lines().enumerate() {
                 if cancel.is_cancelled() {
                     return Err(QueryError::Cancelled);
                 }
@@ -133,15 +134,17 @@ pub fn run_jq(
     Ok(answer)
 }
 
-fn read_whole(file: File, max: u64) -> Result<Vec<u8>, QueryError> {
-    let len = file.metadata()?.len();
+fn read_whole(file: Arc<dyn Blob>, max: u64) -> Result<Vec<u8>, QueryError> {
+    let len = file.size()?;
     if len > max {
         return Err(QueryError::Source(format!(
             "the document is {len} bytes; jq reads a JSON or YAML document whole, up to {max} bytes (use sql, or JSON lines, for larger data)"
         )));
     }
     let mut bytes = Vec::with_capacity(len as usize);
-    file.take(max + 1).read_to_end(&mut bytes)?;
+    BlobReader::new(file)
+        .take(max + 1)
+        .read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 

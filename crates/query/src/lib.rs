@@ -10,6 +10,7 @@
 //! tools); SQL executes on a runtime of its own, so a long query never occupies the threads that
 //! answer other requests, and a cancelled token stops it.
 
+mod blob;
 mod error;
 mod jq;
 mod opened;
@@ -19,11 +20,12 @@ mod rows;
 mod sql;
 mod yielding;
 
-use std::fs::File;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+pub use blob::Blob;
 pub use error::QueryError;
 pub use jq::{JqAnswer, JqInput, run_jq};
 pub use render::{OutFormat, arrow_type_name};
@@ -43,7 +45,7 @@ pub struct Source {
 #[derive(Debug)]
 pub enum Data {
     /// A file, opened by the engine through its path guard.
-    File { file: File, format: Format },
+    File { file: Arc<dyn Blob>, format: Format },
     /// Rows already read (a sheet of a workbook, parsed by the engine): JSON objects.
     Rows(Vec<serde_json::Value>),
 }

@@ -3,13 +3,11 @@
 //! DataFusion reads through `object_store`. Its runtime here has one store, under the
 //! `offload://` scheme, serving the files handed to it, already open, by table name; there is no
 //! `file://` store and no other scheme, so no SQL (a table function, a URL table) can reach a
-//! path of its own. Reads are positional (`pread`), so concurrent range reads of one file never
-//! share a cursor.
+//! path of its own. Reads are positional (`pread` on local files, ranged requests on objects),
+//! so concurrent range reads of one file never share a cursor.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::ops::Range;
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -24,6 +22,8 @@ use object_store::{
 };
 use url::Url;
 
+use crate::blob::{Blob, read_exact_at};
+
 /// The scheme and host of every table's URL: `offload://files/<name>.<ext>`.
 pub const BASE: &str = "offload://files/";
 
@@ -32,7 +32,7 @@ const CHUNK: u64 = 4 << 20;
 
 #[derive(Debug)]
 struct Opened {
-    file: Arc<File>,
+    file: Arc<dyn Blob>,
     meta: ObjectMeta,
 }
 
@@ -50,17 +50,13 @@ impl std::fmt::Display for OpenedFiles {
 
 impl OpenedFiles {
     /// Adds `file` as `object` (a name such as `data.csv`); returns its URL.
-    pub fn add(&mut self, object: &str, file: Arc<File>) -> std::io::Result<String> {
-        let md = file.metadata()?;
+    pub fn add(&mut self, object: &str, file: Arc<dyn Blob>) -> std::io::Result<String> {
         let location = Path::from(object);
-        let modified = md
-            .modified()
-            .ok()
-            .map(chrono::DateTime::<chrono::Utc>::from);
+        let modified = file.modified().map(chrono::DateTime::<chrono::Utc>::from);
         let meta = ObjectMeta {
             location: location.clone(),
             last_modified: modified.unwrap_or_default(),
-            size: md.len(),
+            size: file.size()?,
             e_tag: None,
             version: None,
         };
@@ -86,7 +82,7 @@ fn read_only() -> object_store::Error {
 
 /// Reads `range` of `file` in chunks on blocking threads.
 fn read_stream(
-    file: Arc<File>,
+    file: Arc<dyn Blob>,
     range: Range<u64>,
 ) -> BoxStream<'static, object_store::Result<Bytes>> {
     futures::stream::try_unfold(range.start, move |at| {
@@ -99,7 +95,7 @@ fn read_stream(
             let len = (end - at).min(CHUNK) as usize;
             let chunk = tokio::task::spawn_blocking(move || {
                 let mut buf = vec![0u8; len];
-                file.read_exact_at(&mut buf, at).map(|()| buf)
+                read_exact_at(&*file, &mut buf, at).map(|()| buf)
             })
             .await
             .map_err(|e| object_store::Error::Generic {

@@ -51,7 +51,7 @@ struct Table {
 }
 
 enum TableData {
-    File(Arc<std::fs::File>, Format),
+    File(Arc<dyn crate::Blob>, Format),
     Batch(RecordBatch),
 }
 
@@ -188,7 +188,7 @@ fn tables(sources: Vec<Source>) -> Result<Vec<Table>, QueryError> {
         .into_iter()
         .map(|s| {
             let data = match s.data {
-                Data::File { file, format } => TableData::File(Arc::new(file), format),
+                Data::File { file, format } => TableData::File(file, format),
                 Data::Rows(rows) => TableData::Batch(rows_batch(&rows).map_err(|e| {
                     QueryError::Source(format!("{} cannot be read as a table: {e}", s.label))
                 })?),

@@ -1,3 +1,4 @@
+use std::fs::File;
 use std::io::Write as _;
 
 use serde_json::json;
@@ -5,10 +6,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::*;
 
-fn file(dir: &tempfile::TempDir, name: &str, text: &str) -> File {
+fn file(dir: &tempfile::TempDir, name: &str, text: &str) -> Arc<dyn Blob> {
     let path = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
-    File::open(path).unwrap()
+    Arc::new(std::fs::File::open(path).unwrap())
 }
 
 fn csv(dir: &tempfile::TempDir, name: &str, text: &str) -> Source {
@@ -257,7 +258,7 @@ fn joins_json_jsonl_parquet_and_rows() {
         name: "data".into(),
         label: "t.parquet".into(),
         data: Data::File {
-            file: File::open(&path).unwrap(),
+            file: Arc::new(File::open(&path).unwrap()),
             format: Format::Parquet,
         },
     };

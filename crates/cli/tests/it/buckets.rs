@@ -508,3 +508,86 @@ async fn objects_go_into_arguments_whole_in_batches_and_by_reference() {
     assert_eq!(error_code(&r), "path_outside_roots");
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+#[ignore = "needs weed mini: run scripts/setup-interop.sh"]
+async fn query_file_reads_objects_joins_them_with_local_files_and_stores_into_the_bucket() {
+    let weed = Weed::get().await;
+    let prefix = weed.prefix("query");
+    let ctx = with_bucket(weed, &prefix, true);
+    let mut orders = String::from("id,region,amount\n");
+    for i in 0..30_000 {
+        orders.push_str(&format!("{i},r{},{}\n", i % 4, i % 100));
+    }
+    weed.put(&format!("{prefix}/orders.csv"), orders.clone().into_bytes())
+        .await;
+    weed.put(
+        &format!("{prefix}/doc.json"),
+        br#"{"items": [{"n": 1}, {"n": 2}, {"n": 3}]}"#.to_vec(),
+    )
+    .await;
+    std::fs::write(
+        ctx.root.join("regions.csv"),
+        "region,name\nr0,North\nr1,East\nr2,South\nr3,West\n",
+    )
+    .unwrap();
+    std::fs::write(ctx.root.join("orders.csv"), &orders).unwrap();
+    let client = ctx.client().await;
+    let sql = "SELECT r.name, SUM(o.amount) AS total, COUNT(*) AS n FROM data o JOIN regions r ON o.region = r.region GROUP BY r.name ORDER BY r.name";
+    let remote = call(&client, "query_file", json!({"path": url(&prefix, "orders.csv"), "sql": sql, "tables": {"regions": "regions.csv"}})).await;
+    assert_ne!(remote.is_error, Some(true), "{remote:?}");
+    let local = call(
+        &client,
+        "query_file",
+        json!({"path": "orders.csv", "sql": sql, "tables": {"regions": "regions.csv"}}),
+    )
+    .await;
+    assert_eq!(structured(&remote)["rows"], structured(&local)["rows"]);
+    assert_eq!(
+        structured(&remote)["rows"][0],
+        json!(["East", 367500, 7500])
+    );
+    // jq on an object.
+    let r = call(
+        &client,
+        "query_file",
+        json!({"path": url(&prefix, "doc.json"), "jq": "[.items[].n] | add"}),
+    )
+    .await;
+    assert_eq!(structured(&r)["results"], json!([6]), "{r:?}");
+    // A whole result stored into the bucket, as a new object with its record there.
+    let r = call(&client, "query_file", json!({"path": url(&prefix, "orders.csv"), "sql": "SELECT * FROM data WHERE amount = 7", "storage_path": url(&prefix, "results"), "filename": "sevens.csv"})).await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    assert_eq!(structured(&r)["path"], url(&prefix, "results/sevens.csv"));
+    let stored = String::from_utf8(
+        weed.object(&format!("{prefix}/results/sevens.csv"))
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stored.lines().count(), 301, "a header and 300 rows");
+    assert_eq!(
+        weed.list(&format!("{prefix}/.offload/records")).await.len(),
+        1
+    );
+    // Parquet in a bucket: written there, then read by the file tools and SQL with ranged reads.
+    let r = call(&client, "query_file", json!({"path": url(&prefix, "orders.csv"), "sql": "SELECT * FROM data", "storage_path": url(&prefix, "results"), "file_format": "parquet"})).await;
+    let parquet = structured(&r)["path"].as_str().unwrap().to_owned();
+    assert!(parquet.ends_with(".parquet"), "{r:?}");
+    let schema = call(&client, "get_file_schema", json!({"path": parquet})).await;
+    assert_eq!(structured(&schema)["rows"], 30_000, "{schema:?}");
+    let rows = call(&client, "read_file", json!({"path": parquet, "offset": -1})).await;
+    assert_eq!(
+        structured(&rows)["rows"],
+        json!([[29_999, "r3", 99]]),
+        "{rows:?}"
+    );
+    let n = call(
+        &client,
+        "query_file",
+        json!({"path": parquet, "sql": "SELECT COUNT(*) AS n, MAX(id) AS top FROM data"}),
+    )
+    .await;
+    assert_eq!(structured(&n)["rows"], json!([[30_000, 29_999]]), "{n:?}");
+    client.cancel().await.unwrap();
+}

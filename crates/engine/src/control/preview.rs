@@ -422,8 +422,10 @@ pub struct QueryView {
 }
 
 /// The user's file as the only table a query may read.
-fn user_file(path: &str) -> Result<(std::fs::File, PathBuf), ToolError> {
-    open(path).map_err(|e| ToolError::new(e.code, e.message))
+fn user_file(path: &str) -> Result<(crate::files::Source, PathBuf), ToolError> {
+    open(path)
+        .map(|(file, shown)| (file.into(), shown))
+        .map_err(|e| ToolError::new(e.code, e.message))
 }
 
 fn tool_error(e: ToolError) -> ControlError {

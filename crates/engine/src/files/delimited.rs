@@ -219,9 +219,9 @@ fn first_rows(
 
 /// The delimiter that splits the first rows into the same number (> 1) of fields most often.
 /// The delimiter of an opened CSV/TSV file, from its first 64 KiB.
-pub fn delimiter_of(file: &std::fs::File, tab_hint: bool) -> Result<u8, FileError> {
+pub fn delimiter_of(file: &super::Source, tab_hint: bool) -> Result<u8, FileError> {
     let mut head = vec![0u8; 64 * 1024];
-    let got = super::read_at(file, &mut head, 0)?;
+    let got = file.read_at(&mut head, 0)?;
     let whole = got < head.len();
     head.truncate(got);
     Ok(sniff_delimiter(&head, whole, tab_hint))

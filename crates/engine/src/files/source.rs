@@ -129,6 +129,20 @@ impl Read for OwnedCursor {
     }
 }
 
+impl offload_query::Blob for Source {
+    fn size(&self) -> std::io::Result<u64> {
+        Source::len(self)
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        Source::read_at(self, buf, offset)
+    }
+
+    fn modified(&self) -> Option<SystemTime> {
+        self.version().ok()?.modified
+    }
+}
+
 impl Length for Source {
     fn len(&self) -> u64 {
         Source::len(self).unwrap_or(0)

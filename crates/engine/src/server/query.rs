@@ -113,10 +113,7 @@ fn run(
         || p.filename.is_some()
         || p.file_format.is_some();
     let arguments = serde_json::to_value(QueryArguments::of(&p)).unwrap_or(Value::Null);
-    let guarded = |path: &str| {
-        let (file, resolved) = engine.roots().open_read(path)?;
-        Ok((file, resolved.path))
-    };
+    let guarded = |path: &str| Ok(engine.roots().open(path)?);
 
     match (&p.sql, &p.jq) {
         (Some(_), Some(_)) => Err(invalid("give sql or jq, not both")),
@@ -129,9 +126,9 @@ fn run(
             }
             let (file, probe_kind, label) = query::probe(&guarded, &p.path)?;
             let input = match probe_kind {
-                Kind::Json => JqInput::Json(file),
-                Kind::Jsonl => JqInput::Jsonl(file),
-                Kind::Yaml => JqInput::Yaml(file),
+                Kind::Json => JqInput::Json(Arc::new(file)),
+                Kind::Jsonl => JqInput::Jsonl(Arc::new(file)),
+                Kind::Yaml => JqInput::Yaml(Arc::new(file)),
                 _ => {
                     return Err(ToolError::new(
                         ErrorCode::UnsupportedFormat,
