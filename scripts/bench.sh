@@ -15,6 +15,13 @@ if command -v npm >/dev/null && [ ! -f "$peer/node_modules/@wonderwhy-er/desktop
   (cd "$peer" && PUPPETEER_SKIP_DOWNLOAD=1 npm install --silent --no-audit --no-fund --ignore-scripts \
     @wonderwhy-er/desktop-commander@0.2.52 >&2) || echo "desktop-commander not installed" >&2
 fi
+# The peer bucket roots are measured beside: cloud-fs, on the same S3 bucket.
+cloudfs="$HOME/.cache/offload/cloud-fs"
+if command -v npm >/dev/null && [ ! -f "$cloudfs/node_modules/@nogoo9/mcp-server-cloud-fs/dist/index.js" ]; then
+  mkdir -p "$cloudfs"
+  (cd "$cloudfs" && npm install --silent --no-audit --no-fund @nogoo9/mcp-server-cloud-fs@0.7.0 >&2) \
+    || echo "cloud-fs not installed" >&2
+fi
 bench="${CARGO_TARGET_DIR:-target}/release/offload-bench"
 # The app bench needs a display: a virtual one and a private D-Bus session when there is none.
 app() {
@@ -36,8 +43,9 @@ ui() {
   OFFLOAD_E2E_PROFILE=release OFFLOAD_E2E_LOG_SECONDS=40 scripts/e2e.sh | grep -E "^figure|passed" >&2
   cat "${CARGO_TARGET_DIR:-target}/release/e2e-figures.json"
 }
-if [ "$#" -eq 0 ] || [ "${1:-}" = gateway ] || [ "${1:-}" = query ]; then
-  # The gateway bench lists five published servers; the query bench compares with DuckDB.
+if [ "$#" -eq 0 ] || [ "${1:-}" = gateway ] || [ "${1:-}" = query ] || [ "${1:-}" = buckets ]; then
+  # The gateway bench lists five published servers; the query bench compares with DuckDB; the
+  # buckets bench runs SeaweedFS from tests/interop/.venv.
   scripts/setup-interop.sh >&2
 fi
 if [ "$#" -eq 0 ]; then
@@ -52,6 +60,8 @@ if [ "$#" -eq 0 ]; then
   "$bench" files
   echo
   "$bench" query
+  echo
+  "$bench" buckets
   echo
   load
   echo

@@ -4,7 +4,7 @@
 
 use offload_engine::clients::ClientView;
 use offload_engine::control::{
-    Activity, CallView, ClientChange, ColumnView, ControlError, ExposedView, FileInfo,
+    Activity, BucketForm, CallView, ClientChange, ColumnView, ControlError, ExposedView, FileInfo,
     ImportReport, Imported, NewSecret, Overview, Page, Place, PlainSecret, QueryView, ResponseView,
     Responses, RootView, SchemaView, SecretRef, ServerCounts, ServerSpec, ServerView, SessionTs,
     Snippet, Status, ToolView, ToolsView,
@@ -41,6 +41,7 @@ pub fn declarations() -> String {
         ExposedView::decl(&cfg),
         Held::decl(&cfg),
         RootView::decl(&cfg),
+        BucketForm::decl(&cfg),
         ResponseView::decl(&cfg),
         Responses::decl(&cfg),
         CallView::decl(&cfg),

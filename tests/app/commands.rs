@@ -18,13 +18,20 @@ pub struct Harness {
 }
 
 pub fn harness(config: Value) -> Harness {
+    harness_with(config, Arc::new(NoKeychain))
+}
+
+pub fn harness_with(
+    config: Value,
+    secrets: Arc<dyn offload_engine::config::SecretSource>,
+) -> Harness {
     let t = TestContext::new();
     t.write_config(config);
     let options = EngineOptions {
         config_path: Some(t.config_path.clone()),
         require_config: false,
         compat: Default::default(),
-        secrets: Arc::new(NoKeychain),
+        secrets,
         dirs: Some(AppDirs::under(&t.home)),
     };
     let engine = Arc::new(Engine::load(options).expect("engine").0);
@@ -161,6 +168,87 @@ fn root_commands_add_default_read_only_and_remove() {
     assert_eq!(e["code"], "invalid_arguments");
     h.ok("remove_root", json!({"path": dir}));
     assert_eq!(h.ok("roots", json!({})).as_array().unwrap().len(), 1);
+}
+
+/// The Add bucket form's command against a real S3 server (weed mini). The keychain is
+/// keyring-core's in-memory store here (this test runs without a Secret Service; the E2E run
+/// has a real one).
+#[test]
+#[ignore = "needs weed mini: run scripts/setup-interop.sh"]
+fn a_bucket_is_checked_then_added_with_its_keys_in_the_keychain() {
+    use offload_engine::config::SecretSource as _;
+    use offload_testkit::s3::{ACCESS_KEY, BUCKET, SECRET_KEY, Weed};
+    let weed = Weed::shared();
+    let prefix = weed.prefix("app");
+    let keychain = Arc::new(offload_engine::keychain::Keychain::with_store(
+        keyring_core::mock::Store::new().unwrap(),
+    ));
+    let h = harness_with(json!({"mcpServers": {}}), keychain.clone());
+    let url = format!("s3://{BUCKET}/{prefix}");
+    let form = |endpoint: &str| {
+        json!({"form": {"url": url, "endpoint": endpoint, "region": "us-east-1",
+            "accessKeyId": ACCESS_KEY, "secretAccessKey": SECRET_KEY, "writable": true}})
+    };
+    // A port nothing listens on: refused with the reason, nothing written, no secret kept.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let before = std::fs::read_to_string(&h.t.config_path).unwrap();
+    let e = h
+        .invoke(
+            "add_bucket_root",
+            form(&format!("http://127.0.0.1:{closed}")),
+        )
+        .unwrap_err();
+    assert_eq!(e["code"], "path_unusable", "{e}");
+    assert!(e["message"].as_str().unwrap().contains(&url), "{e}");
+    assert_eq!(std::fs::read_to_string(&h.t.config_path).unwrap(), before);
+    let key_name = format!("bucket-{BUCKET}_accesskeyid");
+    assert_eq!(
+        keychain.secret(&key_name).unwrap(),
+        None,
+        "a refused bucket keeps no secret"
+    );
+
+    h.ok("add_bucket_root", form(&weed.endpoint));
+    let text = std::fs::read_to_string(&h.t.config_path).unwrap();
+    assert!(
+        !text.contains(SECRET_KEY) && !text.contains(ACCESS_KEY),
+        "{text}"
+    );
+    let entry = h.file()["roots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == url)
+        .cloned()
+        .expect("the bucket root is written");
+    assert_eq!(entry["accessKeyId"], format!("${{keyring:{key_name}}}"));
+    assert_eq!(
+        keychain.secret(&key_name).unwrap().as_deref(),
+        Some(ACCESS_KEY)
+    );
+    assert_eq!(entry["endpoint"], weed.endpoint);
+    let roots = h.ok("roots", json!({}));
+    let row = roots
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == url)
+        .cloned()
+        .unwrap();
+    assert_eq!(row["resolved"], url);
+    assert_eq!(row["problem"], Value::Null);
+    assert_eq!(row["writable"], true);
+    let e = h
+        .invoke("add_bucket_root", form(&weed.endpoint))
+        .unwrap_err();
+    assert!(
+        e["message"].as_str().unwrap().contains("already allowed"),
+        "{e}"
+    );
 }
 
 #[test]

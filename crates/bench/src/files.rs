@@ -19,7 +19,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// A text file of about `bytes` bytes with ~100-byte numbered lines; returns its line count.
-fn text_file(path: &Path, bytes: u64) -> u64 {
+pub(crate) fn text_file(path: &Path, bytes: u64) -> u64 {
     if let Ok(meta) = std::fs::metadata(path)
         && meta.len() >= bytes
     {

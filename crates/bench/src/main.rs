@@ -6,6 +6,7 @@
 #![allow(clippy::print_stdout)]
 
 mod app;
+mod buckets;
 mod file_content;
 mod files;
 mod gateway;
@@ -80,6 +81,17 @@ enum Bench {
         #[arg(long)]
         dir: Option<std::path::PathBuf>,
     },
+    /// summarize_file, head, tail and a deep read_file on a 1 GB object in a local S3 bucket
+    /// (SeaweedFS), with the bytes each call fetched from the store, beside the same tools on a
+    /// local copy and beside cloud-fs (from npm) on the same bucket.
+    Buckets {
+        /// Size of the object in GB.
+        #[arg(long, default_value_t = 1.0)]
+        gigabytes: f64,
+        /// Where the local copy is kept (reused between runs).
+        #[arg(long)]
+        dir: Option<std::path::PathBuf>,
+    },
     /// query_file's group-by over a ~100 MB CSV and its Parquet copy (time, Offload's peak RSS)
     /// beside DuckDB (Python, from tests/interop/.venv) on the same files; and the bytes a model
     /// receives for "total per region" with query_file beside paging the file with read_file.
@@ -101,5 +113,6 @@ async fn main() -> anyhow::Result<()> {
         Bench::Files { gigabytes, dir } => files::run(gigabytes, dir).await,
         Bench::Load { clients, calls } => load::run(clients, calls).await,
         Bench::Query { megabytes } => query::run(megabytes).await,
+        Bench::Buckets { gigabytes, dir } => buckets::run(gigabytes, dir).await,
     }
 }

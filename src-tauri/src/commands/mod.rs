@@ -46,6 +46,7 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         servers::set_tool_enabled,
         roots::roots,
         roots::add_root,
+        roots::add_bucket_root,
         roots::remove_root,
         roots::set_default_root,
         roots::set_root_writable,

@@ -12,6 +12,7 @@ use crate::AppState;
 
 #[tauri::command]
 pub async fn responses(state: State<'_, AppState>) -> Result<Responses, ControlError> {
+    control::refresh_bucket_records(&state.engine).await;
     blocking(state, |e| Ok(control::responses(e))).await
 }
 

@@ -1,13 +1,23 @@
-//! The Directories screen. `add_root` is what the native folder picker's choice is given to.
+//! The Directories screen. `add_root` is what the native folder picker's choice is given to;
+//! `add_bucket_root` what the Add bucket form sends.
 
-use offload_engine::control::{self, ControlError, RootView};
+use offload_engine::control::{self, BucketForm, ControlError, RootView};
 use tauri::State;
 
 use crate::AppState;
 
 #[tauri::command]
-pub fn roots(state: State<'_, AppState>) -> Vec<RootView> {
-    control::roots(&state.engine)
+pub async fn roots(state: State<'_, AppState>) -> Result<Vec<RootView>, ControlError> {
+    control::refresh_bucket_records(&state.engine).await;
+    Ok(control::roots(&state.engine))
+}
+
+#[tauri::command]
+pub async fn add_bucket_root(
+    state: State<'_, AppState>,
+    form: BucketForm,
+) -> Result<(), ControlError> {
+    control::add_bucket_root(&state.engine, &form).await
 }
 
 #[tauri::command]

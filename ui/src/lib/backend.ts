@@ -5,13 +5,14 @@ import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import { open } from "@tauri-apps/plugin-dialog";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import type {
+  BucketForm,
   CallView,
   ClientChange,
   ClientView,
-  ImportReport,
   ControlError,
   Event,
   FileInfo,
+  ImportReport,
   NewSecret,
   Overview,
   Page,
@@ -88,6 +89,7 @@ export const backend = {
 
   roots: () => invoke<RootView[]>("roots"),
   addRoot: (path: string, writable: boolean) => invoke<void>("add_root", { path, writable }),
+  addBucketRoot: (form: BucketForm) => invoke<void>("add_bucket_root", { form }),
   removeRoot: (path: string) => invoke<void>("remove_root", { path }),
   setDefaultRoot: (path: string) => invoke<void>("set_default_root", { path }),
   setRootWritable: (path: string, writable: boolean) =>

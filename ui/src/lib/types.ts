@@ -139,6 +139,24 @@ problem: string | null,
  */
 files: number, bytes: number, };
 
+export type BucketForm = { 
+/**
+ * `s3://bucket/prefix` (or `gs://`, `az://`).
+ */
+url: string, 
+/**
+ * For S3-compatible servers (MinIO, SeaweedFS, R2, ...); empty for AWS itself.
+ */
+endpoint: string, region: string, 
+/**
+ * Saved to the keychain; empty: from the environment.
+ */
+accessKeyId: string, 
+/**
+ * Saved to the keychain; empty: from the environment.
+ */
+secretAccessKey: string, writable: boolean, };
+
 export type ResponseView = { path: string, name: string, 
 /**
  * The allowed directory that holds it.

@@ -54,4 +54,42 @@ describe("Directories", () => {
     await userEvent.click(screen.getByRole("button", { name: "Remove" }));
     await waitFor(() => expect(screen.getAllByTestId("root-row")).toHaveLength(1));
   });
+
+  it("adds a bucket with its keys, and keeps the form open with the reason when the check fails", async () => {
+    let roots: RootView[] = [f.root()];
+    const sent: unknown[] = [];
+    let refuse = true;
+    mockIPC((cmd, args: any) => {
+      if (cmd === "roots") return roots;
+      if (cmd === "add_bucket_root") {
+        sent.push(args.form);
+        if (refuse) throw { code: "path_unusable", message: "s3://team/agents did not answer within 10 s; check the endpoint" };
+        roots = [...roots, f.root({ path: "s3://team/agents", resolved: "s3://team/agents", default: false, writable: true, files: 0, bytes: 0 })];
+      }
+    });
+    render(Directories);
+    await userEvent.click(await screen.findByTestId("add-bucket"));
+    await userEvent.type(screen.getByTestId("bucket-url"), "s3://team/agents");
+    await userEvent.type(screen.getByTestId("bucket-endpoint"), "http://127.0.0.1:9000");
+    await userEvent.type(screen.getByTestId("bucket-region"), "eu-west-1");
+    await userEvent.type(screen.getByTestId("bucket-key"), "AKIA1");
+    await userEvent.type(screen.getByTestId("bucket-secret"), "s3cret");
+    expect(screen.getByTestId("bucket-secret")).toHaveAttribute("type", "password");
+    await userEvent.click(screen.getByLabelText("Offload may store answers there"));
+    await userEvent.click(screen.getByTestId("bucket-save"));
+    expect(await screen.findByTestId("roots-error")).toHaveTextContent("did not answer within 10 s");
+    expect(screen.getByTestId("bucket-form")).toBeInTheDocument();
+    refuse = false;
+    await userEvent.click(screen.getByTestId("bucket-save"));
+    await waitFor(() => expect(screen.queryByTestId("bucket-form")).toBeNull());
+    expect(await screen.findByText("s3://team/agents")).toBeInTheDocument();
+    expect(sent[1]).toEqual({
+      url: "s3://team/agents",
+      endpoint: "http://127.0.0.1:9000",
+      region: "eu-west-1",
+      accessKeyId: "AKIA1",
+      secretAccessKey: "s3cret",
+      writable: true,
+    });
+  });
 });

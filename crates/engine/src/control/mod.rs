@@ -29,8 +29,14 @@ pub use preview::{
     ColumnView, FileInfo, Page, QueryView, SchemaView, content, file_info, query, save_query,
     schema, summary,
 };
-pub use responses::{CallView, ResponseView, Responses, delete_response, response_call, responses};
-pub use roots::{RootView, add_root, remove_root, roots, set_default_root, set_root_writable};
+pub use responses::{
+    CallView, ResponseView, Responses, delete_response, refresh_bucket_records, response_call,
+    responses,
+};
+pub use roots::{
+    BucketForm, RootView, add_bucket_root, add_root, remove_root, roots, set_default_root,
+    set_root_writable,
+};
 pub use secrets::{NewSecret, Place, PlainSecret, SecretRef, secret_name};
 pub use servers::{
     ServerSpec, ServerView, ToolView, move_secrets_to_keychain, put_server, remove_server,

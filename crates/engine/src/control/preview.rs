@@ -17,7 +17,7 @@ use offload_query::Query;
 use tokio_util::sync::CancellationToken;
 
 use super::ControlError;
-use crate::files::{FileError, Quiet, ReadRequest, Summary};
+use crate::files::{FileError, Quiet, ReadRequest, Source, Summary};
 use crate::roots::Access;
 use crate::{Engine, ErrorCode, ToolError};
 
@@ -91,7 +91,14 @@ fn file_error(e: FileError) -> ControlError {
     ControlError::new(e.code, e.message)
 }
 
-fn open(path: &str) -> Result<(std::fs::File, PathBuf), ControlError> {
+fn open(engine: &Engine, path: &str) -> Result<(Source, PathBuf), ControlError> {
+    if crate::objects::is_object_url(path) {
+        // An object is reachable only inside a configured bucket root: through the guard.
+        return engine
+            .roots()
+            .open(path)
+            .map_err(|e| ControlError::new(e.code(), e.to_string()));
+    }
     let not_found = |e: std::io::Error| {
         ControlError::new(
             ErrorCode::PathNotFound,
@@ -103,18 +110,26 @@ fn open(path: &str) -> Result<(std::fs::File, PathBuf), ControlError> {
         return Err(ControlError::invalid(format!("'{path}' is not a file")));
     }
     let file = crate::special_files::open(&canonical).map_err(not_found)?;
-    Ok((file, canonical))
+    Ok((Source::Local(file), canonical))
 }
 
 /// Where `path` is and whether an allowed directory holds it.
 pub fn file_info(engine: &Engine, path: &str) -> Result<FileInfo, ControlError> {
-    let (file, canonical) = open(path)?;
-    let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let root = engine
-        .roots()
-        .resolve(&canonical.display().to_string(), Access::Read)
-        .ok()
-        .map(|r| r.root.path.display().to_string());
+    let (file, canonical) = open(engine, path)?;
+    let bytes = file.len().unwrap_or(0);
+    let shown = canonical.display().to_string();
+    let root = match &file {
+        Source::Object(_) => engine
+            .roots()
+            .resolve_object(&shown, Access::Read)
+            .ok()
+            .map(|r| r.bucket.url.to_string()),
+        Source::Local(_) => engine
+            .roots()
+            .resolve(&shown, Access::Read)
+            .ok()
+            .map(|r| r.root.path.display().to_string()),
+    };
     Ok(FileInfo {
         name: canonical
             .file_name()
@@ -132,7 +147,7 @@ pub fn file_info(engine: &Engine, path: &str) -> Result<FileInfo, ControlError> 
 
 /// `summarize_file` of `path`.
 pub fn summary(engine: &Engine, path: &str) -> Result<Summary, ControlError> {
-    let (file, canonical) = open(path)?;
+    let (file, canonical) = open(engine, path)?;
     engine
         .files
         .summarize(file, &canonical, 20, &Quiet)
@@ -141,7 +156,7 @@ pub fn summary(engine: &Engine, path: &str) -> Result<Summary, ControlError> {
 
 /// `get_file_schema` of `path`, arranged for a table.
 pub fn schema(engine: &Engine, path: &str) -> Result<SchemaView, ControlError> {
-    let (file, canonical) = open(path)?;
+    let (file, canonical) = open(engine, path)?;
     let schema = engine
         .files
         .schema(file, &canonical, 5, &Quiet)
@@ -249,7 +264,7 @@ pub fn content(
     offset: u64,
     length: u64,
 ) -> Result<Page, ControlError> {
-    let (file, canonical) = open(path)?;
+    let (file, canonical) = open(engine, path)?;
     let delimiter = match extension(&canonical).as_str() {
         "csv" => Some(b','),
         "tsv" | "tab" => Some(b'\t'),
@@ -320,8 +335,7 @@ fn table_page(
     length: u64,
 ) -> Result<Option<Page>, ControlError> {
     let read = |offset: u64, length: u64| {
-        let file = crate::special_files::open(path)
-            .map_err(|e| ControlError::new(ErrorCode::PathUnusable, e.to_string()))?;
+        let (file, _) = open(engine, &path.display().to_string())?;
         let request = ReadRequest {
             offset: offset as i64,
             length,
@@ -422,10 +436,8 @@ pub struct QueryView {
 }
 
 /// The user's file as the only table a query may read.
-fn user_file(path: &str) -> Result<(crate::files::Source, PathBuf), ToolError> {
-    open(path)
-        .map(|(file, shown)| (file.into(), shown))
-        .map_err(|e| ToolError::new(e.code, e.message))
+fn user_file(engine: &Engine, path: &str) -> Result<(Source, PathBuf), ToolError> {
+    open(engine, path).map_err(|e| ToolError::new(e.code, e.message))
 }
 
 fn tool_error(e: ToolError) -> ControlError {
@@ -444,7 +456,8 @@ pub fn query(
     let answer = engine
         .queries
         .answer(Query {
-            sources: crate::query::sources(&user_file, path, []).map_err(tool_error)?,
+            sources: crate::query::sources(&|p: &str| user_file(engine, p), path, [])
+                .map_err(tool_error)?,
             sql,
             limits: &bounds.limits,
             cancel: &CancellationToken::new(),
@@ -480,7 +493,8 @@ pub fn save_query(
     let bounds = crate::query::bounds(engine, 0, 0);
     let arguments = serde_json::json!({"path": path, "sql": sql});
     let query = Query {
-        sources: crate::query::sources(&user_file, path, []).map_err(tool_error)?,
+        sources: crate::query::sources(&|p: &str| user_file(engine, p), path, [])
+            .map_err(tool_error)?,
         sql,
         limits: &bounds.limits,
         cancel: &CancellationToken::new(),

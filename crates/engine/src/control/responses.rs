@@ -77,6 +77,12 @@ pub struct CallView {
     pub complete: bool,
 }
 
+/// Reads the records Offload processes keep in bucket roots (only new ones are fetched; a bucket
+/// that does not answer within seconds keeps its last list), so the lists that follow show them.
+pub async fn refresh_bucket_records(engine: &Engine) {
+    engine.store.refresh_buckets(&engine.roots()).await;
+}
+
 pub fn responses(engine: &Engine) -> Responses {
     let roots = engine.roots();
     let root_of = |path: &Path| {

@@ -3,10 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::{ControlError, edit_config};
-use crate::config::{RootEntry, edit, expand_tilde};
+use super::{ControlError, edit_config, secrets};
+use crate::config::{NoKeychain, RootEntry, edit, expand_tilde};
+use crate::objects::{Bucket, ObjectUrl, is_object_url};
 use crate::{Engine, ErrorCode};
 
 /// One allowed directory.
@@ -73,6 +74,9 @@ pub fn roots(engine: &Engine) -> Vec<RootView> {
     configured
         .iter()
         .map(|entry| {
+            if is_object_url(entry.path()) {
+                return bucket_view(&effective, entry, &records);
+            }
             let resolved =
                 canonical(entry.path()).filter(|c| effective.list().iter().any(|r| &r.path == c));
             let problem =
@@ -92,6 +96,156 @@ pub fn roots(engine: &Engine) -> Vec<RootView> {
             )
         })
         .collect()
+}
+
+/// A configured bucket root: in use, or why not; the responses stored under its prefix.
+fn bucket_view(
+    effective: &crate::roots::Roots,
+    entry: &RootEntry,
+    records: &[crate::store::Record],
+) -> RootView {
+    let url = ObjectUrl::parse(entry.path()).map(|u| u.to_string()).ok();
+    let in_use = url
+        .as_ref()
+        .filter(|u| effective.buckets().iter().any(|b| &b.url.to_string() == *u));
+    let problem = in_use.is_none().then(|| {
+        effective
+            .unavailable()
+            .iter()
+            .find(|u| u.path == entry.path())
+            .map_or_else(|| "is listed twice".to_owned(), |u| u.reason.clone())
+    });
+    let (files, bytes) = in_use.map_or((0, 0), |u| {
+        let inside = format!("{u}/");
+        records
+            .iter()
+            .filter(|r| r.path.starts_with(&inside))
+            .fold((0, 0), |(n, b), r| (n + 1, b + r.bytes))
+    });
+    RootView {
+        path: entry.path().to_owned(),
+        resolved: in_use.cloned(),
+        writable: entry.writable(),
+        default: false,
+        configured: true,
+        problem,
+        files,
+        bytes,
+    }
+}
+
+/// What the Directories screen's "Add bucket" form sends.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct BucketForm {
+    /// `s3://bucket/prefix` (or `gs://`, `az://`).
+    pub url: String,
+    /// For S3-compatible servers (MinIO, SeaweedFS, R2, ...); empty for AWS itself.
+    #[serde(default)]
+    pub endpoint: String,
+    #[serde(default)]
+    pub region: String,
+    /// Saved to the keychain; empty: from the environment.
+    #[serde(default)]
+    pub access_key_id: String,
+    /// Saved to the keychain; empty: from the environment.
+    #[serde(default)]
+    pub secret_access_key: String,
+    pub writable: bool,
+}
+
+/// How long adding a bucket may wait for it to answer.
+const BUCKET_CHECK: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Allows a bucket prefix: checked first (the store must answer a listing of the prefix with
+/// these settings), then its keys saved to the keychain and the entry written with
+/// `${keyring:...}` references (the keys are taken back if the file cannot be written).
+pub async fn add_bucket_root(engine: &Engine, form: &BucketForm) -> Result<(), ControlError> {
+    let url = ObjectUrl::parse(form.url.trim())
+        .map_err(|e| ControlError::invalid(format!("'{}': {e}", form.url.trim())))?;
+    let shown = url.to_string();
+    let mut plain = serde_json::Map::new();
+    for (key, value) in [
+        ("endpoint", &form.endpoint),
+        ("region", &form.region),
+        ("accessKeyId", &form.access_key_id),
+        ("secretAccessKey", &form.secret_access_key),
+    ] {
+        if !value.trim().is_empty() {
+            plain.insert(key.into(), value.trim().into());
+        }
+    }
+    let bucket = Bucket::from_entry(&shown, form.writable, &plain, &NoKeychain)
+        .map_err(|e| ControlError::invalid(e.to_string()))?;
+    check_bucket(&bucket).await?;
+    let mut extra = plain.clone();
+    let mut saved = Vec::new();
+    for key in ["accessKeyId", "secretAccessKey"] {
+        let Some(value) = plain.get(key).and_then(|v| v.as_str()) else {
+            continue;
+        };
+        let name = secrets::secret_name(&format!("bucket-{}", url.bucket), key);
+        if let Err(why) = engine.secrets.set_secret(&name, value) {
+            secrets::forget(engine, &saved);
+            return Err(ControlError::new(ErrorCode::SecretUnavailable, why));
+        }
+        extra.insert(key.into(), format!("${{keyring:{name}}}").into());
+        saved.push(name);
+    }
+    let builtin: Vec<RootEntry> = engine
+        .roots()
+        .list()
+        .iter()
+        .map(|r| entry(r.path.display().to_string(), r.writable))
+        .collect();
+    let written = edit_config(engine, |doc| {
+        let mut roots = edit::roots(doc)?;
+        if roots.is_empty() {
+            roots = builtin;
+        }
+        if roots.iter().any(|r| r.path() == shown) {
+            return Err(edit::EditError::Invalid(format!(
+                "'{shown}' is already allowed"
+            )));
+        }
+        roots.push(RootEntry::Full {
+            path: shown.clone(),
+            writable: form.writable,
+            extra,
+        });
+        edit::set_roots(doc, &roots)
+    })
+    .await;
+    if written.is_err() {
+        secrets::forget(engine, &saved);
+    }
+    written
+}
+
+/// Lists at most one key under the bucket root's prefix: the settings work.
+async fn check_bucket(bucket: &Bucket) -> Result<(), ControlError> {
+    use futures::StreamExt;
+    let prefix = bucket.url.key();
+    let first = tokio::time::timeout(BUCKET_CHECK, async {
+        bucket.store.list(Some(&prefix)).next().await.transpose()
+    })
+    .await;
+    match first {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(ControlError::new(
+            ErrorCode::PathUnusable,
+            format!("{} cannot be used with these settings: {e}", bucket.url),
+        )),
+        Err(_) => Err(ControlError::new(
+            ErrorCode::PathUnusable,
+            format!(
+                "{} did not answer within {} s; check the endpoint",
+                bucket.url,
+                BUCKET_CHECK.as_secs()
+            ),
+        )),
+    }
 }
 
 fn entry(path: String, writable: bool) -> RootEntry {
