@@ -474,6 +474,9 @@ async fn bucket_escape_attempts_are_refused_and_nothing_outside_the_prefix_is_to
         (format!("{root}/%2e%2e"), UNUSABLE),
         (format!("{root}%2f..%2froot-evil"), UNUSABLE),
         (format!("s3://{BUCKET}-other/{prefix}/root"), OUT),
+        // Offload's own records: a file stored there would be listed as a response.
+        (format!("{root}/.offload/records"), UNUSABLE),
+        (format!("{root}/.offload"), UNUSABLE),
     ];
     let client = ctx.client().await;
     let mut attempts = 0;

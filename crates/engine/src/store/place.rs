@@ -42,6 +42,14 @@ impl Place {
         match storage_path {
             Some(input) if objects::is_object_url(input) => {
                 let resolved = roots.resolve_object(input, Access::Write)?;
+                let below = &resolved.url.segments[resolved.bucket.url.segments.len()..];
+                if below.first().is_some_and(|s| s == ".offload") {
+                    return Err(ToolError::new(
+                        ErrorCode::PathUnusable,
+                        format!("{input} is where Offload keeps its own records; store elsewhere"),
+                    )
+                    .with("path", input));
+                }
                 std::fs::create_dir_all(staging_root).map_err(|e| write_failed(staging_root, e))?;
                 let staging = tempfile::Builder::new()
                     .prefix("upload-")
