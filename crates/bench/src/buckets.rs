@@ -229,12 +229,29 @@ pub async fn run(gigabytes: f64, dir: Option<PathBuf>) -> anyhow::Result<()> {
     let weed = tokio::task::spawn_blocking(Weed::shared).await?;
     let counter = counting_proxy(weed.endpoint.trim_start_matches("http://").to_owned()).await;
     let data_dir = dir.unwrap_or_else(|| std::env::temp_dir().join("offload-bench-buckets"));
-    std::fs::create_dir_all(&data_dir)?;
+    // The size asked for, and 100 MB: a size the peer can answer at all.
+    for (i, gb) in [gigabytes, 0.1].into_iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        let dir = data_dir.join(format!("{gb}gb"));
+        std::fs::create_dir_all(&dir)?;
+        one(weed, &counter, &dir, gb, &format!("bench-{gb}gb")).await?;
+    }
+    Ok(())
+}
+
+async fn one(
+    weed: &Weed,
+    counter: &Counter,
+    data_dir: &Path,
+    gigabytes: f64,
+    prefix: &str,
+) -> anyhow::Result<()> {
     let local = data_dir.join("big.log");
     let bytes = (gigabytes * 1e9) as u64;
     let lines = crate::files::text_file(&local, bytes);
     let size = std::fs::metadata(&local)?.len();
-    let prefix = "bench";
     let t = Instant::now();
     upload(
         &weed.store(),
@@ -286,10 +303,10 @@ pub async fn run(gigabytes: f64, dir: Option<PathBuf>) -> anyhow::Result<()> {
     let first_ok = first.is_error != Some(true);
     let rss_after_count = peak_rss_mb(pid);
     let bucket = [
-        measure(&offload, &calls.summary, Some(&counter), &has_count).await,
-        measure(&offload, &calls.head, Some(&counter), &has_first).await,
-        measure(&offload, &calls.tail, Some(&counter), &has_last).await,
-        measure(&offload, &calls.deep, Some(&counter), &has_deep).await,
+        measure(&offload, &calls.summary, Some(counter), &has_count).await,
+        measure(&offload, &calls.head, Some(counter), &has_first).await,
+        measure(&offload, &calls.tail, Some(counter), &has_last).await,
+        measure(&offload, &calls.deep, Some(counter), &has_deep).await,
     ];
     let rss = peak_rss_mb(pid);
     let local_calls = offload_calls(&local.display().to_string());
@@ -316,10 +333,10 @@ pub async fn run(gigabytes: f64, dir: Option<PathBuf>) -> anyhow::Result<()> {
                 ),
             };
             let figures = [
-                measure(&client, &calls.summary, Some(&counter), &has_first).await,
-                measure(&client, &calls.head, Some(&counter), &has_first).await,
-                measure(&client, &calls.tail, Some(&counter), &has_last).await,
-                measure(&client, &calls.deep, Some(&counter), &has_deep).await,
+                measure(&client, &calls.summary, Some(counter), &has_first).await,
+                measure(&client, &calls.head, Some(counter), &has_first).await,
+                measure(&client, &calls.tail, Some(counter), &has_last).await,
+                measure(&client, &calls.deep, Some(counter), &has_deep).await,
             ];
             let peer_rss = peak_rss_mb(peer_pid);
             let _ = client.cancel().await;
