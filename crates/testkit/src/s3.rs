@@ -4,7 +4,8 @@
 //! works under a prefix of its own.
 //!
 //! The server is started under a small shell that waits on a pipe from this process: when the
-//! test process ends, for whatever reason, the pipe closes and the shell stops the server.
+//! test process ends, for whatever reason, the pipe closes and the shell stops the server and
+//! removes its data directory (the server lives in a static, which is never dropped).
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -23,7 +24,6 @@ pub const SECRET_KEY: &str = "offload-test-secret";
 /// A running SeaweedFS.
 pub struct Weed {
     pub endpoint: String,
-    _dir: tempfile::TempDir,
     _guard: Child,
     store: Arc<dyn ObjectStore>,
 }
@@ -69,11 +69,12 @@ impl Weed {
     }
 
     fn start() -> Weed {
-        let dir = tempfile::tempdir().expect("temp dir");
+        // Removed by the guard shell when the server stops.
+        let dir = tempfile::tempdir().expect("temp dir").keep();
         let s3 = free_port();
         let mut args: Vec<String> = vec![
             "mini".into(),
-            format!("-dir={}", dir.path().display()),
+            format!("-dir={}", dir.display()),
             "-ip=127.0.0.1".into(),
             "-ip.bind=127.0.0.1".into(),
             "-s3.allowDeleteBucketNotEmpty=false".into(),
@@ -100,14 +101,13 @@ impl Weed {
         ] {
             args.push(format!("-{flag}={}", free_port()));
         }
-        let log = dir.path().join("weed.log");
-        let script =
-            r#"log="$1"; shift; "$@" >"$log" 2>&1 & w=$!; cat >/dev/null; kill $w; wait $w"#;
+        let log = dir.join("weed.log");
+        let script = r#"dir="$1"; shift; "$@" >"$dir/weed.log" 2>&1 & w=$!; cat >/dev/null; kill $w; wait $w; rm -rf "$dir""#;
         let guard = Command::new("sh")
             .arg("-c")
             .arg(script)
             .arg("sh")
-            .arg(&log)
+            .arg(&dir)
             .arg(weed_binary())
             .args(&args)
             .env("AWS_ACCESS_KEY_ID", ACCESS_KEY)
@@ -131,7 +131,6 @@ impl Weed {
         );
         let weed = Weed {
             endpoint,
-            _dir: dir,
             _guard: guard,
             store,
         };
