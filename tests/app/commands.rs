@@ -251,6 +251,82 @@ fn a_bucket_is_checked_then_added_with_its_keys_in_the_keychain() {
     );
 }
 
+/// A response stored in a bucket root by another process is listed on the Responses screen,
+/// previewed, and deleted with its record (weed mini; keys written plainly in this config).
+#[test]
+#[ignore = "needs weed mini: run scripts/setup-interop.sh"]
+fn responses_in_a_bucket_are_listed_previewed_and_deleted_with_their_record() {
+    use offload_testkit::s3::{BUCKET, Weed};
+    let weed = Weed::shared();
+    let prefix = weed.prefix("app-responses");
+    let t = TestContext::new();
+    let config = json!({"roots": [t.root, weed.root(&prefix, true)], "mcpServers": {}});
+    let h = harness(config.clone());
+    // Another Offload process (an engine of its own over the same config) stores a response.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let _in_runtime = rt.enter();
+    let other = {
+        let dirs = AppDirs::under(&t.home);
+        let config: offload_engine::config::Config = serde_json::from_value(config).unwrap();
+        Arc::new(Engine::from_config(&config, &dirs, Arc::new(NoKeychain)).0)
+    };
+    let url = format!("s3://{BUCKET}/{prefix}/answers");
+    let stored = rt
+        .block_on(tokio::task::spawn_blocking({
+            let other = other.clone();
+            let url = url.clone();
+            move || {
+                other.store.store(
+                    &other.roots(),
+                    offload_engine::store::StoreRequest {
+                        server: "fx",
+                        tool: "rows",
+                        arguments: &json!({}),
+                        description: Some("rows in a bucket".into()),
+                        storage_path: Some(&url),
+                        filename: Some("rows.csv"),
+                        format: None,
+                        result: rmcp::model::CallToolResult::structured(
+                            json!({"rows": [{"a": 1}, {"a": 2}]}),
+                        ),
+                        duration: std::time::Duration::ZERO,
+                    },
+                )
+            }
+        }))
+        .unwrap()
+        .unwrap();
+    let path = stored.record.path.clone();
+    assert_eq!(path, format!("{url}/rows.csv"));
+
+    let listed = h.ok("responses", json!({}));
+    let item = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["path"] == path)
+        .cloned()
+        .unwrap_or_else(|| panic!("{path} not in {listed}"));
+    assert_eq!(item["description"], "rows in a bucket");
+    assert_eq!(item["deletable"], true);
+    assert_eq!(item["root"], format!("s3://{BUCKET}/{prefix}"));
+    let page = h.ok(
+        "file_content",
+        json!({"path": path, "offset": 0, "length": 10}),
+    );
+    assert!(page.to_string().contains("\"a\""), "{page}");
+
+    h.ok("delete_response", json!({"path": path}));
+    let left = rt.block_on(weed.list(&prefix));
+    assert!(left.iter().all(|k| !k.ends_with("rows.csv")), "{left:?}");
+    assert!(
+        left.iter().all(|k| !k.contains("/.offload/records/")),
+        "{left:?}"
+    );
+    let listed = h.ok("responses", json!({}));
+    assert!(!listed.to_string().contains(&path), "{listed}");
+}
+
 #[test]
 fn overview_status_and_pause() {
     let h = harness(

@@ -101,6 +101,27 @@ pub fn responses(engine: &Engine) -> Responses {
             continue;
         }
         seen.extend(record.files.iter().map(|f| PathBuf::from(&f.path)));
+        if crate::objects::is_object_url(&record.path) {
+            // Stored in a bucket root: listed while that root is configured (its records are
+            // read from the bucket, so a deleted object's record is gone too).
+            let Ok(inside) = roots.resolve_object(&record.path, Access::Read) else {
+                continue;
+            };
+            items.push(ResponseView {
+                name: file_name(&path),
+                root: inside.bucket.url.to_string(),
+                server: Some(record.server),
+                tool: Some(record.tool),
+                description: record.description,
+                time: record.time,
+                bytes: record.bytes,
+                format: record.format,
+                recorded: true,
+                deletable: inside.bucket.writable,
+                path: record.path,
+            });
+            continue;
+        }
         let (Ok(meta), Some(root)) = (std::fs::metadata(&path), root_of(&path)) else {
             continue; // deleted, or no longer in an allowed directory
         };
@@ -222,10 +243,39 @@ fn find(engine: &Engine, path: &str) -> Option<Record> {
     engine.store.records().into_iter().find(|r| r.path == path)
 }
 
+/// A response stored in a writable bucket root: the object, the objects beside it (each checked
+/// by the guard) and its record in the bucket.
+fn delete_object_response(engine: &Engine, path: &str) -> Result<(), ControlError> {
+    let roots = engine.roots();
+    let resolved = roots
+        .resolve_object(path, Access::Write)
+        .map_err(|e| ControlError::new(e.code(), e.to_string()))?;
+    let sides: Vec<crate::objects::ObjectUrl> = find(engine, path)
+        .map(|r| r.files)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|f| roots.resolve_object(&f.path, Access::Write).ok())
+        .filter(|s| s.bucket.url == resolved.bucket.url)
+        .map(|s| s.url)
+        .collect();
+    engine
+        .store
+        .delete_in_bucket(&resolved.bucket, &resolved.url, &sides)
+        .map_err(|e| {
+            ControlError::new(
+                ErrorCode::WriteFailed,
+                format!("cannot delete '{path}': {e}"),
+            )
+        })
+}
+
 /// Deletes the stored response at `path` and the binary files recorded beside it. Only files
 /// inside a writable allowed directory can be deleted (checked after resolving links).
 pub fn delete_response(engine: &Engine, path: &str) -> Result<(), ControlError> {
     let roots = engine.roots();
+    if crate::objects::is_object_url(path) {
+        return delete_object_response(engine, path);
+    }
     let resolved = roots
         .resolve(path, Access::Write)
         .map_err(|e| ControlError::new(e.code(), e.to_string()))?;

@@ -73,6 +73,53 @@ impl BucketRecords {
             .insert(key.to_string(), record.clone());
     }
 
+    /// Deletes the stored response `path` from `bucket`: the object, the objects beside it and
+    /// its record, so no process lists it any more (blocking). The main object must go; the
+    /// others are deleted as well as they can be.
+    pub fn delete(
+        &self,
+        bucket: &Bucket,
+        path: &ObjectUrl,
+        sides: &[ObjectUrl],
+    ) -> Result<(), String> {
+        let handle = tokio::runtime::Handle::try_current().map_err(|e| e.to_string())?;
+        let store = &bucket.store;
+        handle.block_on(bounded(store.delete(&path.key())))?;
+        let shown = path.to_string();
+        let records: Vec<String> = self
+            .cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&bucket.url.to_string())
+            .map(|m| {
+                m.iter()
+                    .filter(|(_, r)| r.path == shown)
+                    .map(|(k, _)| k.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        for side in sides {
+            if let Err(e) = handle.block_on(bounded(store.delete(&side.key()))) {
+                tracing::warn!("cannot delete {side}: {e}");
+            }
+        }
+        for key in &records {
+            let key = object_store::path::Path::from(key.as_str());
+            if let Err(e) = handle.block_on(bounded(store.delete(&key))) {
+                tracing::warn!("cannot delete the record {key}: {e}");
+            }
+        }
+        if let Some(m) = self
+            .cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(&bucket.url.to_string())
+        {
+            m.retain(|k, _| !records.contains(k));
+        }
+        Ok(())
+    }
+
     /// Every cached record of the bucket roots.
     pub fn all(&self) -> Vec<Record> {
         self.cache
@@ -108,6 +155,14 @@ impl BucketRecords {
         .await;
         *self.cache.lock().unwrap_or_else(|p| p.into_inner()) = refreshed.into_iter().collect();
     }
+}
+
+/// `f` within twice the refresh deadline, its error in words.
+async fn bounded(f: impl Future<Output = object_store::Result<()>>) -> Result<(), String> {
+    tokio::time::timeout(REFRESH_DEADLINE * 2, f)
+        .await
+        .map_err(|_| "no answer in time".to_owned())?
+        .map_err(|e| e.to_string())
 }
 
 /// The records under `bucket`'s records prefix, reusing `known` ones.

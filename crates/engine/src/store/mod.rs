@@ -112,6 +112,16 @@ impl Store {
         records
     }
 
+    /// Deletes a response stored in a bucket root, the objects beside it and its record.
+    pub fn delete_in_bucket(
+        &self,
+        bucket: &Bucket,
+        path: &crate::objects::ObjectUrl,
+        sides: &[crate::objects::ObjectUrl],
+    ) -> Result<(), String> {
+        self.buckets.delete(bucket, path, sides)
+    }
+
     /// Reads the records kept in the bucket roots (only new ones are fetched; a bucket that
     /// does not answer within seconds keeps its last list).
     pub async fn refresh_buckets(&self, roots: &Roots) {
