@@ -614,6 +614,8 @@ async fn azure_blob_roots_work_through_the_same_code_against_azurite() {
         .arg("--location")
         .arg(data.path())
         .args(["--silent", "--skipApiVersionCheck"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
         .spawn()
         .expect("start azurite");
@@ -656,6 +658,13 @@ async fn azure_blob_roots_work_through_the_same_code_against_azurite() {
         "mcpServers": {"fx": TestContext::fixture(&[])},
         "tools": {"expose": "meta"},
     }));
+    same_as_local(&ctx, "az://data/team").await;
+}
+
+/// Against another store's root at `base` (holding `orders.csv` and `app.log`, copies of the
+/// files in the local root): the file tools answer as on the local copies, a response is stored
+/// as a new object and never replaces one, and a key beside the prefix is outside.
+async fn same_as_local(ctx: &TestContext, base: &str) {
     let client = ctx.client().await;
     for (tool, name, extra) in [
         ("get_file_schema", "orders.csv", json!({})),
@@ -668,7 +677,7 @@ async fn azure_blob_roots_work_through_the_same_code_against_azurite() {
         ("read_file", "orders.csv", json!({"offset": -3})),
     ] {
         let local_path = ctx.root.join(name).display().to_string();
-        let blob = format!("az://data/team/{name}");
+        let blob = format!("{base}/{name}");
         let mut args = extra.clone();
         args["path"] = json!(local_path);
         let local = call(&client, tool, args.clone()).await;
@@ -688,19 +697,19 @@ async fn azure_blob_roots_work_through_the_same_code_against_azurite() {
             &client,
             "call_tool_and_store",
             json!({"server": "fx", "tool_name": "rows", "tool_args": {"n": 3},
-                "storage_path": "az://data/team/answers", "filename": filename}),
+                "storage_path": format!("{base}/answers"), "filename": filename}),
         )
     };
     let stored = store("rows.csv").await;
     assert_eq!(
         structured(&stored)["path"],
-        "az://data/team/answers/rows.csv",
+        format!("{base}/answers/rows.csv"),
         "{stored:?}"
     );
     let back = call(
         &client,
         "read_file",
-        json!({"path": "az://data/team/answers/rows.csv"}),
+        json!({"path": format!("{base}/answers/rows.csv")}),
     )
     .await;
     let content = structured(&back)["content"].as_str().unwrap_or_default();
@@ -713,7 +722,7 @@ async fn azure_blob_roots_work_through_the_same_code_against_azurite() {
     let outside = call(
         &client,
         "read_file",
-        json!({"path": "az://data/team-evil/x.csv"}),
+        json!({"path": format!("{base}-evil/x.csv")}),
     )
     .await;
     assert_eq!(error_code(&outside), "path_outside_roots");
