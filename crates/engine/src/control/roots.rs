@@ -193,29 +193,14 @@ pub async fn add_bucket_root(engine: &Engine, form: &BucketForm) -> Result<(), C
         extra.insert(key.into(), format!("${{keyring:{name}}}").into());
         saved.push(name);
     }
-    let builtin: Vec<RootEntry> = engine
-        .roots()
-        .list()
-        .iter()
-        .map(|r| entry(r.path.display().to_string(), r.writable))
-        .collect();
-    let written = edit_config(engine, |doc| {
-        let mut roots = edit::roots(doc)?;
-        if roots.is_empty() {
-            roots = builtin;
-        }
-        if roots.iter().any(|r| r.path() == shown) {
-            return Err(edit::EditError::Invalid(format!(
-                "'{shown}' is already allowed"
-            )));
-        }
-        roots.push(RootEntry::Full {
-            path: shown.clone(),
+    let written = append_root(
+        engine,
+        RootEntry::Full {
+            path: shown,
             writable: form.writable,
             extra,
-        });
-        edit::set_roots(doc, &roots)
-    })
+        },
+    )
     .await;
     if written.is_err() {
         secrets::forget(engine, &saved);
@@ -287,6 +272,13 @@ pub async fn add_root(engine: &Engine, path: &str, writable: bool) -> Result<(),
             format!("'{path}' is not a directory"),
         ));
     }
+    append_root(engine, entry(canonical.display().to_string(), writable)).await
+}
+
+/// Adds `new` to the configured roots, refused when it is already there. While no root is
+/// configured, Offload uses its built-in one; that one is written down first, so adding a root
+/// takes nothing away.
+async fn append_root(engine: &Engine, new: RootEntry) -> Result<(), ControlError> {
     let builtin: Vec<RootEntry> = engine
         .roots()
         .list()
@@ -298,13 +290,13 @@ pub async fn add_root(engine: &Engine, path: &str, writable: bool) -> Result<(),
         if roots.is_empty() {
             roots = builtin;
         }
-        if position(&roots, &canonical.display().to_string()).is_ok() {
+        if position(&roots, new.path()).is_ok() {
             return Err(edit::EditError::Invalid(format!(
                 "'{}' is already allowed",
-                canonical.display()
+                new.path()
             )));
         }
-        roots.push(entry(canonical.display().to_string(), writable));
+        roots.push(new);
         edit::set_roots(doc, &roots)
     })
     .await

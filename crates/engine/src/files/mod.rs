@@ -259,21 +259,8 @@ fn stopped(observer: &dyn Observer, error: FileError) -> FileError {
 
 /// Fills as much of `buf` as the file has from `offset`; returns how many bytes were read.
 pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    let mut done = 0;
-    while done < buf.len() {
-        #[cfg(unix)]
-        let n = std::os::unix::fs::FileExt::read_at(file, &mut buf[done..], offset + done as u64);
-        #[cfg(windows)]
-        let n =
-            std::os::windows::fs::FileExt::seek_read(file, &mut buf[done..], offset + done as u64);
-        match n {
-            Ok(0) => break,
-            Ok(n) => done += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(done)
+    // One positional-read loop for the engine and the query crate.
+    offload_query::Blob::read_at(file, buf, offset)
 }
 
 #[cfg(test)]

@@ -76,15 +76,6 @@ impl ObjectUrl {
             && self.segments.starts_with(&root.segments)
     }
 
-    /// The URL of `key` in this URL's bucket.
-    pub fn with_key(&self, key: &Key) -> Self {
-        Self {
-            scheme: self.scheme,
-            bucket: self.bucket.clone(),
-            segments: key.parts().map(|p| p.as_ref().to_owned()).collect(),
-        }
-    }
-
     /// This URL with `name` appended.
     pub fn join(&self, name: &str) -> Self {
         let mut joined = self.clone();

@@ -117,10 +117,6 @@ impl Object {
         self.inner.modified
     }
 
-    pub fn fetched(&self) -> &Fetched {
-        &self.inner.fetched
-    }
-
     /// Fills as much of `buf` as the object has from `offset`; returns how many bytes that is.
     pub fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
         let size = self.inner.size;

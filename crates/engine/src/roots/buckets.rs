@@ -62,7 +62,7 @@ impl Roots {
 }
 
 /// Opens a checked object at its current version.
-pub fn open_object(resolved: &ObjectResolved, input: &str) -> Result<Object, PathError> {
+fn open_object(resolved: &ObjectResolved, input: &str) -> Result<Object, PathError> {
     let handle = tokio::runtime::Handle::try_current().map_err(|e| PathError::Io {
         input: input.to_owned(),
         source: std::io::Error::other(e),

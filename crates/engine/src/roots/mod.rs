@@ -12,7 +12,7 @@
 mod buckets;
 mod guard;
 
-pub use buckets::{ObjectResolved, open_object};
+pub use buckets::ObjectResolved;
 pub use guard::{Access, PathError, Resolved};
 
 use std::path::{Path, PathBuf};

@@ -120,6 +120,14 @@ impl BucketRecords {
         Ok(())
     }
 
+    /// Whether any bucket's records are cached.
+    pub fn is_empty(&self) -> bool {
+        self.cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    }
+
     /// Every cached record of the bucket roots.
     pub fn all(&self) -> Vec<Record> {
         self.cache

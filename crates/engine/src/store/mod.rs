@@ -125,7 +125,8 @@ impl Store {
     /// Reads the records kept in the bucket roots (only new ones are fetched; a bucket that
     /// does not answer within seconds keeps its last list).
     pub async fn refresh_buckets(&self, roots: &Roots) {
-        if !roots.buckets().is_empty() || !self.buckets.all().is_empty() {
+        // Nothing to read, and nothing to forget, while no bucket root is or was configured.
+        if !roots.buckets().is_empty() || !self.buckets.is_empty() {
             self.buckets.refresh(roots).await;
         }
     }
@@ -233,37 +234,26 @@ impl Store {
                 }
             },
         };
-        // The main file goes last; side files keep their order.
         let main = written
             .iter()
             .position(|p| *p == path)
             .expect("the main file was written");
-        let mut order: Vec<PathBuf> = written.clone();
-        let main_path = order.remove(main);
-        order.push(main_path);
-        let published = place.publish(roots, &order)?;
-        let shown = |i: usize| {
-            let at = if i == main {
-                order.len() - 1
-            } else if i < main {
-                i
-            } else {
-                i - 1
-            };
-            published[at].clone()
-        };
-        let mut sides = (0..written.len()).filter(|&i| i != main).map(shown);
-        for f in &mut side_files {
-            let p = sides.next().expect("one published file per side file");
-            f.path = p.path;
-            f.uri = p.uri;
+        let published = place.publish(roots, &written, main)?;
+        let sides = published
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != main)
+            .map(|(_, p)| p);
+        for (f, p) in side_files.iter_mut().zip(sides) {
+            f.path = p.path.clone();
+            f.uri = p.uri.clone();
         }
-        let final_place = shown(main);
+        let final_place = published[main].clone();
 
         let mut summary = Summary::of(&payload);
         if let Some(tables) = summary.tables.as_mut() {
             for (t, &i) in tables.iter_mut().zip(&table_files) {
-                t.file = Some(shown(i).path);
+                t.file = Some(published[i].path.clone());
             }
         }
         let mut notes = Vec::new();
@@ -311,7 +301,7 @@ impl Store {
         let name = file_name(req.server, req.tool, req.filename, format)?;
         let (path, bytes, summary) = write::write_new(place.dir(), &name, |w| fill(format, w))?;
         let at = place
-            .publish(roots, &[path])?
+            .publish(roots, &[path], 0)?
             .pop()
             .expect("one published file");
         let origin = Origin {

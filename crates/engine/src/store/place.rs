@@ -81,10 +81,16 @@ impl Place {
         }
     }
 
-    /// Puts the written files (`main` last) where they belong, checking each final place:
-    /// inside a writable root (after resolving links), or uploaded as new objects. On failure
+    /// Puts the written files where they belong, checking each final place: inside a writable
+    /// root (after resolving links), or uploaded as new objects, the side files first and
+    /// `written[main]` last. Answers where each ended up, in the order of `written`. On failure
     /// nothing stays: files are removed, objects already uploaded deleted.
-    pub fn publish(&self, roots: &Roots, written: &[PathBuf]) -> Result<Vec<Published>, ToolError> {
+    pub fn publish(
+        &self,
+        roots: &Roots,
+        written: &[PathBuf],
+        main: usize,
+    ) -> Result<Vec<Published>, ToolError> {
         match self {
             Self::Dir(_) => {
                 let mut out = Vec::new();
@@ -109,19 +115,24 @@ impl Place {
                         format!("no runtime for the upload: {e}"),
                     )
                 })?;
-                let mut out: Vec<(Published, Key)> = Vec::new();
-                for path in written {
-                    let name = path
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    let target = url.join(&name);
+                let target = |path: &PathBuf| {
+                    url.join(
+                        &path
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or_default(),
+                    )
+                };
+                let mut uploaded: Vec<Key> = Vec::new();
+                let order = (0..written.len()).filter(|&i| i != main).chain([main]);
+                for path in order.map(|i| &written[i]) {
+                    let target = target(path);
                     let hidden = bucket.hidden(&format!(
                         "uploads/{}-{}",
                         std::process::id(),
                         fastrand::u64(..)
                     ));
-                    let uploaded = std::fs::File::open(path)
+                    let done = std::fs::File::open(path)
                         .and_then(|f| Ok((f.metadata()?.len(), f)))
                         .map_err(WriteError::Io)
                         .and_then(|(size, file)| {
@@ -133,8 +144,8 @@ impl Place {
                                 size,
                             ))
                         });
-                    if let Err(e) = uploaded {
-                        for (_, key) in &out {
+                    if let Err(e) = done {
+                        for key in &uploaded {
                             let _ = handle.block_on(bucket.store.delete(key));
                         }
                         return Err(match e {
@@ -152,16 +163,18 @@ impl Place {
                             .with("path", target.to_string()),
                         });
                     }
-                    let shown = target.to_string();
-                    out.push((
+                    uploaded.push(target.key());
+                }
+                Ok(written
+                    .iter()
+                    .map(|path| {
+                        let shown = target(path).to_string();
                         Published {
                             uri: shown.clone(),
                             path: shown,
-                        },
-                        target.key(),
-                    ));
-                }
-                Ok(out.into_iter().map(|(p, _)| p).collect())
+                        }
+                    })
+                    .collect())
             }
         }
     }
