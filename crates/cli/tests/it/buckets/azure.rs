@@ -1,0 +1,145 @@
+//! Azure Blob roots (`az://`) against Azurite.
+
+use std::time::{Duration, Instant};
+
+use offload_testkit::{TestContext, call, error_code, structured};
+use serde_json::json;
+
+use super::csv_body;
+
+/// Azure Blob roots (`az://`) through the same code, against Azurite (npm, the emulator Azure
+/// documents), with its container and objects made by Azure's own Python client: the file tools
+/// answer as on the local copy, a response is stored as a new blob and never replaces one, and
+/// the guard holds. The key is Azurite's published development key.
+#[tokio::test]
+#[ignore = "needs Azurite and azure-storage-blob: run scripts/setup-interop.sh"]
+async fn azure_blob_roots_work_through_the_same_code_against_azurite() {
+    const ACCOUNT: &str = "devstoreaccount1";
+    const KEY: &str =
+        "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+    let dir = crate::interop::interop_dir();
+    let data = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _azurite = tokio::process::Command::new(dir.join("node_modules/.bin/azurite-blob"))
+        .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
+        .arg("--location")
+        .arg(data.path())
+        .args(["--silent", "--skipApiVersionCheck"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start azurite");
+    let endpoint = format!("http://127.0.0.1:{port}/{ACCOUNT}");
+    let ctx = TestContext::new();
+    let csv = csv_body();
+    let log: String = (0..30_000).map(|i| format!("entry {i}\n")).collect();
+    std::fs::write(ctx.root.join("orders.csv"), &csv).unwrap();
+    std::fs::write(ctx.root.join("app.log"), &log).unwrap();
+    // Azure's client makes the container and the blobs (retried while Azurite starts).
+    let started = Instant::now();
+    loop {
+        let made = tokio::process::Command::new(dir.join(".venv/bin/python"))
+            .arg(dir.join("azure_blobs.py"))
+            .args([&endpoint, ACCOUNT, KEY, "data"])
+            .arg(format!(
+                "team/orders.csv={}",
+                ctx.root.join("orders.csv").display()
+            ))
+            .arg(format!(
+                "team/app.log={}",
+                ctx.root.join("app.log").display()
+            ))
+            .output()
+            .await
+            .unwrap();
+        if made.status.success() {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    ctx.write_config(json!({
+        "roots": [ctx.root, {"path": "az://data/team", "writable": true, "endpoint": endpoint,
+            "account": ACCOUNT, "accessKey": KEY}],
+        "mcpServers": {"fx": TestContext::fixture(&[])},
+        "tools": {"expose": "meta"},
+    }));
+    same_as_local(&ctx, "az://data/team").await;
+}
+
+/// Against another store's root at `base` (holding `orders.csv` and `app.log`, copies of the
+/// files in the local root): the file tools answer as on the local copies, a response is stored
+/// as a new object and never replaces one, and a key beside the prefix is outside.
+async fn same_as_local(ctx: &TestContext, base: &str) {
+    let client = ctx.client().await;
+    for (tool, name, extra) in [
+        ("get_file_schema", "orders.csv", json!({})),
+        ("summarize_file", "app.log", json!({})),
+        (
+            "read_file",
+            "app.log",
+            json!({"offset": 21_000, "length": 4}),
+        ),
+        ("read_file", "orders.csv", json!({"offset": -3})),
+    ] {
+        let local_path = ctx.root.join(name).display().to_string();
+        let blob = format!("{base}/{name}");
+        let mut args = extra.clone();
+        args["path"] = json!(local_path);
+        let local = call(&client, tool, args.clone()).await;
+        args["path"] = json!(blob);
+        let remote = call(&client, tool, args).await;
+        assert_ne!(remote.is_error, Some(true), "{tool} {name}: {remote:?}");
+        assert_eq!(
+            serde_json::to_string(structured(&remote))
+                .unwrap()
+                .replace(&blob, &local_path),
+            serde_json::to_string(structured(&local)).unwrap(),
+            "{tool} {name} {extra}"
+        );
+    }
+    let store = |filename: &str| {
+        call(
+            &client,
+            "call_tool_and_store",
+            json!({"server": "fx", "tool_name": "rows", "tool_args": {"n": 3},
+                "storage_path": format!("{base}/answers"), "filename": filename}),
+        )
+    };
+    let stored = store("rows.csv").await;
+    assert_eq!(
+        structured(&stored)["path"],
+        format!("{base}/answers/rows.csv"),
+        "{stored:?}"
+    );
+    let back = call(
+        &client,
+        "read_file",
+        json!({"path": format!("{base}/answers/rows.csv")}),
+    )
+    .await;
+    let content = structured(&back)["content"].as_str().unwrap_or_default();
+    assert!(
+        content.starts_with("id,name,email,active,score\n")
+            && content.contains("user2@example.com"),
+        "{back:?}"
+    );
+    assert_eq!(error_code(&store("rows.csv").await), "file_exists");
+    let outside = call(
+        &client,
+        "read_file",
+        json!({"path": format!("{base}-evil/x.csv")}),
+    )
+    .await;
+    assert_eq!(error_code(&outside), "path_outside_roots");
+    client.cancel().await.unwrap();
+}
