@@ -1,6 +1,7 @@
 // An upstream for the official MCP conformance suite's tool scenarios, written with the official
 // TypeScript SDK (low-level Server, so every schema goes out exactly as written here). It offers
-// the `test_*` tools the scenarios call. The conformance test puts it behind Offload (stdio, with
+// the `test_*` tools, prompts and resources (a template, a subscribable resource) the scenarios
+// call, and completion of prompt arguments. The conformance test puts it behind Offload (stdio, with
 // `prefix: false`) and also serves it directly (`--http PORT`), so both can be scored alike.
 //
 // Usage: node conformance_server.mjs            (stdio)
@@ -12,9 +13,18 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
   CreateMessageResultSchema,
   ElicitResultSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
 // A 1×1 red PNG and a 4-sample silent WAV.
@@ -70,14 +80,116 @@ const TOOLS = [
   },
 ];
 
+const PROMPTS = [
+  { name: "test_simple_prompt", description: "A prompt without arguments." },
+  {
+    name: "test_prompt_with_arguments",
+    description: "A prompt with two arguments.",
+    arguments: [
+      { name: "arg1", description: "First test argument", required: true },
+      { name: "arg2", description: "Second test argument", required: true },
+    ],
+  },
+  {
+    name: "test_prompt_with_embedded_resource",
+    description: "A prompt that embeds a resource.",
+    arguments: [{ name: "resourceUri", description: "URI of the resource to embed", required: true }],
+  },
+  { name: "test_prompt_with_image", description: "A prompt with an image." },
+];
+
+const RESOURCES = [
+  { uri: "test://static-text", name: "static-text", description: "A static text resource.", mimeType: "text/plain" },
+  { uri: "test://static-binary", name: "static-binary", description: "A static PNG image.", mimeType: "image/png" },
+  { uri: "test://watched-resource", name: "watched-resource", description: "A resource one can subscribe to.", mimeType: "text/plain" },
+];
+const TEMPLATES = [
+  { uriTemplate: "test://template/{id}/data", name: "template", description: "Data for an id.", mimeType: "application/json" },
+];
+
+function readResource(uri) {
+  if (uri === "test://static-text") {
+    return [{ uri, mimeType: "text/plain", text: "This is the content of the static text resource." }];
+  }
+  if (uri === "test://static-binary") return [{ uri, mimeType: "image/png", blob: PNG }];
+  if (uri === "test://watched-resource") return [{ uri, mimeType: "text/plain", text: "Watched resource content." }];
+  const m = /^test:\/\/template\/([^/]+)\/data$/.exec(uri);
+  if (m) {
+    return [{ uri, mimeType: "application/json", text: JSON.stringify({ id: m[1], templateTest: true, data: `Data for ID: ${m[1]}` }) }];
+  }
+  throw new McpError(-32602, "Resource not found", { uri });
+}
+
+function getPrompt(name, args) {
+  const user = (content) => ({ role: "user", content });
+  switch (name) {
+    case "test_simple_prompt":
+      return { messages: [user({ type: "text", text: "This is a simple prompt for testing." })] };
+    case "test_prompt_with_arguments":
+      return { messages: [user({ type: "text", text: `Prompt with arguments: arg1='${args.arg1}', arg2='${args.arg2}'` })] };
+    case "test_prompt_with_embedded_resource":
+      return {
+        messages: [
+          user({ type: "resource", resource: { uri: args.resourceUri, mimeType: "text/plain", text: "Embedded resource content for testing." } }),
+          user({ type: "text", text: "Please process the embedded resource above." }),
+        ],
+      };
+    case "test_prompt_with_image":
+      return {
+        messages: [
+          user({ type: "image", data: PNG, mimeType: "image/png" }),
+          user({ type: "text", text: "Please analyze the image above." }),
+        ],
+      };
+    default:
+      throw new McpError(-32602, `unknown prompt ${name}`);
+  }
+}
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function makeServer() {
   const server = new Server(
     { name: "conformance-upstream", version: "1.0.0" },
-    { capabilities: { tools: {}, logging: {} } },
+    {
+      capabilities: {
+        tools: {},
+        logging: {},
+        prompts: { listChanged: true },
+        resources: { subscribe: true, listChanged: true },
+        completions: {},
+      },
+    },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS }));
+  server.setRequestHandler(GetPromptRequestSchema, async (request) =>
+    getPrompt(request.params.name, request.params.arguments ?? {}),
+  );
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: RESOURCES }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: TEMPLATES }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({ contents: readResource(request.params.uri) }));
+  const watched = new Set();
+  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    watched.add(request.params.uri);
+    // Tell the subscriber at once that it changed, so relaying updates can be tested.
+    setTimeout(() => {
+      if (watched.has(request.params.uri)) {
+        server.notification({ method: "notifications/resources/updated", params: { uri: request.params.uri } }).catch(() => {});
+      }
+    }, 100);
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+    watched.delete(request.params.uri);
+    return {};
+  });
+  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+    const { ref, argument } = request.params;
+    const words = ref.type === "ref/prompt" && argument.name === "arg1" ? ["paris", "park", "party"] : ["123", "456"];
+    const values = words.filter((w) => w.startsWith(argument.value ?? ""));
+    return { completion: { values, total: values.length, hasMore: false } };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const text = (t) => ({ type: "text", text: t });
     const resource = { type: "resource", resource: { uri: "test://embedded-resource", mimeType: "text/plain", text: "This is an embedded resource content." } };

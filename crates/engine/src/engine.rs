@@ -36,6 +36,8 @@ pub struct Engine {
     pub sessions: Sessions,
     /// Pinned upstream tool definitions (`pins.json`, shared by every Offload process).
     pub pins: crate::gateway::Pins,
+    /// Where the upstream prompts and resources clients see lead.
+    pub routes: crate::gateway::Routes,
     pub dirs: AppDirs,
     /// Where `${keyring:}` values are read from and the app saves them.
     pub secrets: Arc<dyn SecretSource>,
@@ -133,6 +135,7 @@ impl Engine {
             }),
             sessions: Sessions::default(),
             pins: crate::gateway::Pins::open(&dirs.data_dir),
+            routes: crate::gateway::Routes::default(),
             dirs: dirs.clone(),
             secrets,
             source: None,

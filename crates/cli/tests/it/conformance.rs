@@ -1,7 +1,8 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`, on Node 22 from npm)
 //! scores Offload as a gateway: its tool scenarios run against an upstream written with the
 //! official TypeScript SDK (`tests/interop/conformance_server.mjs`) twice — served directly over
-//! HTTP, and behind `offload serve --http` with its tools listed directly and `prefix: false`.
+//! HTTP, and behind `offload serve --http` with its tools and prompts listed directly under
+//! their own names (`prefix: false`).
 //! Offload must pass every scenario the upstream passes, and the scenarios about its own HTTP
 //! serving (DNS rebinding, sessions, streams, headers, caching hints).
 //!
@@ -19,8 +20,9 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::interop::interop_dir;
 
-/// The suite's scenarios about tools, and what an upstream sends while it serves a call (log
-/// messages, sampling and elicitation requests relayed to the client that made the call).
+/// The suite's scenarios about tools, what an upstream sends while it serves a call (log
+/// messages, sampling and elicitation requests relayed to the client that made the call), and
+/// the upstream's prompts, resources, templates, subscriptions and completions.
 const SCENARIOS: &[&str] = &[
     "server-initialize",
     "ping",
@@ -37,6 +39,18 @@ const SCENARIOS: &[&str] = &[
     "tools-call-with-logging",
     "tools-call-sampling",
     "tools-call-elicitation",
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "resources-subscribe",
+    "resources-unsubscribe",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "completion-complete",
 ];
 
 /// Scenarios about the outer HTTP server itself (Offload's own serving, whatever the upstream):

@@ -462,3 +462,39 @@ async fn direct_mode_output_schemas_validate_in_the_typescript_sdk() {
         "{stdout}"
     );
 }
+
+/// Prompts, resources, templates, completions, returned links and resource updates of
+/// server-everything and of two copies of the conformance upstream, through Offload, seen by
+/// the official Python SDK and compared with server-everything connected directly
+/// (`tests/interop/relay_client.py`).
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn prompts_and_resources_of_upstreams_through_the_python_sdk() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = interop_dir();
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(180),
+        tokio::process::Command::new(dir.join(".venv/bin/python"))
+            .arg(dir.join("relay_client.py"))
+            .arg(offload_testkit::target_bin("offload"))
+            .arg(dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
+            .arg(dir.join("conformance_server.mjs"))
+            .arg(work.path())
+            .current_dir(&dir)
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("relay_client.py hung")
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("ok prompts/list_changed sent when a server is added"),
+        "{stdout}"
+    );
+}

@@ -17,18 +17,24 @@ pub mod text {
     };
 }
 mod params;
+mod prompts;
 mod query;
 mod resources;
 mod scopes;
 mod search;
 mod store;
+mod upstream_resources;
+mod upstreams;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -50,6 +56,8 @@ pub(crate) struct Session {
     /// The level the client set with `logging/setLevel` (older protocol revisions).
     #[allow(deprecated)]
     level: Arc<std::sync::Mutex<Option<rmcp::model::LoggingLevel>>>,
+    /// The upstream resources it subscribed to, by the URI it used.
+    subscriptions: Arc<std::sync::Mutex<HashMap<String, crate::gateway::Route>>>,
 }
 
 impl Session {
@@ -58,7 +66,12 @@ impl Session {
         Self {
             id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             level: Arc::default(),
+            subscriptions: Arc::default(),
         }
+    }
+
+    fn subscriptions(&self) -> std::sync::MutexGuard<'_, HashMap<String, crate::gateway::Route>> {
+        self.subscriptions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The least severe upstream log message `ctx`'s client gets: the request's own opt-in
@@ -179,6 +192,92 @@ impl OffloadServer {
     }
 }
 
+impl OffloadServer {
+    /// Relays what upstreams announce about their prompts and resources: list changes (also
+    /// when a server that offers them starts or stops) and updates of the resources this
+    /// session subscribed to. Ends with the session.
+    async fn relay_notices(self, peer: rmcp::Peer<RoleServer>) {
+        use crate::upstream::Notice;
+        use tokio::sync::broadcast::error::RecvError;
+        let mut notices = self.engine.pool.notices();
+        let mut pool = self.engine.pool.watch();
+        // The enabled servers, and which running ones offer prompts and resources: a change is
+        // a list change (a server added or removed, one that offers them started or stopped).
+        let offering = |engine: &Engine| {
+            let servers = engine.pool.servers();
+            let enabled: Vec<String> = servers
+                .iter()
+                .filter(|s| !s.entry().disabled)
+                .map(|s| s.name().to_owned())
+                .collect();
+            let offer = |what: fn(&rmcp::model::ServerCapabilities) -> bool| {
+                let running = servers
+                    .iter()
+                    .filter(|s| s.capabilities().is_some_and(|c| what(&c)))
+                    .map(|s| s.name().to_owned());
+                enabled.iter().cloned().chain(running).collect::<Vec<_>>()
+            };
+            (
+                offer(|c| c.prompts.is_some()),
+                offer(|c| c.resources.is_some()),
+            )
+        };
+        let mut shown = offering(&self.engine);
+        loop {
+            let (prompts_changed, resources_changed) = tokio::select! {
+                notice = notices.recv() => match notice {
+                    Ok(Notice::PromptsChanged { .. }) => (true, false),
+                    Ok(Notice::ResourcesChanged { .. }) => (false, true),
+                    Ok(Notice::ResourceUpdated { server, uri }) => {
+                        if let Some(asked) = self.subscribed_uri(&server, &uri)
+                            && let Err(e) = peer
+                                .notify_resource_updated(
+                                    rmcp::model::ResourceUpdatedNotificationParam::new(asked),
+                                )
+                                .await
+                        {
+                            tracing::debug!("resources/updated not sent (client gone?): {e}");
+                            return;
+                        }
+                        (false, false)
+                    }
+                    Err(RecvError::Lagged(_)) => (true, true),
+                    Err(RecvError::Closed) => return,
+                },
+                changed = pool.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    let now = offering(&self.engine);
+                    let changed = (now.0 != shown.0, now.1 != shown.1);
+                    shown = now;
+                    changed
+                }
+            };
+            if prompts_changed && let Err(e) = peer.notify_prompt_list_changed().await {
+                tracing::debug!("prompts/list_changed not sent (client gone?): {e}");
+                return;
+            }
+            if resources_changed && let Err(e) = peer.notify_resource_list_changed().await {
+                tracing::debug!("resources/list_changed not sent (client gone?): {e}");
+                return;
+            }
+            if peer.is_transport_closed() {
+                return;
+            }
+        }
+    }
+
+    /// The URI this session subscribed to `uri` of `server` under.
+    fn subscribed_uri(&self, server: &str, uri: &str) -> Option<String> {
+        self.session
+            .subscriptions()
+            .iter()
+            .find(|(_, r)| r.server == server && r.inner == uri)
+            .map(|(asked, _)| asked.clone())
+    }
+}
+
 /// Refuses a resource request whose caller lacks the `read` scope (Offload served over HTTP).
 fn read_allowed(context: &RequestContext<RoleServer>, what: &str) -> Result<(), McpError> {
     match scopes::refusal(&context.extensions, what, &[crate::access::Scope::Read]) {
@@ -209,8 +308,12 @@ impl ServerHandler for OffloadServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_prompts()
+                .enable_prompts_list_changed()
                 .enable_resources()
                 .enable_resources_list_changed()
+                .enable_resources_subscribe()
+                .enable_completions()
                 .enable_logging()
                 .build(),
         )
@@ -253,9 +356,86 @@ impl ServerHandler for OffloadServer {
             .refresh_buckets(&self.engine.roots())
             .await;
         let server = self.clone();
-        tokio::task::spawn_blocking(move || server.list_resources_page(request))
+        let first = request.as_ref().and_then(|r| r.cursor.as_deref()).is_none();
+        let mut page = tokio::task::spawn_blocking(move || server.list_resources_page(request))
             .await
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?
+            .map_err(|e| McpError::internal_error(e.to_string(), None))??;
+        // The upstreams' resources come with the first page of stored responses.
+        if first {
+            let stored = resources::uris(&self.engine);
+            page.resources
+                .extend(upstream_resources::list(&self.engine, &stored).await);
+        }
+        Ok(page)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        read_allowed(&context, "resources/templates/list")?;
+        Ok(ListResourceTemplatesResult::with_all_items(
+            upstream_resources::list_templates(&self.engine).await,
+        ))
+    }
+
+    #[allow(deprecated)] // resources/subscribe: what clients before 2026-07-28 use
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        read_allowed(&context, "resources/subscribe")?;
+        if resources::owns(&self.engine, &request.uri) {
+            return Ok(()); // a stored response never changes
+        }
+        if self.session.subscriptions().contains_key(&request.uri) {
+            return Ok(());
+        }
+        let route = upstream_resources::subscribe(&self.engine, &request.uri).await?;
+        self.session.subscriptions().insert(request.uri, route);
+        Ok(())
+    }
+
+    #[allow(deprecated)] // resources/unsubscribe: what clients before 2026-07-28 use
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let route = self.session.subscriptions().remove(&request.uri);
+        match route {
+            Some(route) => upstream_resources::unsubscribe(&self.engine, &route).await,
+            None => Ok(()),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        read_allowed(&context, "prompts/list")?;
+        Ok(prompts::list(&self.engine).await)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        read_allowed(&context, "prompts/get")?;
+        prompts::get(&self.engine, request).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        read_allowed(&context, "completion/complete")?;
+        prompts::complete(&self.engine, request).await
     }
 
     async fn read_resource(
@@ -268,6 +448,9 @@ impl ServerHandler for OffloadServer {
         if crate::objects::is_object_url(&request.uri) {
             engine.store.refresh_buckets(&engine.roots()).await;
         }
+        if !resources::owns(&engine, &request.uri) {
+            return upstream_resources::read(&engine, request).await;
+        }
         tokio::task::spawn_blocking(move || resources::read(&engine, &request.uri))
             .await
             .map_err(|e| McpError::internal_error(e.to_string(), None))?
@@ -279,6 +462,7 @@ impl ServerHandler for OffloadServer {
         let mut added = self.engine.store.subscribe();
         let peer = context.peer;
         tokio::spawn(self.clone().tell_tool_changes(peer.clone()));
+        tokio::spawn(self.clone().relay_notices(peer.clone()));
         tokio::spawn(async move {
             use tokio::sync::broadcast::error::RecvError;
             // A lagging receiver still means "something was added": notify once and go on.

@@ -65,6 +65,25 @@ fn resources_of(r: &Record) -> Vec<Resource> {
     out
 }
 
+/// The URIs of every stored response and its parts.
+pub fn uris(engine: &Engine) -> std::collections::HashSet<String> {
+    engine
+        .store
+        .records()
+        .iter()
+        .flat_map(|r| std::iter::once(r.uri.clone()).chain(r.files.iter().map(|f| f.uri.clone())))
+        .collect()
+}
+
+/// Whether `uri` is a stored response's (or one of its parts').
+pub fn owns(engine: &Engine, uri: &str) -> bool {
+    engine
+        .store
+        .records()
+        .iter()
+        .any(|r| r.uri == uri || r.files.iter().any(|f| f.uri == uri))
+}
+
 pub fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpError> {
     let records = engine.store.records();
     let (path, mime) = records

@@ -79,6 +79,14 @@ impl UpstreamHandler {
     }
 }
 
+impl UpstreamHandler {
+    fn notice(&self, notice: super::Notice) {
+        if let Some(pool) = self.pool.upgrade() {
+            pool.notice(notice);
+        }
+    }
+}
+
 fn relayed(e: rmcp::ServiceError) -> McpError {
     match e {
         rmcp::ServiceError::McpError(e) => e,
@@ -134,6 +142,29 @@ impl ClientHandler for UpstreamHandler {
             .create_elicitation(request)
             .await
             .map_err(relayed)
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.notice(super::Notice::PromptsChanged {
+            server: self.server.clone(),
+        });
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.notice(super::Notice::ResourcesChanged {
+            server: self.server.clone(),
+        });
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.notice(super::Notice::ResourceUpdated {
+            server: self.server.clone(),
+            uri: params.uri,
+        });
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

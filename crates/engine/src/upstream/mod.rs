@@ -41,12 +41,35 @@ pub struct PoolContext {
     /// Bumped when a server changes state or an upstream says its tools changed: what clients
     /// see of the upstream tools may have changed.
     changed: tokio::sync::watch::Sender<u64>,
+    /// What upstreams announce about their prompts and resources, for every client session.
+    notices: tokio::sync::broadcast::Sender<Notice>,
 }
 
 impl PoolContext {
     pub(super) fn bump(&self) {
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
+
+    pub(super) fn notice(&self, notice: Notice) {
+        // No receiver (no client session) is not an error.
+        let _ = self.notices.send(notice);
+    }
+}
+
+/// An upstream's announcement that client sessions relay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    PromptsChanged {
+        server: String,
+    },
+    ResourcesChanged {
+        server: String,
+    },
+    /// `notifications/resources/updated` for a resource the server was subscribed to.
+    ResourceUpdated {
+        server: String,
+        uri: String,
+    },
 }
 
 /// A server's state as clients and the app see it.
@@ -123,6 +146,7 @@ impl Pool {
             search_path: SearchPath::from_env(),
             answer_limit: AtomicU64::new(answer_limit),
             changed: tokio::sync::watch::Sender::new(0),
+            notices: tokio::sync::broadcast::Sender::new(256),
         });
         let servers = servers
             .iter()
@@ -138,6 +162,11 @@ impl Pool {
     /// Wakes when a server changes state or an upstream's tool list changed.
     pub fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
         self.ctx.changed.subscribe()
+    }
+
+    /// What upstreams announce about their prompts and resources from now on.
+    pub fn notices(&self) -> tokio::sync::broadcast::Receiver<Notice> {
+        self.ctx.notices.subscribe()
     }
 
     /// The configured servers, in configuration order (a snapshot: a reconfiguration does not

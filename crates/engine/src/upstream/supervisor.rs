@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, ServerResult, Tool,
+    ClientRequest, ServerCapabilities, ServerResult, Tool,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use tokio_util::sync::CancellationToken;
@@ -32,6 +32,8 @@ pub struct Upstream {
     routes: Arc<ProgressRoutes>,
     /// The client calls in flight (for relaying what the upstream sends while serving them).
     callers: Arc<Callers>,
+    /// URIs of the `resource_link`s its tools returned (so a read of one goes to this server).
+    links: std::sync::Mutex<std::collections::VecDeque<String>>,
     /// Itself, for the background starter (which must not keep a removed server alive).
     me: Weak<Upstream>,
 }
@@ -96,6 +98,7 @@ impl Upstream {
             stderr: Arc::new(StderrRing::new(64 * 1024)),
             routes: Arc::new(ProgressRoutes::default()),
             callers: Arc::new(Callers::default()),
+            links: std::sync::Mutex::default(),
             me: me.clone(),
         })
     }
@@ -116,6 +119,64 @@ impl Upstream {
     /// (never starts the server or asks it).
     pub fn cached_tools(&self) -> Option<Arc<Vec<Tool>>> {
         self.life.ready()?.tools.get()
+    }
+
+    /// What the running server declared it offers (never starts the server).
+    pub fn capabilities(&self) -> Option<ServerCapabilities> {
+        let conn = self.life.ready()?;
+        let info = conn.client.peer().peer_info()?;
+        Some(info.capabilities.clone())
+    }
+
+    /// What the server declared it offers, starting it if need be (as a tool listing would).
+    pub async fn started_capabilities(&self) -> Result<ServerCapabilities, UpstreamError> {
+        let conn = self.connection().await?;
+        Ok(conn
+            .client
+            .peer()
+            .peer_info()
+            .map(|info| info.capabilities.clone())
+            .unwrap_or_default())
+    }
+
+    /// Asks the server something other than a tool call (prompts, resources, completion) on
+    /// the kept-open connection, within its timeout; rmcp's peer does the paging and keeps
+    /// lists for the time the server allows (`ttlMs`).
+    pub async fn ask<T, F, Fut>(&self, ask: F) -> Result<T, UpstreamError>
+    where
+        F: FnOnce(rmcp::Peer<rmcp::RoleClient>) -> Fut,
+        Fut: Future<Output = Result<T, ServiceError>>,
+    {
+        let conn = self.connection().await?;
+        match tokio::time::timeout(self.timeout(), ask(conn.client.peer().clone())).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(e)) => Err(self.service_error(e)),
+            Err(_) => Err(UpstreamError::Timeout {
+                name: self.name.clone(),
+                secs: self.timeout().as_secs(),
+            }),
+        }
+    }
+
+    /// Whether one of this server's tools returned a link to `uri` (the last 1,000 links).
+    pub fn handed_out(&self, uri: &str) -> bool {
+        self.links
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .any(|l| l == uri)
+    }
+
+    fn note_links(&self, result: &CallToolResult) {
+        let mut links = self.links.lock().unwrap_or_else(|p| p.into_inner());
+        for link in result.content.iter().filter_map(|c| c.as_resource_link()) {
+            if !links.contains(&link.uri) {
+                if links.len() >= 1000 {
+                    links.pop_front();
+                }
+                links.push_back(link.uri.clone());
+            }
+        }
     }
 
     /// The most recent stderr lines of the server process.
@@ -357,6 +418,7 @@ impl Upstream {
                 // Servers on older revisions omit `resultType`; clients on 2026-07-28 require
                 // it (rmcp drops it again for clients on older revisions).
                 result.result_type.get_or_insert(rmcp::model::ResultType::COMPLETE);
+                self.note_links(&result);
                 Ok(result)
             }
             Ok(_) => Err(UpstreamError::Rpc {

@@ -1,0 +1,145 @@
+//! Upstream prompts: `prompts/list` merges every server's prompts under exposed names (the
+//! tools' naming rule: `<server>__<prompt>`, the server's `prefix`, or the prompt's own name
+//! with `"prefix": false`); `prompts/get` and completion of prompt arguments are routed to the
+//! server. Arguments, messages and embedded resources pass through as they are.
+
+use std::collections::HashMap;
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    ListPromptsResult, Reference, ResultType,
+};
+
+use super::upstreams::{offering, relayed};
+use crate::Engine;
+use crate::gateway::{Route, names};
+
+pub async fn list(engine: &Engine) -> ListPromptsResult {
+    let servers = offering(engine, |c| c.prompts.is_some()).await;
+    let asks = servers.iter().map(|s| async move {
+        let prompts = s
+            .ask(|peer| async move { peer.list_all_prompts().await })
+            .await;
+        (s, prompts)
+    });
+    let mut routes = HashMap::new();
+    let mut listed = Vec::new();
+    for (server, prompts) in futures::future::join_all(asks).await {
+        let prompts = match prompts {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!(server = %server.name(), "prompts not listed: {e}");
+                continue;
+            }
+        };
+        for mut prompt in prompts {
+            let mut name =
+                names::exposed(server.name(), &prompt.name, &server.entry().tool_prefix());
+            if routes.contains_key(&name) {
+                name = names::hashed(&name, server.name(), &prompt.name);
+            }
+            if routes.contains_key(&name) {
+                tracing::warn!(server = %server.name(), prompt = %prompt.name, "prompt not listed: another has the name {name}");
+                continue;
+            }
+            routes.insert(
+                name.clone(),
+                Route {
+                    server: server.name().to_owned(),
+                    inner: std::mem::replace(&mut prompt.name, name),
+                },
+            );
+            listed.push(prompt);
+        }
+    }
+    engine.routes.set_prompts(routes);
+    ListPromptsResult::with_all_items(listed)
+}
+
+/// Where the exposed prompt `name` leads (listing the prompts again when it is not known yet).
+async fn route(engine: &Engine, name: &str) -> Result<Route, McpError> {
+    if let Some(route) = engine.routes.prompt(name) {
+        return Ok(route);
+    }
+    list(engine).await;
+    engine.routes.prompt(name).ok_or_else(|| {
+        McpError::invalid_params(
+            format!("unknown prompt '{name}': no upstream server offers it (see prompts/list)"),
+            Some(serde_json::json!({ "name": name })),
+        )
+    })
+}
+
+pub async fn get(
+    engine: &Engine,
+    mut request: GetPromptRequestParams,
+) -> Result<GetPromptResponse, McpError> {
+    let route = route(engine, &request.name).await?;
+    let server = engine
+        .pool
+        .get(&route.server)
+        .map_err(|e| McpError::invalid_params(e.to_string(), None))?;
+    request.name = route.inner;
+    let mut answer = server
+        .ask(|peer| async move { peer.get_prompt_once(request).await })
+        .await
+        .map_err(relayed)?;
+    // Servers on older revisions omit `resultType`; clients on 2026-07-28 require it.
+    if let GetPromptResponse::Complete(result) = &mut answer {
+        result.result_type.get_or_insert(ResultType::COMPLETE);
+    }
+    Ok(answer)
+}
+
+/// `completion/complete` for a prompt's argument or a resource template's variable, routed to
+/// the server that offers it; an empty completion when that server offers none.
+pub async fn complete(
+    engine: &Engine,
+    mut request: CompleteRequestParams,
+) -> Result<CompleteResult, McpError> {
+    let route = match &mut request.r#ref {
+        Reference::Prompt(prompt) => {
+            let route = route(engine, &prompt.name).await?;
+            prompt.name = route.inner.clone();
+            route
+        }
+        Reference::Resource(template) => {
+            let route = super::upstream_resources::template_route(engine, &template.uri)
+                .await
+                .ok_or_else(|| {
+                    McpError::invalid_params(
+                        format!(
+                            "unknown resource template '{}' (see resources/templates/list)",
+                            template.uri
+                        ),
+                        None,
+                    )
+                })?;
+            template.uri = route.inner.clone();
+            route
+        }
+        _ => {
+            return Err(McpError::invalid_params(
+                "completion/complete: unknown kind of reference",
+                None,
+            ));
+        }
+    };
+    let server = engine
+        .pool
+        .get(&route.server)
+        .map_err(|e| McpError::invalid_params(e.to_string(), None))?;
+    if server
+        .capabilities()
+        .is_some_and(|c| c.completions.is_none())
+    {
+        return Ok(CompleteResult::default());
+    }
+    let mut answer = server
+        .ask(|peer| async move { peer.complete(request).await })
+        .await
+        .map_err(relayed)?;
+    answer.result_type.get_or_insert(ResultType::COMPLETE);
+    Ok(answer)
+}
