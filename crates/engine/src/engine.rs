@@ -118,6 +118,7 @@ impl Engine {
             Roots::from_entries_with(&config.roots, &dirs.default_root(), &*secrets);
         let (store, more) = Store::open(&dirs.data_dir, &roots);
         warnings.extend(more);
+        let offered = upstream_roots(&roots);
         let engine = Self {
             roots: ArcSwap::from_pointee(roots),
             pool: Pool::new(
@@ -143,6 +144,7 @@ impl Engine {
             paused: AtomicBool::new(false),
             changed: watch::channel(0).0,
         };
+        engine.pool.set_roots(offered);
         (engine, warnings)
     }
 
@@ -201,6 +203,7 @@ impl Engine {
     pub async fn apply(&self, config: Config) -> Reloaded {
         let (roots, warnings) =
             Roots::from_entries_with(&config.roots, &self.dirs.default_root(), &*self.secrets);
+        self.pool.set_roots(upstream_roots(&roots));
         self.roots.store(Arc::new(roots));
         self.limits.store(Arc::new(config.limits.clone()));
         let servers = self
@@ -317,4 +320,23 @@ fn pdf_helper() -> Option<PathBuf> {
     }
     let sidecar = exe.with_file_name(format!("offload{}", std::env::consts::EXE_SUFFIX));
     sidecar.is_file().then_some(sidecar)
+}
+
+/// The local allowed directories as MCP roots (`file://` URIs), what upstreams' `roots/list`
+/// gets. (Roots are deprecated by 2026-07-28, SEP-2577; servers on older revisions ask.)
+#[allow(deprecated)]
+fn upstream_roots(roots: &Roots) -> Vec<rmcp::model::Root> {
+    roots
+        .list()
+        .iter()
+        .filter_map(|root| {
+            let uri = url::Url::from_file_path(&root.path).ok()?;
+            let mut offered = rmcp::model::Root::new(uri.to_string());
+            offered.name = root
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+            Some(offered)
+        })
+        .collect()
 }

@@ -498,3 +498,69 @@ async fn prompts_and_resources_of_upstreams_through_the_python_sdk() {
         "{stdout}"
     );
 }
+
+/// What server-filesystem says it may read, asked through Offload, once it has settled on it.
+async fn allowed_of(client: &Client, server: &str, wanted: &str) -> String {
+    let mut said = String::new();
+    for _ in 0..100 {
+        let r = call(
+            client,
+            "call_tool",
+            json!({"server": server, "tool_name": "list_allowed_directories"}),
+        )
+        .await;
+        said = text(&r);
+        if said.contains(wanted) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    said
+}
+
+/// server-filesystem asks its client for roots and then serves exactly those: behind Offload
+/// it gets Offload's allowed directories (and is told when they change); with `"roots":
+/// "none"` it keeps the directories on its command line.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn a_filesystem_server_behind_offload_sees_offloads_roots() {
+    let ctx = TestContext::new();
+    let own = tempfile::tempdir().unwrap();
+    let own = std::fs::canonicalize(own.path()).unwrap();
+    let root = std::fs::canonicalize(&ctx.root).unwrap();
+    let more = root.parent().unwrap().join("more-data");
+    std::fs::create_dir_all(&more).unwrap();
+    let mut none = node_server("server-filesystem", &[own.to_str().unwrap()]);
+    none["roots"] = json!("none");
+    let config = |roots: Vec<&std::path::Path>| {
+        json!({
+            "roots": roots,
+            "mcpServers": {
+                "fs": node_server("server-filesystem", &[own.to_str().unwrap()]),
+                "fsnone": none.clone(),
+            },
+        })
+    };
+    ctx.write_config(config(vec![&root]));
+    let client = ctx.client().await;
+
+    let said = allowed_of(&client, "fs", root.to_str().unwrap()).await;
+    assert!(
+        said.contains(root.to_str().unwrap()) && !said.contains(own.to_str().unwrap()),
+        "server-filesystem serves Offload's roots, not its own: {said}"
+    );
+    let said = allowed_of(&client, "fsnone", own.to_str().unwrap()).await;
+    assert!(
+        said.contains(own.to_str().unwrap()) && !said.contains(root.to_str().unwrap()),
+        "with roots: none it keeps its own: {said}"
+    );
+
+    // Another allowed directory: the server is told and serves it too.
+    ctx.write_config(config(vec![&root, &more]));
+    let said = allowed_of(&client, "fs", more.to_str().unwrap()).await;
+    assert!(
+        said.contains(more.to_str().unwrap()) && said.contains(root.to_str().unwrap()),
+        "roots/list_changed reaches the server: {said}"
+    );
+    client.cancel().await.unwrap();
+}

@@ -122,6 +122,10 @@ pub struct ServerEntry {
     /// When set, only these tools are used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled_tools: Option<Vec<String>>,
+    /// What the server's `roots/list` gets: `"offload"` (the default: Offload's allowed
+    /// directories) or `"none"` (Offload does not offer roots to it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roots: Option<String>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -180,6 +184,11 @@ impl ServerEntry {
             enabled_tools: None,
             ..self.clone()
         }
+    }
+
+    /// Whether the server is offered Offload's allowed directories as its roots.
+    pub fn offers_roots(&self) -> bool {
+        self.roots.as_deref() != Some("none")
     }
 
     /// How its tools are named in direct mode.

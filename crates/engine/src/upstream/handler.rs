@@ -1,6 +1,7 @@
 //! Offload's client side of one upstream connection: it drops the cached tool list when the
-//! upstream says it changed, and hands the upstream's sampling and elicitation requests to the
-//! client whose call the upstream is serving. (Progress and log messages are forwarded by
+//! upstream says it changed, passes on what it announces about its prompts and resources,
+//! answers `roots/list` with Offload's allowed directories, and hands the upstream's sampling
+//! and elicitation requests to the client whose call the upstream is serving. (Progress and log messages are forwarded by
 //! `progress::Forwarding`, in order.)
 #![allow(deprecated)] // sampling: deprecated by 2026-07-28 (SEP-2577), still used on older revisions
 
@@ -10,7 +11,8 @@ use std::sync::{Arc, Mutex};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability,
-    Implementation, SamplingCapability, Tool, UrlElicitationCapability,
+    Implementation, ListRootsResult, RootsCapabilities, SamplingCapability, Tool,
+    UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData as McpError, RoleClient};
@@ -55,6 +57,8 @@ pub struct UpstreamHandler {
     pub pool: std::sync::Weak<super::PoolContext>,
     /// The client calls in flight on this upstream.
     pub callers: Arc<Callers>,
+    /// Whether the server is offered Offload's allowed directories as roots.
+    pub offers_roots: bool,
 }
 
 impl UpstreamHandler {
@@ -104,10 +108,28 @@ impl ClientHandler for UpstreamHandler {
         elicitation.form = Some(FormElicitationCapability::default());
         elicitation.url = Some(UrlElicitationCapability::default());
         capabilities.elicitation = Some(elicitation);
+        if self.offers_roots {
+            let mut roots = RootsCapabilities::default();
+            roots.list_changed = Some(true);
+            capabilities.roots = Some(roots);
+        }
         ClientConfig::new(
             capabilities,
             Implementation::new("offload", env!("CARGO_PKG_VERSION")),
         )
+    }
+
+    /// Offload's allowed directories, as `file://` URIs (a filesystem server behind Offload
+    /// sees exactly what the user allowed).
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, McpError> {
+        let roots = match self.pool.upgrade() {
+            Some(pool) if self.offers_roots => pool.roots.load().as_ref().clone(),
+            _ => Vec::new(),
+        };
+        Ok(ListRootsResult::new(roots))
     }
 
     async fn create_message(

@@ -43,6 +43,10 @@ pub struct PoolContext {
     changed: tokio::sync::watch::Sender<u64>,
     /// What upstreams announce about their prompts and resources, for every client session.
     notices: tokio::sync::broadcast::Sender<Notice>,
+    /// What an upstream's `roots/list` gets: Offload's allowed directories (roots: deprecated
+    /// by 2026-07-28, SEP-2577; servers on older revisions ask).
+    #[allow(deprecated)]
+    roots: ArcSwap<Vec<rmcp::model::Root>>,
 }
 
 impl PoolContext {
@@ -147,6 +151,7 @@ impl Pool {
             answer_limit: AtomicU64::new(answer_limit),
             changed: tokio::sync::watch::Sender::new(0),
             notices: tokio::sync::broadcast::Sender::new(256),
+            roots: ArcSwap::default(),
         });
         let servers = servers
             .iter()
@@ -162,6 +167,19 @@ impl Pool {
     /// Wakes when a server changes state or an upstream's tool list changed.
     pub fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
         self.ctx.changed.subscribe()
+    }
+
+    /// Sets the roots upstreams are offered (Offload's allowed directories); running servers
+    /// that are offered roots are told when they change.
+    #[allow(deprecated)]
+    pub fn set_roots(&self, roots: Vec<rmcp::model::Root>) {
+        if **self.ctx.roots.load() == roots {
+            return;
+        }
+        self.ctx.roots.store(Arc::new(roots));
+        for server in self.servers().iter() {
+            server.roots_changed();
+        }
     }
 
     /// What upstreams announce about their prompts and resources from now on.

@@ -158,6 +158,23 @@ impl Upstream {
         }
     }
 
+    /// Tells the running server that the roots it is offered changed (if it is offered any).
+    pub fn roots_changed(&self) {
+        let Some(conn) = self.life.ready() else {
+            return;
+        };
+        if !self.entry.offers_roots() {
+            return;
+        }
+        let peer = conn.client.peer().clone();
+        let name = self.name.clone();
+        tokio::spawn(async move {
+            if let Err(e) = peer.notify_roots_list_changed().await {
+                tracing::debug!(server = %name, "roots/list_changed not sent: {e}");
+            }
+        });
+    }
+
     /// Whether one of this server's tools returned a link to `uri` (the last 1,000 links).
     pub fn handed_out(&self, uri: &str) -> bool {
         self.links
@@ -334,6 +351,7 @@ impl Upstream {
             tools: tools.clone(),
             pool: Arc::downgrade(&self.ctx),
             callers: self.callers.clone(),
+            offers_roots: self.entry.offers_roots(),
         };
         let ctx = ConnectContext {
             answer_limit: self
