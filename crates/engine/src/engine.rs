@@ -38,6 +38,8 @@ pub struct Engine {
     pub pins: crate::gateway::Pins,
     /// Where the upstream prompts and resources clients see lead.
     pub routes: crate::gateway::Routes,
+    /// Calls waiting for a 2026-07-28 client's answers to their upstream's questions.
+    pub rounds: crate::rounds::Rounds,
     pub dirs: AppDirs,
     /// Where `${keyring:}` values are read from and the app saves them.
     pub secrets: Arc<dyn SecretSource>,
@@ -137,6 +139,7 @@ impl Engine {
             sessions: Sessions::default(),
             pins: crate::gateway::Pins::open(&dirs.data_dir),
             routes: crate::gateway::Routes::default(),
+            rounds: crate::rounds::Rounds::default(),
             dirs: dirs.clone(),
             secrets,
             source: None,

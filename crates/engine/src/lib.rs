@@ -26,6 +26,7 @@ pub mod objects;
 pub mod query;
 pub mod refs;
 pub mod roots;
+pub mod rounds;
 pub mod server;
 pub mod sessions;
 mod shared_file;

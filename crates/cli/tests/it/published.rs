@@ -564,3 +564,48 @@ async fn a_filesystem_server_behind_offload_sees_offloads_roots() {
     );
     client.cancel().await.unwrap();
 }
+
+/// Runs `tests/interop/asking_client.py` in `mode` (see there): a Python-SDK server that asks
+/// for elicitation, sampling and roots and logs while it serves, behind Offload.
+async fn asking_through_offload(mode: &str) {
+    let work = tempfile::tempdir().unwrap();
+    let dir = interop_dir();
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        tokio::process::Command::new(dir.join(".venv/bin/python"))
+            .arg(dir.join("asking_client.py"))
+            .arg(offload_testkit::target_bin("offload"))
+            .arg(mode)
+            .arg(work.path())
+            .current_dir(&dir)
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("asking_client.py hung")
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("ok and only the final answer is stored"),
+        "{stdout}"
+    );
+}
+
+/// A client on 2026-07-28 gets the upstream's questions as `input_required` rounds.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn an_upstream_asks_a_2026_client_in_input_required_rounds() {
+    asking_through_offload("auto").await;
+}
+
+/// A client on 2025-11-25 gets the upstream's questions as requests while the call runs.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn an_upstream_asks_a_2025_client_with_requests() {
+    asking_through_offload("legacy").await;
+}

@@ -113,6 +113,11 @@ async fn call_upstream(
                 session: session.id,
                 peer: ctx.peer.clone(),
                 log_level: session.log_level_for(ctx),
+                capabilities: ctx.client_capabilities(),
+                asks: ctx
+                    .extensions
+                    .get::<super::Asking>()
+                    .map(|asking| asking.0.clone()),
             }),
     };
     Ok(upstream.call(tool, args, options).await?)

@@ -486,12 +486,63 @@ impl ServerHandler for OffloadServer {
         Ok(())
     }
 
+    /// A client on 2026-07-28 is asked an upstream's questions in `input_required` rounds: the
+    /// call runs on a task of its own and waits between rounds (`rounds`).
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         context.extensions.insert(self.session.clone());
+        let in_rounds = context
+            .protocol_version()
+            .is_some_and(|v| v.to_string().as_str() >= "2026-07-28");
+        if !in_rounds {
+            return self.serve_call(request, context).await.map(Into::into);
+        }
+        let rounds = &self.engine.rounds;
+        if let Some(state) = request.request_state.as_deref() {
+            let answers = request.input_responses.clone().unwrap_or_default();
+            let running = rounds.resume(state, answers).ok_or_else(|| {
+                McpError::invalid_params(
+                    "requestState names no call waiting for answers here (it ended, was let go after 10 minutes, or belongs to another Offload process)",
+                    None,
+                )
+            })?;
+            return rounds
+                .wait(running, context.ct.clone())
+                .await
+                .into_response();
+        }
+        let (asks, asked) = tokio::sync::mpsc::unbounded_channel();
+        context.extensions.insert(Asking(asks));
+        // The call outlives this request (it waits for the client's answers in the next one).
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let mut own = context.clone();
+        own.ct = cancel.clone();
+        let me = self.clone();
+        let running = crate::rounds::Rounds::start(
+            async move { me.serve_call(request, own).await },
+            asked,
+            cancel,
+        );
+        rounds
+            .wait(running, context.ct.clone())
+            .await
+            .into_response()
+    }
+}
+
+/// Marks a call whose upstream's questions go to its client in `input_required` rounds.
+#[derive(Clone)]
+pub(crate) struct Asking(pub crate::rounds::Asks);
+
+impl OffloadServer {
+    async fn serve_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResult, McpError> {
         let engine = &self.engine;
         let started = std::time::Instant::now();
         let args = request.arguments;
@@ -576,7 +627,7 @@ impl ServerHandler for OffloadServer {
         engine
             .events
             .emit(audit::finish(event, &result, started, file_bytes));
-        Ok(result.into())
+        Ok(result)
     }
 }
 

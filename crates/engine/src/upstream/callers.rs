@@ -19,6 +19,11 @@ pub struct Caller {
     pub peer: Peer<RoleServer>,
     /// The least severe log message this caller wants; `None`: none at all.
     pub log_level: Option<LoggingLevel>,
+    /// What the client said it can do (per request on 2026-07-28, from the handshake before).
+    pub capabilities: Option<rmcp::model::ClientCapabilities>,
+    /// For a client on 2026-07-28: where the upstream's questions go (they reach the client in
+    /// an `input_required` result, see `rounds`); `None`: they are sent as requests.
+    pub asks: Option<crate::rounds::Asks>,
 }
 
 /// The calls in flight on one upstream, oldest first.

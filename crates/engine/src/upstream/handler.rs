@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability,
-    Implementation, ListRootsResult, RootsCapabilities, SamplingCapability, Tool,
+    Implementation, InputRequest, ListRootsResult, RootsCapabilities, SamplingCapability, Tool,
     UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext};
@@ -69,7 +69,7 @@ impl UpstreamHandler {
         can: impl Fn(&ClientCapabilities) -> bool,
     ) -> Result<Arc<Caller>, McpError> {
         self.callers
-            .latest(|c| c.peer.peer_info().is_some_and(|i| can(&i.capabilities)))
+            .latest(|c| c.capabilities.as_ref().is_some_and(&can))
             .ok_or_else(|| {
                 tracing::info!(server = %self.server, "{what} refused: no client call in flight can answer it");
                 McpError::new(
@@ -89,6 +89,25 @@ impl UpstreamHandler {
             pool.notice(notice);
         }
     }
+}
+
+/// Asks a 2026-07-28 client through the call's `input_required` rounds; its answer as `T`.
+async fn ask<T: serde::de::DeserializeOwned>(
+    asks: &crate::rounds::Asks,
+    request: InputRequest,
+) -> Result<T, McpError> {
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    asks.send(crate::rounds::Ask { request, reply })
+        .map_err(|_| McpError::internal_error("the client's call has ended", None))?;
+    let answer = answer.await.map_err(|_| {
+        McpError::internal_error(
+            "the client did not answer (it retried without an answer, or gave up)",
+            None,
+        )
+    })?;
+    serde_json::from_value(answer).map_err(|e| {
+        McpError::invalid_params(format!("the client's answer is malformed: {e}"), None)
+    })
 }
 
 fn relayed(e: rmcp::ServiceError) -> McpError {
@@ -139,6 +158,11 @@ impl ClientHandler for UpstreamHandler {
     ) -> Result<CreateMessageResult, McpError> {
         let caller = self.answerer("sampling/createMessage", |c| c.sampling.is_some())?;
         tracing::info!(server = %self.server, "relaying sampling/createMessage to the client");
+        if let Some(asks) = &caller.asks {
+            let request =
+                InputRequest::CreateMessage(rmcp::model::CreateMessageRequest::new(params));
+            return ask(asks, request).await;
+        }
         caller.peer.create_message(params).await.map_err(relayed)
     }
 
@@ -159,6 +183,10 @@ impl ClientHandler for UpstreamHandler {
             })
         })?;
         tracing::info!(server = %self.server, "relaying elicitation/create to the client");
+        if let Some(asks) = &caller.asks {
+            let request = InputRequest::Elicitation(rmcp::model::ElicitRequest::new(request));
+            return ask(asks, request).await;
+        }
         caller
             .peer
             .create_elicitation(request)
