@@ -1,7 +1,8 @@
 """Everything else an upstream offers, through Offload, seen by the official Python SDK as the
 client: server-everything's prompts, resources, templates, completions, returned resource links
-and resource updates, compared with server-everything connected directly; and two copies of the
-conformance upstream, whose identical resource URIs Offload must keep apart.
+and resource updates, compared with server-everything connected directly, and its task-only tool
+(Offload runs the task; its elicitation reaches this client); and two copies of the conformance
+upstream, whose identical resource URIs Offload must keep apart.
 
 Usage: python relay_client.py OFFLOAD_BINARY EVERYTHING_INDEX CONFORMANCE_SERVER WORK_DIR
 Prints "ok ..." lines; exits non-zero on the first mismatch.
@@ -78,8 +79,16 @@ async def main():
             return
         notices.append(message)
 
+    elicited = []
+
+    async def on_elicit(context, params):
+        elicited.append(params)
+        choice = params.requested_schema["properties"]["interpretation"]["oneOf"][0]["const"]
+        return types.ElicitResult(action="accept", content={"interpretation": choice})
+
     params = StdioServerParameters(command=OFFLOAD, args=["mcp", "--expose", "direct", "--mode", "embedded"], env=env)
-    async with Client(params, mode="legacy", message_handler=on_message, read_timeout_seconds=60) as offload:
+    async with Client(params, mode="legacy", message_handler=on_message, elicitation_callback=on_elicit,
+                      read_timeout_seconds=60) as offload:
         caps = offload.server_capabilities
         check(caps.prompts is not None and caps.prompts.list_changed, "Offload declares prompts (listChanged)")
         check(caps.resources.subscribe and caps.completions is not None, "Offload declares subscriptions and completions")
@@ -169,6 +178,23 @@ async def main():
         check(not updated("test://static-text"), "no update under the upstream's own (colliding) URI")
         await offload.unsubscribe_resource(watched)
         await offload.call_tool("everything__toggle-subscriber-updates", {})
+
+        # A tool that runs only as a task: Offload makes the task, relays its question and its
+        # status messages (as progress), and answers with its result.
+        statuses = []
+
+        async def on_progress(progress, total, message):
+            statuses.append(message)
+
+        r = await offload.call_tool("everything__simulate-research-query", {"topic": "python", "ambiguous": True},
+                                    progress_callback=on_progress)
+        report = r.content[0].text
+        check(not r.is_error and "# Research Report: python (programming)" in report,
+              "a task-only tool is called as a task; its elicitation was answered by this client")
+        check(len(elicited) == 1 and "multiple interpretations" in elicited[0].message,
+              "the task's elicitation reached the client intact")
+        check(len(statuses) >= 2 and any(m and "interpretation" in m for m in statuses),
+              f"the task's status messages arrive as progress: {statuses}")
 
         # A server added to the configuration: the prompts clients see change.
         before = sum(isinstance(n, types.PromptListChangedNotification) for n in notices)

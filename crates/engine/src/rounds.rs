@@ -204,9 +204,9 @@ mod tests {
                 })
                 .unwrap();
                 let name = answer.await.unwrap();
-                Ok(CallToolResult::success(vec![rmcp::model::ContentBlock::text(
-                    name.to_string(),
-                )]))
+                Ok(CallToolResult::success(vec![
+                    rmcp::model::ContentBlock::text(name.to_string()),
+                ]))
             },
             rx,
             CancellationToken::new(),

@@ -1,6 +1,6 @@
 //! The upstream tools a client may use right now, in any mode: each server's tools less those
-//! the user turned off (`disabledTools`, `enabledTools`), those that run only as MCP tasks, and
-//! those held by pinning; and what a session in direct mode lists of them.
+//! the user turned off (`disabledTools`, `enabledTools`) and those held by pinning; and what a
+//! session in direct mode lists of them.
 
 use rmcp::model::Tool;
 
@@ -8,9 +8,9 @@ use super::{Expose, Exposure, Held, ServerInput, decide};
 use crate::config::ServerEntry;
 use crate::{Engine, ErrorCode, ToolError};
 
-/// Whether `tool` runs only as an MCP task (`execution.taskSupport: "required"`), which
-/// Offload does not relay yet. (rmcp's `Tool` drops `execution`; `offload_wire` keeps it in
-/// `_meta`, for stdio upstreams.)
+/// Whether `tool` runs only as an MCP task (`execution.taskSupport: "required"`): Offload then
+/// calls it as a task and answers with its result. (rmcp's `Tool` drops `execution`;
+/// `offload_wire` keeps it in `_meta`, for stdio upstreams.)
 pub fn needs_tasks(tool: &Tool) -> bool {
     tool.meta
         .as_ref()
@@ -20,8 +20,8 @@ pub fn needs_tasks(tool: &Tool) -> bool {
         == Some("required")
 }
 
-/// The upstream tools a client may use, by server (disabled, task-only and held tools
-/// removed), and the held ones.
+/// The upstream tools a client may use, by server (disabled and held tools removed), and the
+/// held ones.
 pub async fn usable(engine: &Engine) -> (Vec<(String, Vec<Tool>)>, Vec<Held>) {
     let config = engine.config();
     let pin = config.pin_tools.unwrap_or(true);
@@ -44,7 +44,7 @@ pub async fn usable(engine: &Engine) -> (Vec<(String, Vec<Tool>)>, Vec<Held>) {
             };
             let tools: Vec<Tool> = checked
                 .into_iter()
-                .filter(|t| input.allows(&t.name) && !needs_tasks(t))
+                .filter(|t| input.allows(&t.name))
                 .collect();
             (name, tools)
         })

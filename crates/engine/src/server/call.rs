@@ -67,21 +67,12 @@ pub async fn forward_resolved(
     let upstream = engine.pool.get(server)?;
     // The tool list is cached after the first call, so this check is cheap and turns a typo
     // into an error that names the closest tools.
+    let mut as_task = false;
     match discovery::find_tool(engine, server, tool).await {
-        Ok(found) if discovery::needs_tasks(&found) => {
-            return Err(ToolError::new(
-                crate::ErrorCode::UpstreamError,
-                format!(
-                    "{server}/{tool} can only run as an MCP task (taskSupport: required), which Offload does not relay yet; use another tool, or connect the client to that server directly for this one"
-                ),
-            )
-            .with("server", server)
-            .with("tool", tool));
-        }
         Ok(found) if let Some(refused) = super::direct::refusal(engine, server, &found) => {
             return Err(refused);
         }
-        Ok(_) => {}
+        Ok(found) => as_task = discovery::needs_tasks(&found),
         Err(
             e @ (UpstreamError::UnknownTool { .. }
             | UpstreamError::Disabled { .. }
@@ -91,16 +82,18 @@ pub async fn forward_resolved(
         }
         Err(_) => {} // listing failed for another reason: let the call itself say what happens
     }
-    call_upstream(&upstream, tool, args, ctx).await
+    call_upstream(&upstream, tool, args, as_task, ctx).await
 }
 
 async fn call_upstream(
     upstream: &crate::upstream::Upstream,
     tool: &str,
     args: Option<serde_json::Map<String, serde_json::Value>>,
+    as_task: bool,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ToolError> {
     let options = CallOptions {
+        as_task,
         progress: ctx.meta.get_progress_token().map(|token| ProgressRoute {
             peer: ctx.peer.clone(),
             token,

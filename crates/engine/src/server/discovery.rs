@@ -89,14 +89,9 @@ pub struct ListedTool {
     pub input_schema: Option<JsonObject>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<ToolAnnotations>,
-    /// Set when the tool cannot be called through Offload, with the reason.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub not_callable: Option<String>,
 }
 
 pub use crate::gateway::needs_tasks;
-
-const NEEDS_TASKS: &str = "runs only as an MCP task, which Offload does not relay yet";
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ListedServer {
@@ -154,7 +149,7 @@ pub async fn list_available_tools(
         .iter()
         .flat_map(|s| s.tools.iter().map(move |t| (s.status.name.as_str(), t)))
         // Task-only tools are listed too, marked not callable.
-        .filter(|(server, t)| usable_names.contains(&(*server, t.name.as_ref())) || needs_tasks(t))
+        .filter(|(server, t)| usable_names.contains(&(*server, t.name.as_ref())))
         .collect();
     if let Some(q) = p.query.as_deref().filter(|q| !q.trim().is_empty()) {
         candidates = super::search::rank(q, candidates);
@@ -178,7 +173,6 @@ pub async fn list_available_tools(
             } else {
                 None
             },
-            not_callable: needs_tasks(t).then(|| NEEDS_TASKS.to_owned()),
         })
         .collect();
 
@@ -252,14 +246,10 @@ fn render_list(
     out.push_str(&format!(" on {} servers:\n", servers.len()));
     for t in tools {
         out.push_str(&format!(
-            "- {}/{}: {}{}\n",
+            "- {}/{}: {}\n",
             t.server,
             t.tool,
             clip(&first_line(&t.description), 160),
-            t.not_callable
-                .as_deref()
-                .map(|why| format!(" [not callable: {why}]"))
-                .unwrap_or_default()
         ));
         if let Some(s) = &t.input_schema {
             out.push_str(&format!(
