@@ -5,13 +5,14 @@
 use offload_engine::clients::ClientView;
 use offload_engine::control::{
     Activity, BucketForm, CallView, ClientChange, ColumnView, ControlError, ExposedView, FileInfo,
-    ImportReport, Imported, NewSecret, Overview, Page, Place, PlainSecret, QueryView, ResponseView,
-    Responses, RootView, SchemaView, SecretRef, ServerCounts, ServerSpec, ServerView, SessionTs,
-    Snippet, Status, ToolView, ToolsView,
+    ImportReport, Imported, NewSecret, OffersView, Overview, Page, Place, PlainSecret, PromptView,
+    QueryView, ResourceView, ResponseView, Responses, RootView, SchemaView, SecretRef,
+    ServerCounts, ServerSpec, ServerView, SessionTs, Snippet, Status, ToolView, ToolsView,
 };
 use offload_engine::events::{Event, EventKind};
 use offload_engine::files::Summary;
 use offload_engine::gateway::Held;
+use offload_engine::upstream::LogLine;
 use ts_rs::{Config, TS};
 
 /// Where the generated declarations live, from the repository root.
@@ -37,6 +38,10 @@ pub fn declarations() -> String {
         PlainSecret::decl(&cfg),
         NewSecret::decl(&cfg),
         ToolView::decl(&cfg),
+        PromptView::decl(&cfg),
+        ResourceView::decl(&cfg),
+        OffersView::decl(&cfg),
+        LogLine::decl(&cfg),
         ToolsView::decl(&cfg),
         ExposedView::decl(&cfg),
         Held::decl(&cfg),

@@ -13,6 +13,7 @@ use tauri::{App, WebviewWindow, WebviewWindowBuilder};
 
 pub struct Harness {
     pub t: TestContext,
+    pub engine: Arc<Engine>,
     pub app: App<MockRuntime>,
     window: WebviewWindow<MockRuntime>,
 }
@@ -35,13 +36,18 @@ pub fn harness_with(
         dirs: Some(AppDirs::under(&t.home)),
     };
     let engine = Arc::new(Engine::load(options).expect("engine").0);
-    let app = offload_app::app(mock_builder(), AppState::new(engine))
+    let app = offload_app::app(mock_builder(), AppState::new(engine.clone()))
         .build(mock_context(noop_assets()))
         .expect("app");
     let window = WebviewWindowBuilder::new(&app, "main", Default::default())
         .build()
         .expect("window");
-    Harness { t, app, window }
+    Harness {
+        t,
+        engine,
+        app,
+        window,
+    }
 }
 
 impl Harness {
@@ -464,4 +470,79 @@ fn response_preview_log_and_client_commands_answer_the_window() {
             .unwrap_err();
         assert_eq!(e["code"], "server_unavailable", "{e}");
     }
+}
+
+/// A server's page: its prompts, resources and templates (from the conformance upstream, a
+/// server written with the official TypeScript SDK), and the log messages it sent while a tool
+/// ran, kept for the page whoever called.
+#[test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+fn a_servers_prompts_resources_and_log() {
+    let interop = std::fs::canonicalize(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop"),
+    )
+    .unwrap();
+    let h = harness(json!({
+        "mcpServers": {"conf": {"command": "node", "args": [interop.join("conformance_server.mjs")]}},
+    }));
+    let offers = h.ok("server_offers", json!({"name": "conf"}));
+    let prompts: Vec<&str> = offers["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["exposed"].as_str().unwrap())
+        .collect();
+    assert!(
+        prompts.contains(&"conf__test_prompt_with_arguments"),
+        "{offers}"
+    );
+    let args = offers["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "test_prompt_with_arguments")
+        .unwrap();
+    assert_eq!(args["arguments"], json!(["arg1*", "arg2*"]));
+    let resources = offers["resources"].as_array().unwrap();
+    assert!(
+        resources
+            .iter()
+            .any(|r| r["uri"] == "test://static-text" && r["template"] == false)
+    );
+    assert!(
+        resources
+            .iter()
+            .any(|r| r["uri"] == "test://template/{id}/data" && r["template"] == true)
+    );
+    assert_eq!(offers["errors"], json!([]));
+
+    assert_eq!(h.ok("server_log", json!({"name": "conf"})), json!([]));
+    let engine = h.engine.clone();
+    tauri::async_runtime::block_on(async move {
+        let server = engine.pool.get("conf").unwrap();
+        let r = server
+            .call("test_tool_with_logging", None, Default::default())
+            .await
+            .unwrap();
+        assert_ne!(r.is_error, Some(true));
+    });
+    let log = h.ok("server_log", json!({"name": "conf"}));
+    let messages: Vec<&str> = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "Tool execution started",
+            "Tool processing data",
+            "Tool execution completed"
+        ],
+        "{log}"
+    );
+    assert_eq!(log[0]["level"], "info");
+    let err = h.invoke("server_log", json!({"name": "nope"})).unwrap_err();
+    assert_eq!(err["code"], "unknown_server", "{err}");
 }

@@ -35,6 +35,8 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         overview::set_paused,
         servers::servers,
         servers::server_tools,
+        servers::server_offers,
+        servers::server_log,
         servers::put_server,
         servers::move_secrets_to_keychain,
         servers::remove_server,

@@ -1,6 +1,9 @@
 //! The Servers screen.
 
-use offload_engine::control::{self, ControlError, NewSecret, ServerSpec, ServerView, ToolView};
+use offload_engine::control::{
+    self, ControlError, NewSecret, OffersView, ServerSpec, ServerView, ToolView,
+};
+use offload_engine::upstream::LogLine;
 use tauri::State;
 
 use crate::AppState;
@@ -16,6 +19,21 @@ pub async fn server_tools(
     name: String,
 ) -> Result<Vec<ToolView>, ControlError> {
     control::server_tools(&state.engine, &name).await
+}
+
+/// The server's prompts, resources and resource templates (starting it if need be).
+#[tauri::command]
+pub async fn server_offers(
+    state: State<'_, AppState>,
+    name: String,
+) -> Result<OffersView, ControlError> {
+    control::server_offers(&state.engine, &name).await
+}
+
+/// The server's recent log messages, oldest first.
+#[tauri::command]
+pub fn server_log(state: State<'_, AppState>, name: String) -> Result<Vec<LogLine>, ControlError> {
+    control::server_log(&state.engine, &name)
 }
 
 /// Adds a server, or replaces `previous` (renaming it when `name` differs).

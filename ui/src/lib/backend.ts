@@ -13,7 +13,9 @@ import type {
   Event,
   FileInfo,
   ImportReport,
+  LogLine,
   NewSecret,
+  OffersView,
   Overview,
   Page,
   QueryView,
@@ -74,6 +76,8 @@ export const backend = {
 
   servers: () => invoke<ServerView[]>("servers"),
   serverTools: (name: string) => invoke<ToolView[]>("server_tools", { name }),
+  serverOffers: (name: string) => invoke<OffersView>("server_offers", { name }),
+  serverLog: (name: string) => invoke<LogLine[]>("server_log", { name }),
   putServer: (previous: string | null, name: string, spec: ServerSpec, secrets: NewSecret[] = []) =>
     invoke<void>("put_server", { previous, name, spec, secrets }),
   moveSecretsToKeychain: (name: string) => invoke<number>("move_secrets_to_keychain", { name }),

@@ -86,6 +86,42 @@ export type NewSecret = { place: Place, key: string, value: string, };
 
 export type ToolView = { name: string, description: string | null, };
 
+export type PromptView = { name: string, 
+/**
+ * The name clients see it under (`<server>__<prompt>`, the prefix, or its own).
+ */
+exposed: string, description: string | null, 
+/**
+ * Its arguments, required ones marked with `*`.
+ */
+arguments: Array<string>, };
+
+export type ResourceView = { 
+/**
+ * The URI, or the URI template of a template.
+ */
+uri: string, name: string, description: string | null, mimeType: string | null, template: boolean, };
+
+export type OffersView = { prompts: Array<PromptView>, resources: Array<ResourceView>, 
+/**
+ * What failed, per kind (a server may offer one and fail the other).
+ */
+errors: Array<string>, };
+
+export type LogLine = { 
+/**
+ * RFC 3339.
+ */
+time: string, 
+/**
+ * `debug` … `emergency`.
+ */
+level: string, logger: string | null, 
+/**
+ * The message's `data`: a string as it is, anything else as JSON.
+ */
+message: string, };
+
 export type ToolsView = { 
 /**
  * `direct` or `meta`, as the configuration's `tools.expose` decides for a client that

@@ -4,7 +4,7 @@ import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import Servers from "./Servers.svelte";
 import * as f from "../lib/fixtures";
-import type { ServerView } from "../lib/types";
+import type { LogLine, ServerView } from "../lib/types";
 
 describe("Servers", () => {
   it("says what to do when there is no server", async () => {
@@ -25,7 +25,48 @@ describe("Servers", () => {
     expect(await screen.findByTestId("server-tools")).toHaveTextContent("echo");
     expect(screen.getByTestId("server-status")).toHaveTextContent("ready");
     expect(screen.getByTestId("server-last-error")).toHaveTextContent("crashed once");
+    await userEvent.click(screen.getByTestId("server-tab-stderr"));
     expect(screen.getByTestId("server-stderr")).toHaveTextContent("booting");
+    expect(screen.queryByTestId("server-tools")).toBeNull();
+  });
+
+  it("lists the server's prompts and resources under the names clients see, and its log", async () => {
+    const asked: string[] = [];
+    let log: LogLine[] = [{ time: "2026-11-24T10:00:00.000Z", level: "info", logger: null, message: "started" }];
+    mockIPC((cmd, args: any) => {
+      asked.push(cmd);
+      if (cmd === "servers") return [f.server()];
+      if (cmd === "server_tools") return [];
+      if (cmd === "server_offers") {
+        expect(args).toEqual({ name: "fx" });
+        return {
+          prompts: [{ name: "args-prompt", exposed: "fx__args-prompt", description: "Asks for a city", arguments: ["city*", "state"] }],
+          resources: [
+            { uri: "demo://resource/static/document/architecture.md", name: "architecture.md", description: null, mimeType: "text/markdown", template: false },
+            { uri: "demo://resource/dynamic/text/{resourceId}", name: "Dynamic Text", description: "By id", mimeType: null, template: true },
+          ],
+          errors: [],
+        };
+      }
+      if (cmd === "server_log") return log;
+    });
+    render(Servers);
+    await screen.findByTestId("server-details");
+    expect(asked).not.toContain("server_offers");
+    await userEvent.click(screen.getByTestId("server-tab-offers"));
+    const prompts = await screen.findByTestId("server-prompts");
+    expect(prompts).toHaveTextContent("args-prompt");
+    expect(prompts).toHaveTextContent("as fx__args-prompt");
+    expect(prompts).toHaveTextContent("arguments: city*, state");
+    const resources = screen.getByTestId("server-resources");
+    expect(resources).toHaveTextContent("architecture.md");
+    expect(resources).toHaveTextContent("demo://resource/dynamic/text/{resourceId}");
+    expect(resources).toHaveTextContent("template");
+
+    await userEvent.click(screen.getByTestId("server-tab-log"));
+    expect(await screen.findByTestId("server-log")).toHaveTextContent("started");
+    log = [...log, { time: "2026-11-24T10:00:01.000Z", level: "error", logger: "db", message: "lost the connection" }];
+    await waitFor(() => expect(screen.getByTestId("server-log")).toHaveTextContent("db: lost the connection"), { timeout: 3000 });
   });
 
   it("shows a failing server's error, retry countdown and Stop retrying, and does not ask it for tools", async () => {

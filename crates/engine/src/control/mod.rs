@@ -7,6 +7,7 @@
 
 mod clients;
 mod log;
+mod offers;
 mod overview;
 mod preview;
 mod responses;
@@ -22,6 +23,7 @@ pub use clients::{
     snippet,
 };
 pub use log::call_log;
+pub use offers::{OffersView, PromptView, ResourceView, server_log, server_offers};
 #[cfg(feature = "ts")]
 pub use overview::SessionTs;
 pub use overview::{Activity, Overview, ServerCounts, Status, overview, status};

@@ -483,6 +483,7 @@ impl ServerHandler for OffloadServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         *self.session.level.lock().unwrap_or_else(|p| p.into_inner()) = Some(request.level);
+        self.engine.pool.set_level(request.level);
         Ok(())
     }
 

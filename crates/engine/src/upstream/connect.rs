@@ -55,6 +55,8 @@ pub struct ConnectContext<'a> {
     pub routes: Arc<ProgressRoutes>,
     /// The calls in flight, whose clients get the upstream's log messages.
     pub callers: Arc<Callers>,
+    /// Where its log messages are kept.
+    pub logs: Arc<super::logs::LogRing>,
     pub handler: UpstreamHandler,
     /// The largest message accepted from the upstream.
     pub answer_limit: u64,
@@ -170,6 +172,7 @@ async fn open_stdio(
         routes: ctx.routes.clone(),
         callers: ctx.callers.clone(),
         server: ctx.name.to_owned(),
+        logs: ctx.logs.clone(),
         writes_splices: true,
     };
     let stderr_ring = ctx.stderr.clone();
@@ -240,6 +243,7 @@ async fn open_http(
         routes: ctx.routes.clone(),
         callers: ctx.callers.clone(),
         server: ctx.name.to_owned(),
+        logs: ctx.logs.clone(),
         writes_splices: false,
     };
     let client = ctx

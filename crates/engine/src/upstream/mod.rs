@@ -11,6 +11,7 @@ mod handler;
 mod http_error;
 mod lifecycle;
 mod limited;
+mod logs;
 mod progress;
 mod search_path;
 mod stderr;
@@ -18,6 +19,7 @@ mod supervisor;
 
 pub use callers::{Caller, severity};
 pub use error::{UpstreamError, closest};
+pub use logs::LogLine;
 pub use progress::ProgressRoute;
 pub use supervisor::{CallOptions, Upstream};
 
@@ -179,6 +181,26 @@ impl Pool {
         self.ctx.roots.store(Arc::new(roots));
         for server in self.servers().iter() {
             server.roots_changed();
+        }
+    }
+
+    /// Forwards a client's `logging/setLevel` to every running server that logs (each within
+    /// its timeout, in the background: a slow server delays nothing).
+    #[allow(deprecated)] // logging: deprecated by 2026-07-28, what older revisions use
+    pub fn set_level(&self, level: rmcp::model::LoggingLevel) {
+        for server in self.servers().iter() {
+            if server.capabilities().is_some_and(|c| c.logging.is_some()) {
+                let server = server.clone();
+                tokio::spawn(async move {
+                    let params = rmcp::model::SetLevelRequestParams::new(level);
+                    if let Err(e) = server
+                        .ask(|peer| async move { peer.set_level(params).await })
+                        .await
+                    {
+                        tracing::debug!(server = %server.name(), "logging/setLevel not forwarded: {e}");
+                    }
+                });
+            }
         }
     }
 

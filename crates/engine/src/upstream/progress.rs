@@ -60,6 +60,8 @@ pub struct Forwarding<T> {
     pub callers: Arc<super::callers::Callers>,
     /// The upstream's name (the logger of its relayed log messages).
     pub server: String,
+    /// Where its log messages are kept for the app.
+    pub logs: Arc<super::logs::LogRing>,
     /// Whether `inner` writes splices itself (`offload_wire::Lines`); otherwise tool calls'
     /// splices are expanded here (see `offload_wire::splice`).
     pub writes_splices: bool,
@@ -101,6 +103,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Forwarding<T> {
         if let JsonRpcMessage::Notification(n) = &message
             && let ServerNotification::LoggingMessageNotification(m) = &n.notification
         {
+            self.logs.push(&m.params);
             self.callers.relay_log(&self.server, &m.params).await;
         }
         Some(message)

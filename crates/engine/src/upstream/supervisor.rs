@@ -29,6 +29,8 @@ pub struct Upstream {
     ctx: Arc<PoolContext>,
     life: Arc<Lifecycle<Connection>>,
     stderr: Arc<StderrRing>,
+    /// Its recent log messages (`notifications/message`), for the app.
+    logs: Arc<super::logs::LogRing>,
     routes: Arc<ProgressRoutes>,
     /// The client calls in flight (for relaying what the upstream sends while serving them).
     callers: Arc<Callers>,
@@ -99,6 +101,7 @@ impl Upstream {
                 }
             })),
             stderr: Arc::new(StderrRing::new(64 * 1024)),
+            logs: Arc::default(),
             routes: Arc::new(ProgressRoutes::default()),
             callers: Arc::new(Callers::default()),
             links: std::sync::Mutex::default(),
@@ -197,6 +200,11 @@ impl Upstream {
                 links.push_back(link.uri.clone());
             }
         }
+    }
+
+    /// Its most recent log messages, oldest first (kept across restarts).
+    pub fn log_lines(&self) -> Vec<super::LogLine> {
+        self.logs.lines()
     }
 
     /// The most recent stderr lines of the server process.
@@ -367,6 +375,7 @@ impl Upstream {
             stderr: self.stderr.clone(),
             routes: self.routes.clone(),
             callers: self.callers.clone(),
+            logs: self.logs.clone(),
             handler,
         };
         let opened = connect::open(&transport, ctx).await?;
