@@ -169,14 +169,14 @@ class WebDriver:
         print(f"  screenshot {name} ({len(png)} bytes)")
 
 
-async def mcp_call(env: dict, tool: str, args: dict) -> str:
-    """The fixture server's `tool` called with `args` through a fresh `offload mcp`."""
+async def mcp_call(env: dict, tool: str, args: dict, server: str = "fixture") -> str:
+    """`server`'s `tool` called with `args` through a fresh `offload mcp`."""
     params = StdioServerParameters(command=OFFLOAD, args=["mcp"], env=env)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
             result = await session.call_tool("call_tool", {
-                "server": "fixture", "tool_name": tool, "tool_args": args})
+                "server": server, "tool_name": tool, "tool_args": args})
             assert not result.is_error, result
             return result.content[0].text
 
@@ -682,6 +682,34 @@ def main():
         wd.gone("[data-testid=held-tool]")
         assert asyncio.run(mcp_call(env, "echo", {"text": "approved"})) == "approved"
         print("a tool switched off and on; a changed tool held, shown with its change, approved")
+
+        # A server written with the official TypeScript SDK: its prompts and resources on its
+        # page, and the log messages it sent while a client's call ran, in its Log tab.
+        doc = json.loads(config.read_text())
+        doc["mcpServers"]["conformance"] = {
+            "command": "node", "args": [str(Path(__file__).resolve().parent.parent / "interop/conformance_server.mjs")]}
+        config.write_text(json.dumps(doc, indent=2))
+        wd.click("[data-testid=nav-overview]")
+        wd.click("[data-testid=nav-servers]")
+        wd.click("[data-testid=server-conformance]")
+        wd.wait_text("[data-testid=server-tools]", "test_tool_with_logging", timeout=30)
+        assert asyncio.run(mcp_call(env, "test_tool_with_logging", {}, server="conformance")) == \
+            "Tool with logging executed successfully"
+        wd.click("[data-testid=server-tab-offers]")
+        wd.wait_text("[data-testid=server-prompts]", "test_prompt_with_arguments")
+        wd.wait_text("[data-testid=server-prompts]", "as conformance__test_prompt_with_arguments")
+        wd.wait_text("[data-testid=server-resources]", "test://template/{id}/data")
+        assert_inside(wd, "[data-testid=server-prompts]", "the prompts")
+        wd.screenshot("server-prompts-resources.png")
+        wd.click("[data-testid=server-tab-log]")
+        wd.wait_text("[data-testid=server-log]", "Tool execution completed", timeout=10)
+        rows = wd.s("POST", "/execute/sync", {"script":
+            "return [...document.querySelectorAll('[data-testid=server-log] tr')].map(r => r.innerText)", "args": []})
+        assert len(rows) == 3 and "Tool execution started" in rows[0] and "info" in rows[0], rows
+        assert_inside(wd, "[data-testid=server-log] tr:last-child", "the last log line")
+        wd.screenshot("server-log.png")
+        wd.click("[data-testid=server-tab-tools]")
+        print("a server's prompts, resources and log messages shown on its page")
 
         # Secrets never reach the log, the records, the audit log or the window.
         page = wd.s("GET", "/source")

@@ -25,6 +25,7 @@ describe("Servers", () => {
     expect(await screen.findByTestId("server-tools")).toHaveTextContent("echo");
     expect(screen.getByTestId("server-status")).toHaveTextContent("ready");
     expect(screen.getByTestId("server-last-error")).toHaveTextContent("crashed once");
+    expect(screen.getByTestId("server-tab-tools")).toHaveTextContent(/^Tools \(\d+\)$/);
     await userEvent.click(screen.getByTestId("server-tab-stderr"));
     expect(screen.getByTestId("server-stderr")).toHaveTextContent("booting");
     expect(screen.queryByTestId("server-tools")).toBeNull();
