@@ -57,6 +57,11 @@ const TOOLS = [
     description: "Asks the user for input (elicitation).",
     inputSchema: { type: "object", properties: { message: { type: "string" } }, required: ["message"] },
   },
+  { name: "test_trigger_tool_change", description: "Adds or removes a tool and says the tool list changed.", inputSchema: none },
+  { name: "test_trigger_prompt_change", description: "Adds or removes a prompt and says the prompt list changed.", inputSchema: none },
+  { name: "test_missing_capability", description: "Needs the client's sampling capability.", inputSchema: none },
+  { name: "test_logging_tool", description: "Logs one message while it runs.", inputSchema: none },
+  { name: "test_streaming_elicitation", description: "Asks the user for input (elicitation) while it runs.", inputSchema: none },
   {
     name: "json_schema_2020_12_tool",
     description: "A tool whose input schema uses JSON Schema 2020-12 keywords.",
@@ -148,6 +153,11 @@ function getPrompt(name, args) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// What the trigger tools add and remove (shared by every session of this process).
+const dynamic = { tool: false, prompt: false };
+const DYNAMIC_TOOL = { name: "test_dynamic_tool", description: "Appears and disappears.", inputSchema: none };
+const DYNAMIC_PROMPT = { name: "test_dynamic_prompt", description: "Appears and disappears." };
+
 function makeServer() {
   const server = new Server(
     { name: "conformance-upstream", version: "1.0.0" },
@@ -161,8 +171,8 @@ function makeServer() {
       },
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: dynamic.tool ? [...TOOLS, DYNAMIC_TOOL] : TOOLS }));
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: dynamic.prompt ? [...PROMPTS, DYNAMIC_PROMPT] : PROMPTS }));
   server.setRequestHandler(GetPromptRequestSchema, async (request) =>
     getPrompt(request.params.name, request.params.arguments ?? {}),
   );
@@ -221,8 +231,22 @@ function makeServer() {
         }
         return { content: [text("Tool with progress executed successfully")] };
       }
+      case "test_trigger_tool_change":
+        dynamic.tool = !dynamic.tool;
+        await server.sendToolListChanged();
+        return { content: [text(`test_dynamic_tool ${dynamic.tool ? "added" : "removed"}`)] };
+      case "test_trigger_prompt_change":
+        dynamic.prompt = !dynamic.prompt;
+        await server.sendPromptListChanged();
+        return { content: [text(`test_dynamic_prompt ${dynamic.prompt ? "added" : "removed"}`)] };
+      case "test_logging_tool":
+        await extra.sendNotification({ method: "notifications/message", params: { level: "info", data: "logged while running" } });
+        return { content: [text("logged")] };
+      case "test_dynamic_tool":
+        return { content: [text("dynamic")] };
       case "test_error_handling":
         return { isError: true, content: [text("This tool intentionally returns an error for testing")] };
+      case "test_missing_capability":
       case "test_sampling": {
         const answer = await extra.sendRequest(
           { method: "sampling/createMessage", params: { messages: [{ role: "user", content: { type: "text", text: request.params.arguments?.prompt ?? "" } }], maxTokens: 100 } },
@@ -230,6 +254,7 @@ function makeServer() {
         );
         return { content: [text(`LLM response: ${answer.content?.text ?? JSON.stringify(answer.content)}`)] };
       }
+      case "test_streaming_elicitation":
       case "test_elicitation": {
         const answer = await extra.sendRequest(
           {

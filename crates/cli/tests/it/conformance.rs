@@ -6,8 +6,8 @@
 //! Offload must pass every scenario the upstream passes, and the scenarios about its own HTTP
 //! serving (DNS rebinding, sessions, streams, headers, caching hints).
 //!
-//! Also here: an upstream's sampling request while no client that can answer is waiting is
-//! refused, and the call answers with that error instead of hanging.
+//! Also here: an upstream's sampling or elicitation request for a client that did not declare
+//! the capability is refused with the missing-capability error (-32021), at once.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -61,6 +61,7 @@ const TRANSPORT_SCENARIOS: &[&str] = &[
     "server-sse-multiple-streams",
     "http-header-validation",
     "caching",
+    "server-stateless",
 ];
 
 /// (passed, failed) checks of `scenario` against the MCP server at `url` (a check may also be
@@ -146,11 +147,14 @@ async fn offload_scores_what_the_upstream_scores() {
     .expect("the conformance upstream listens");
     let direct_url = format!("http://127.0.0.1:{port}/mcp");
 
-    // The same upstream behind Offload: tools listed directly under their own names.
+    // The same upstream behind Offload: tools listed directly under their own names. Tool
+    // pinning is off: server-stateless adds a tool upstream and expects to hear of it at once
+    // (pinned, a new tool is held until the user approves it).
     let ctx = TestContext::new();
     ctx.write_config(json!({
         "roots": [ctx.root],
         "tools": {"expose": "direct"},
+        "pinTools": false,
         "mcpServers": {"conf": {"command": "node", "args": [server], "prefix": false}},
     }));
     let (_host, offload_url) = ctx
@@ -185,7 +189,7 @@ async fn offload_scores_what_the_upstream_scores() {
 
 #[tokio::test]
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
-async fn sampling_without_a_client_that_can_answer_is_refused_not_hung() {
+async fn asking_a_client_without_the_capability_is_refused_not_hung() {
     let dir = interop_dir();
     let ctx = TestContext::new();
     ctx.write_config(json!({
@@ -193,14 +197,30 @@ async fn sampling_without_a_client_that_can_answer_is_refused_not_hung() {
         "tools": {"expose": "direct"},
         "mcpServers": {"conf": {"command": "node", "args": [dir.join("conformance_server.mjs")], "prefix": false}},
     }));
-    // The test client declares neither sampling nor elicitation.
+    // The test client declares neither sampling nor elicitation: the call fails at once with
+    // the protocol's missing-capability error, naming the capability.
     let client = ctx.client().await;
-    let started = std::time::Instant::now();
-    let r = offload_testkit::call(&client, "test_sampling", json!({"prompt": "hi"})).await;
-    assert!(started.elapsed() < Duration::from_secs(10));
-    assert_eq!(r.is_error, Some(true), "{r:?}");
-    let said = offload_testkit::text(&r);
-    assert!(said.contains("no client of Offload"), "{said}");
-    let r = offload_testkit::call(&client, "test_elicitation", json!({"message": "name?"})).await;
-    assert_eq!(r.is_error, Some(true), "{r:?}");
+    for (tool, args, capability) in [
+        ("test_sampling", json!({"prompt": "hi"}), "sampling"),
+        (
+            "test_elicitation",
+            json!({"message": "name?"}),
+            "elicitation",
+        ),
+    ] {
+        let started = std::time::Instant::now();
+        let mut params = rmcp::model::CallToolRequestParams::new(tool);
+        params.arguments = args.as_object().cloned();
+        let err = client.call_tool(params).await.unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let rmcp::ServiceError::McpError(err) = err else {
+            panic!("{tool}: a protocol error expected, got {err}")
+        };
+        assert_eq!(err.code.0, -32021, "{err:?}");
+        assert_eq!(
+            err.data,
+            Some(json!({"requiredCapabilities": {capability: {}}})),
+            "{err:?}"
+        );
+    }
 }

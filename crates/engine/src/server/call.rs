@@ -111,9 +111,37 @@ async fn call_upstream(
                     .extensions
                     .get::<super::Asking>()
                     .map(|asking| asking.0.clone()),
+                missing: ctx
+                    .extensions
+                    .get::<super::MissingCapability>()
+                    .map(|m| m.0.clone()),
             }),
     };
-    Ok(upstream.call(tool, args, options).await?)
+    match upstream.call(tool, args, options).await {
+        Ok(result) => Ok(result),
+        Err(e) => {
+            if let crate::upstream::UpstreamError::Rpc {
+                rpc_code: -32021,
+                message,
+                data,
+                ..
+            } = &e
+                && let Some(missing) = ctx.extensions.get::<super::MissingCapability>()
+            {
+                // Offload's own refusal (with the capability named) is noted already.
+                missing
+                    .0
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get_or_insert(rmcp::ErrorData::new(
+                        rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                        message.clone(),
+                        None,
+                    ));
+            }
+            Err(e.into())
+        }
+    }
 }
 
 /// Resolves `$file` references on a blocking thread.

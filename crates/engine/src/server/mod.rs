@@ -1,6 +1,7 @@
 //! The MCP server Offload offers to clients. Each tool is a small handler that calls the engine
 //! modules; this file only dispatches and turns malformed requests into -32602 errors.
 
+mod announce;
 mod answer;
 mod audit;
 mod call;
@@ -57,7 +58,7 @@ pub(crate) struct Session {
     #[allow(deprecated)]
     level: Arc<std::sync::Mutex<Option<rmcp::model::LoggingLevel>>>,
     /// The upstream resources it subscribed to, by the URI it used.
-    subscriptions: Arc<std::sync::Mutex<HashMap<String, crate::gateway::Route>>>,
+    subscriptions: announce::Subscriptions,
 }
 
 impl Session {
@@ -154,127 +155,6 @@ impl OffloadServer {
         // before, so the next look computes once more and then settles.
         *self.exposed.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, exposure.clone()));
         exposure
-    }
-
-    /// Sends `notifications/tools/list_changed` whenever what this session lists changes: a
-    /// server started or stopped, an upstream's tools changed, the configuration changed, a
-    /// tool was approved. Ends with the session.
-    async fn tell_tool_changes(self, peer: rmcp::Peer<RoleServer>) {
-        let mut pool = self.engine.pool.watch();
-        let mut config = self.engine.watch();
-        let mut shown: Option<Vec<String>> = None;
-        loop {
-            let exposure = self.exposure().await;
-            let names: Vec<String> = direct::listing(&self.tools, &exposure, &self.engine)
-                .iter()
-                .map(|t| format!("{}\u{0}{}", t.name, t.description.as_deref().unwrap_or("")))
-                .collect();
-            if shown.as_ref().is_some_and(|s| *s != names)
-                && let Err(e) = peer.notify_tool_list_changed().await
-            {
-                tracing::debug!("tools/list_changed not sent (client gone?): {e}");
-                return;
-            }
-            shown = Some(names);
-            tokio::select! {
-                changed = pool.changed() => if changed.is_err() { return },
-                changed = config.changed() => if changed.is_err() { return },
-                () = tokio::time::sleep(std::time::Duration::from_secs(30)) => {}
-            }
-            if peer.is_transport_closed() {
-                return;
-            }
-            // A burst of changes (servers starting together) is one notification.
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            pool.borrow_and_update();
-            config.borrow_and_update();
-        }
-    }
-}
-
-impl OffloadServer {
-    /// Relays what upstreams announce about their prompts and resources: list changes (also
-    /// when a server that offers them starts or stops) and updates of the resources this
-    /// session subscribed to. Ends with the session.
-    async fn relay_notices(self, peer: rmcp::Peer<RoleServer>) {
-        use crate::upstream::Notice;
-        use tokio::sync::broadcast::error::RecvError;
-        let mut notices = self.engine.pool.notices();
-        let mut pool = self.engine.pool.watch();
-        // The enabled servers, and which running ones offer prompts and resources: a change is
-        // a list change (a server added or removed, one that offers them started or stopped).
-        let offering = |engine: &Engine| {
-            let servers = engine.pool.servers();
-            let enabled: Vec<String> = servers
-                .iter()
-                .filter(|s| !s.entry().disabled)
-                .map(|s| s.name().to_owned())
-                .collect();
-            let offer = |what: fn(&rmcp::model::ServerCapabilities) -> bool| {
-                let running = servers
-                    .iter()
-                    .filter(|s| s.capabilities().is_some_and(|c| what(&c)))
-                    .map(|s| s.name().to_owned());
-                enabled.iter().cloned().chain(running).collect::<Vec<_>>()
-            };
-            (
-                offer(|c| c.prompts.is_some()),
-                offer(|c| c.resources.is_some()),
-            )
-        };
-        let mut shown = offering(&self.engine);
-        loop {
-            let (prompts_changed, resources_changed) = tokio::select! {
-                notice = notices.recv() => match notice {
-                    Ok(Notice::PromptsChanged { .. }) => (true, false),
-                    Ok(Notice::ResourcesChanged { .. }) => (false, true),
-                    Ok(Notice::ResourceUpdated { server, uri }) => {
-                        if let Some(asked) = self.subscribed_uri(&server, &uri)
-                            && let Err(e) = peer
-                                .notify_resource_updated(
-                                    rmcp::model::ResourceUpdatedNotificationParam::new(asked),
-                                )
-                                .await
-                        {
-                            tracing::debug!("resources/updated not sent (client gone?): {e}");
-                            return;
-                        }
-                        (false, false)
-                    }
-                    Err(RecvError::Lagged(_)) => (true, true),
-                    Err(RecvError::Closed) => return,
-                },
-                changed = pool.changed() => {
-                    if changed.is_err() {
-                        return;
-                    }
-                    let now = offering(&self.engine);
-                    let changed = (now.0 != shown.0, now.1 != shown.1);
-                    shown = now;
-                    changed
-                }
-            };
-            if prompts_changed && let Err(e) = peer.notify_prompt_list_changed().await {
-                tracing::debug!("prompts/list_changed not sent (client gone?): {e}");
-                return;
-            }
-            if resources_changed && let Err(e) = peer.notify_resource_list_changed().await {
-                tracing::debug!("resources/list_changed not sent (client gone?): {e}");
-                return;
-            }
-            if peer.is_transport_closed() {
-                return;
-            }
-        }
-    }
-
-    /// The URI this session subscribed to `uri` of `server` under.
-    fn subscribed_uri(&self, server: &str, uri: &str) -> Option<String> {
-        self.session
-            .subscriptions()
-            .iter()
-            .find(|(_, r)| r.server == server && r.inner == uri)
-            .map(|(asked, _)| asked.clone())
     }
 }
 
@@ -459,20 +339,58 @@ impl ServerHandler for OffloadServer {
 
     /// Tells this client when a response is stored (by any session of this engine).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let mut added = self.engine.store.subscribe();
-        let peer = context.peer;
-        tokio::spawn(self.clone().tell_tool_changes(peer.clone()));
-        tokio::spawn(self.clone().relay_notices(peer.clone()));
-        tokio::spawn(async move {
-            use tokio::sync::broadcast::error::RecvError;
-            // A lagging receiver still means "something was added": notify once and go on.
-            while let Ok(_) | Err(RecvError::Lagged(_)) = added.recv().await {
-                if let Err(e) = peer.notify_resource_list_changed().await {
-                    tracing::debug!("resources/list_changed not sent (client gone?): {e}");
-                    break;
-                }
+        let to = announce::To::Session(context.peer);
+        announce::start(self.clone(), to, self.session.subscriptions.clone());
+    }
+
+    /// What a 2026-07-28 client asks to hear about on a `subscriptions/listen` stream: all of
+    /// it is offered (the SDK keeps what Offload declares).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    /// One `subscriptions/listen` stream: list changes and updates of the resources it names
+    /// (upstream ones subscribed upstream while it listens), until the client ends it.
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        let subscriptions: announce::Subscriptions = Arc::default();
+        let wanted = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        for uri in wanted {
+            if resources::owns(&self.engine, &uri) {
+                continue; // a stored response never changes
             }
-        });
+            match upstream_resources::subscribe(&self.engine, &uri).await {
+                Ok(route) => {
+                    subscriptions
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(uri, route);
+                }
+                Err(e) => tracing::debug!("no updates for {uri}: {}", e.message),
+            }
+        }
+        let to = announce::To::Stream(context.sink().clone());
+        let tasks = announce::start(self.clone(), to, subscriptions.clone());
+        context.cancelled().await;
+        for task in tasks {
+            task.abort();
+        }
+        let routes: Vec<_> = subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+            .map(|(_, route)| route)
+            .collect();
+        for route in routes {
+            let _ = upstream_resources::unsubscribe(&self.engine, &route).await;
+        }
+        Ok(())
     }
 
     /// The level of upstream log messages this session gets (relayed with the server as logger).
@@ -534,6 +452,11 @@ impl ServerHandler for OffloadServer {
     }
 }
 
+/// Where a call notes that its upstream needed a capability the client did not declare (the
+/// upstream's `-32021`): the client gets that error rather than a tool error.
+#[derive(Clone, Default)]
+pub(crate) struct MissingCapability(pub Arc<std::sync::Mutex<Option<McpError>>>);
+
 /// Marks a call whose upstream's questions go to its client in `input_required` rounds.
 #[derive(Clone)]
 pub(crate) struct Asking(pub crate::rounds::Asks);
@@ -542,8 +465,10 @@ impl OffloadServer {
     async fn serve_call(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResult, McpError> {
+        let missing = MissingCapability::default();
+        context.extensions.insert(missing.clone());
         let engine = &self.engine;
         let started = std::time::Instant::now();
         let args = request.arguments;
@@ -628,6 +553,14 @@ impl OffloadServer {
         engine
             .events
             .emit(audit::finish(event, &result, started, file_bytes));
+        // The upstream needed a capability this client did not declare: that stays the
+        // protocol's error (-32021), so the client learns what to declare.
+        let refused = missing.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(refused) = refused
+            && result.is_error == Some(true)
+        {
+            return Err(refused);
+        }
         Ok(result)
     }
 }

@@ -40,8 +40,11 @@ pub async fn offering(
 pub fn relayed(e: UpstreamError) -> McpError {
     match e {
         UpstreamError::Rpc {
-            rpc_code, message, ..
-        } if rpc_code != -32603 => McpError::new(ErrorCode(rpc_code), message, None),
+            rpc_code,
+            message,
+            data,
+            ..
+        } if rpc_code != -32603 => McpError::new(ErrorCode(rpc_code), message, data),
         other => McpError::internal_error(other.to_string(), None),
     }
 }

@@ -24,6 +24,9 @@ pub struct Caller {
     /// For a client on 2026-07-28: where the upstream's questions go (they reach the client in
     /// an `input_required` result, see `rounds`); `None`: they are sent as requests.
     pub asks: Option<crate::rounds::Asks>,
+    /// Where a refusal for a capability this client did not declare is noted (the call then
+    /// answers with it, `-32021`, when it fails).
+    pub missing: Option<Arc<Mutex<Option<rmcp::ErrorData>>>>,
 }
 
 /// The calls in flight on one upstream, oldest first.

@@ -39,6 +39,8 @@ pub enum UpstreamError {
         name: String,
         rpc_code: i32,
         message: String,
+        /// The error's `data`, as the server sent it.
+        data: Option<serde_json::Value>,
     },
     #[error("the call to server '{name}' was cancelled by the client")]
     Cancelled { name: String },

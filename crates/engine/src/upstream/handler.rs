@@ -62,24 +62,40 @@ pub struct UpstreamHandler {
 }
 
 impl UpstreamHandler {
-    /// The client to hand a request to, or the error the upstream gets when none can answer.
+    /// The client to hand a request to, or the error the upstream gets when none can answer:
+    /// `-32021` (missing required client capability, naming it) when the clients waiting on
+    /// this server did not declare it, `-32601` when none is waiting.
     fn answerer(
         &self,
         what: &str,
         can: impl Fn(&ClientCapabilities) -> bool,
+        required: impl FnOnce() -> ClientCapabilities,
     ) -> Result<Arc<Caller>, McpError> {
-        self.callers
+        if let Some(caller) = self
+            .callers
             .latest(|c| c.capabilities.as_ref().is_some_and(&can))
-            .ok_or_else(|| {
-                tracing::info!(server = %self.server, "{what} refused: no client call in flight can answer it");
-                McpError::new(
-                    rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                    format!(
-                        "{what}: no client of Offload that is waiting on this server can answer it (the client did not declare the capability, or no call is in flight)"
-                    ),
-                    None,
-                )
-            })
+        {
+            return Ok(caller);
+        }
+        tracing::info!(server = %self.server, "{what} refused: no client call in flight can answer it");
+        if let Some(caller) = self.callers.latest(|_| true) {
+            let mut refused = McpError::missing_required_client_capability(required());
+            refused.message = format!(
+                "{what}: the client of Offload whose call this server is serving did not declare the capability it needs"
+            )
+            .into();
+            if let Some(missing) = &caller.missing {
+                *missing.lock().unwrap_or_else(|p| p.into_inner()) = Some(refused.clone());
+            }
+            return Err(refused);
+        }
+        Err(McpError::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "{what}: no client of Offload is waiting on this server, so none can answer it"
+            ),
+            None,
+        ))
     }
 }
 
@@ -156,7 +172,11 @@ impl ClientHandler for UpstreamHandler {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, McpError> {
-        let caller = self.answerer("sampling/createMessage", |c| c.sampling.is_some())?;
+        let caller = self.answerer(
+            "sampling/createMessage",
+            |c| c.sampling.is_some(),
+            || ClientCapabilities::builder().enable_sampling().build(),
+        )?;
         tracing::info!(server = %self.server, "relaying sampling/createMessage to the client");
         if let Some(asks) = &caller.asks {
             let request =
@@ -172,16 +192,20 @@ impl ClientHandler for UpstreamHandler {
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
         let url = matches!(request, ElicitRequestParams::UrlElicitationParams { .. });
-        let caller = self.answerer("elicitation/create", |c| {
-            c.elicitation.as_ref().is_some_and(|e| {
-                if url {
-                    e.url.is_some()
-                } else {
-                    // A client that declares `elicitation: {}` supports forms (2025-06-18).
-                    e.form.is_some() || e.url.is_none()
-                }
-            })
-        })?;
+        let caller = self.answerer(
+            "elicitation/create",
+            |c| {
+                c.elicitation.as_ref().is_some_and(|e| {
+                    if url {
+                        e.url.is_some()
+                    } else {
+                        // A client that declares `elicitation: {}` supports forms (2025-06-18).
+                        e.form.is_some() || e.url.is_none()
+                    }
+                })
+            },
+            || ClientCapabilities::builder().enable_elicitation().build(),
+        )?;
         tracing::info!(server = %self.server, "relaying elicitation/create to the client");
         if let Some(asks) = &caller.asks {
             let request = InputRequest::Elicitation(rmcp::model::ElicitRequest::new(request));

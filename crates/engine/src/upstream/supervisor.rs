@@ -461,6 +461,7 @@ impl Upstream {
             Ok(_) => Err(UpstreamError::Rpc {
                 name: self.name.clone(),
                 rpc_code: -32603,
+                data: None,
                 message: "the server asked for interactive input or a task, which Offload does not relay yet".into(),
             }),
             Err(ServiceError::TransportClosed)
@@ -470,6 +471,7 @@ impl Upstream {
                 Err(UpstreamError::Rpc {
                     name: self.name.clone(),
                     rpc_code: -32603,
+                    data: None,
                     message: format!(
                         "its answer was larger than {}, the most Offload accepts from an upstream (\"limits.maxUpstreamAnswerBytes\"); ask for less (filters, paging), or have the user raise the limit",
                         crate::store::human_bytes(limit)
@@ -509,6 +511,7 @@ impl Upstream {
             return Err(UpstreamError::Rpc {
                 name: self.name.clone(),
                 rpc_code: -32603,
+                data: None,
                 message: format!("it answered a task-augmented call without a task: {created}"),
             });
         };
@@ -530,6 +533,7 @@ impl Upstream {
                         UpstreamError::Rpc {
                             name: self.name.clone(),
                             rpc_code: -32603,
+                            data: None,
                             message: format!("its task result is not a tool result ({e}): {value}"),
                         }
                     });
@@ -595,6 +599,7 @@ impl Upstream {
                 name,
                 rpc_code: err.code.0,
                 message: err.message.into_owned(),
+                data: err.data,
             },
             ServiceError::Timeout { .. } => UpstreamError::Timeout {
                 name,
@@ -610,6 +615,7 @@ impl Upstream {
             other => UpstreamError::Rpc {
                 name,
                 rpc_code: -32603,
+                data: None,
                 message: other.to_string(),
             },
         }
