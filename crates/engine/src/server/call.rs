@@ -136,7 +136,7 @@ async fn call_upstream(
                     .get_or_insert(rmcp::ErrorData::new(
                         rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
                         message.clone(),
-                        None,
+                        data.clone(),
                     ));
             }
             Err(e.into())
