@@ -461,7 +461,8 @@ async fn direct_mode_output_schemas_validate_in_the_typescript_sdk() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        stdout.contains("ok a stored answer's link validates"),
+        stdout.contains("ok a stored answer's link validates")
+            && stdout.contains("ok a returned resource_link read through Offload"),
         "{stdout}"
     );
 }
