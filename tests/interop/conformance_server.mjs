@@ -59,6 +59,12 @@ const TOOLS = [
   },
   { name: "test_trigger_tool_change", description: "Adds or removes a tool and says the tool list changed.", inputSchema: none },
   { name: "test_trigger_prompt_change", description: "Adds or removes a prompt and says the prompt list changed.", inputSchema: none },
+  {
+    name: "test_app_tool",
+    description: "A tool with an MCP Apps interface.",
+    inputSchema: none,
+    _meta: { ui: { resourceUri: "ui://widget/greeting.html" } },
+  },
   { name: "test_missing_capability", description: "Needs the client's sampling capability.", inputSchema: none },
   { name: "test_logging_tool", description: "Logs one message while it runs.", inputSchema: none },
   { name: "test_streaming_elicitation", description: "Asks the user for input (elicitation) while it runs.", inputSchema: none },
@@ -107,7 +113,9 @@ const RESOURCES = [
   { uri: "test://static-text", name: "static-text", description: "A static text resource.", mimeType: "text/plain" },
   { uri: "test://static-binary", name: "static-binary", description: "A static PNG image.", mimeType: "image/png" },
   { uri: "test://watched-resource", name: "watched-resource", description: "A resource one can subscribe to.", mimeType: "text/plain" },
+  { uri: "ui://widget/greeting.html", name: "greeting", description: "An MCP Apps interface.", mimeType: "text/html;profile=mcp-app" },
 ];
+const APP_HTML = "<!doctype html><html><body><p id=greeting>Hello from an MCP App</p></body></html>";
 const TEMPLATES = [
   { uriTemplate: "test://template/{id}/data", name: "template", description: "Data for an id.", mimeType: "application/json" },
 ];
@@ -118,6 +126,9 @@ function readResource(uri) {
   }
   if (uri === "test://static-binary") return [{ uri, mimeType: "image/png", blob: PNG }];
   if (uri === "test://watched-resource") return [{ uri, mimeType: "text/plain", text: "Watched resource content." }];
+  if (uri === "ui://widget/greeting.html") {
+    return [{ uri, mimeType: "text/html;profile=mcp-app", text: APP_HTML, _meta: { ui: { prefersBorder: true } } }];
+  }
   const m = /^test:\/\/template\/([^/]+)\/data$/.exec(uri);
   if (m) {
     return [{ uri, mimeType: "application/json", text: JSON.stringify({ id: m[1], templateTest: true, data: `Data for ID: ${m[1]}` }) }];
@@ -242,6 +253,8 @@ function makeServer() {
       case "test_logging_tool":
         await extra.sendNotification({ method: "notifications/message", params: { level: "info", data: "logged while running" } });
         return { content: [text("logged")] };
+      case "test_app_tool":
+        return { content: [text("Hello")], structuredContent: { greeting: "Hello" } };
       case "test_dynamic_tool":
         return { content: [text("dynamic")] };
       case "test_error_handling":

@@ -80,15 +80,26 @@ async def main():
         notices.append(message)
 
     elicited = []
+    sampled = []
 
     async def on_elicit(context, params):
         elicited.append(params)
-        choice = params.requested_schema["properties"]["interpretation"]["oneOf"][0]["const"]
-        return types.ElicitResult(action="accept", content={"interpretation": choice})
+        if getattr(params, "mode", None) == "url":
+            return types.ElicitResult(action="accept")
+        properties = params.requested_schema["properties"]
+        if "interpretation" in properties:
+            choice = properties["interpretation"]["oneOf"][0]["const"]
+            return types.ElicitResult(action="accept", content={"interpretation": choice})
+        return types.ElicitResult(action="decline")
+
+    async def on_sample(context, params):
+        sampled.append(params)
+        return types.CreateMessageResult(role="assistant", model="test-model",
+                                         content=types.TextContent(type="text", text="a sampled answer"))
 
     params = StdioServerParameters(command=OFFLOAD, args=["mcp", "--expose", "direct", "--mode", "embedded"], env=env)
     async with Client(params, mode="legacy", message_handler=on_message, elicitation_callback=on_elicit,
-                      read_timeout_seconds=60) as offload:
+                      sampling_callback=on_sample, read_timeout_seconds=60) as offload:
         caps = offload.server_capabilities
         check(caps.prompts is not None and caps.prompts.list_changed, "Offload declares prompts (listChanged)")
         check(caps.resources.subscribe and caps.completions is not None, "Offload declares subscriptions and completions")
@@ -195,6 +206,42 @@ async def main():
               "the task's elicitation reached the client intact")
         check(len(statuses) >= 2 and any(m and "interpretation" in m for m in statuses),
               f"the task's status messages arrive as progress: {statuses}")
+
+        # server-everything asks this client while its tools run: sampling, a form and a URL
+        # elicitation reach the callbacks as the server sent them; its roots are Offload's.
+        r = await offload.call_tool("everything__trigger-sampling-request", {"prompt": "tides", "maxTokens": 30})
+        check(not r.is_error and "a sampled answer" in r.content[0].text, f"sampling answered: {r.content[0].text[:200]}")
+        s = sampled[-1]
+        check(s.messages[0].content.text.endswith("context: tides") and s.max_tokens == 30
+              # rmcp holds a temperature as a 32-bit float: 0.7 arrives as 0.699999988...
+              and s.system_prompt == "You are a helpful test server." and abs(s.temperature - 0.7) < 1e-6,
+              "server-everything's sampling request reached the client intact")
+        before = len(elicited)
+        r = await offload.call_tool("everything__trigger-elicitation-request", {})
+        form = elicited[before]
+        check(not r.is_error and form.message == "Please provide inputs for the following fields:"
+              and "untitledMultipleSelectEnum" in form.requested_schema["properties"],
+              "server-everything's form elicitation reached the client intact")
+        check("decline" in r.content[0].text.lower(), f"and the client's answer reached it: {r.content[0].text[:120]}")
+        r = await offload.call_tool("everything__trigger-url-elicitation",
+                                    {"url": "https://example.org/consent", "message": "Open it"})
+        url = elicited[-1]
+        check(not r.is_error and getattr(url, "mode", None) == "url" and url.url == "https://example.org/consent"
+              and url.message == "Open it", "a URL-mode elicitation reached the client intact")
+        check("completed the URL elicitation" in r.content[0].text, "and the client's answer reached it")
+        r = await offload.call_tool("everything__get-roots-list", {})
+        check(not r.is_error and data.resolve().as_uri() in r.content[0].text,
+              f"server-everything sees Offload's roots: {r.content[0].text[:200]}")
+
+        # MCP Apps: a tool's `_meta.ui` and its `ui://` resource pass through.
+        tools = {t.name: t for t in (await offload.list_tools()).tools}
+        app_tool = tools["conf__test_app_tool"]
+        check((app_tool.meta or {}).get("ui") == {"resourceUri": "ui://widget/greeting.html"},
+              f"a tool's _meta.ui passes through: {app_tool.meta}")
+        r = await offload.read_resource("ui://widget/greeting.html")
+        check(r.contents[0].mime_type == "text/html;profile=mcp-app" and "Hello from an MCP App" in r.contents[0].text
+              and (r.contents[0].meta or {}).get("ui") == {"prefersBorder": True},
+              "its ui:// resource reads through Offload with its MIME type and _meta")
 
         # A server added to the configuration: the prompts clients see change.
         before = sum(isinstance(n, types.PromptListChangedNotification) for n in notices)
