@@ -183,12 +183,15 @@ function makeServer() {
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: dynamic.tool ? [...TOOLS, DYNAMIC_TOOL] : TOOLS }));
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: dynamic.prompt ? [...PROMPTS, DYNAMIC_PROMPT] : PROMPTS }));
+  // CONFORMANCE_LIST_TTL_MS: caching hints (2026-07-28 `ttlMs`, public) on the prompt and
+  // template lists, whatever revision was negotiated (a test of how Offload merges them).
+  const ttl = process.env.CONFORMANCE_LIST_TTL_MS ? { ttlMs: Number(process.env.CONFORMANCE_LIST_TTL_MS), cacheScope: "public" } : {};
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: dynamic.prompt ? [...PROMPTS, DYNAMIC_PROMPT] : PROMPTS, ...ttl }));
   server.setRequestHandler(GetPromptRequestSchema, async (request) =>
     getPrompt(request.params.name, request.params.arguments ?? {}),
   );
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: RESOURCES }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: TEMPLATES }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: TEMPLATES, ...ttl }));
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({ contents: readResource(request.params.uri) }));
   const watched = new Set();
   server.setRequestHandler(SubscribeRequestSchema, async (request) => {

@@ -224,3 +224,40 @@ async fn asking_a_client_without_the_capability_is_refused_not_hung() {
         );
     }
 }
+
+/// A merged list is as fresh as its least fresh part: the shortest `ttlMs` of the upstreams'
+/// lists, `private` when any is (an upstream that gives no hint allows no caching).
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn merged_lists_carry_the_least_fresh_upstreams_caching_hints() {
+    let dir = interop_dir();
+    let server = |ttl: Option<u64>| {
+        let mut entry = json!({"command": "node", "args": [dir.join("conformance_server.mjs")]});
+        if let Some(ttl) = ttl {
+            entry["env"] = json!({"CONFORMANCE_LIST_TTL_MS": ttl.to_string()});
+        }
+        entry
+    };
+    let hints = |servers: Value| {
+        let ctx = TestContext::new();
+        ctx.write_config(json!({"roots": [ctx.root], "mcpServers": servers}));
+        async move {
+            let client = ctx.client().await;
+            let prompts = client.list_prompts(None).await.unwrap();
+            let templates = client.list_resource_templates(None).await.unwrap();
+            client.cancel().await.unwrap();
+            (
+                (prompts.ttl_ms, prompts.cache_scope),
+                (templates.ttl_ms, templates.cache_scope),
+            )
+        }
+    };
+    use rmcp::model::CacheScope::{Private, Public};
+    let (prompts, templates) =
+        hints(json!({"a": server(Some(30_000)), "b": server(Some(5_000))})).await;
+    assert_eq!(prompts, (Some(5_000), Some(Public)));
+    assert_eq!(templates, (Some(5_000), Some(Public)));
+    let (prompts, templates) = hints(json!({"a": server(Some(30_000)), "b": server(None)})).await;
+    assert_eq!(prompts, (Some(0), Some(Private)));
+    assert_eq!(templates, (Some(0), Some(Private)));
+}

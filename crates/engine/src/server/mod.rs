@@ -255,9 +255,13 @@ impl ServerHandler for OffloadServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         read_allowed(&context, "resources/templates/list")?;
-        Ok(ListResourceTemplatesResult::with_all_items(
-            upstream_resources::list_templates(&self.engine).await,
-        ))
+        let (templates, fresh) = upstream_resources::list_templates(&self.engine).await;
+        let mut result = ListResourceTemplatesResult::with_all_items(templates);
+        if let Some(fresh) = fresh {
+            result.ttl_ms = Some(fresh.ttl_ms);
+            result.cache_scope = Some(fresh.scope());
+        }
+        Ok(result)
     }
 
     #[allow(deprecated)] // resources/subscribe: what clients before 2026-07-28 use

@@ -8,26 +8,48 @@ use std::collections::HashMap;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
-    ListPromptsResult, Reference, ResultType,
+    ListPromptsResult, PaginatedRequestParams, Reference, ResultType,
 };
 
-use super::upstreams::{offering, relayed};
+use super::upstreams::{Freshness, offering, relayed};
 use crate::Engine;
 use crate::gateway::{Route, names};
 
+/// Every page of a server's prompts, and how fresh the pages said they are.
+async fn all_prompts(
+    peer: rmcp::Peer<rmcp::RoleClient>,
+) -> Result<(Vec<rmcp::model::Prompt>, Freshness), rmcp::ServiceError> {
+    let mut prompts = Vec::new();
+    let mut fresh: Option<Freshness> = None;
+    let mut cursor = None;
+    loop {
+        let page = peer
+            .list_prompts(Some(PaginatedRequestParams::default().with_cursor(cursor)))
+            .await?;
+        let this = Freshness::of(page.ttl_ms, page.cache_scope);
+        fresh = Some(fresh.map_or(this, |f| f.and(this)));
+        prompts.extend(page.prompts);
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            return Ok((prompts, fresh.unwrap_or(this)));
+        }
+    }
+}
+
 pub async fn list(engine: &Engine) -> ListPromptsResult {
     let servers = offering(engine, |c| c.prompts.is_some()).await;
-    let asks = servers.iter().map(|s| async move {
-        let prompts = s
-            .ask(|peer| async move { peer.list_all_prompts().await })
-            .await;
-        (s, prompts)
-    });
+    let asks = servers
+        .iter()
+        .map(|s| async move { (s, s.ask(all_prompts).await) });
     let mut routes = HashMap::new();
     let mut listed = Vec::new();
+    let mut fresh: Option<Freshness> = None;
     for (server, prompts) in futures::future::join_all(asks).await {
         let prompts = match prompts {
-            Ok(p) => p,
+            Ok((p, f)) => {
+                fresh = Some(fresh.map_or(f, |all| all.and(f)));
+                p
+            }
             Err(e) => {
                 tracing::warn!(server = %server.name(), "prompts not listed: {e}");
                 continue;
@@ -54,7 +76,14 @@ pub async fn list(engine: &Engine) -> ListPromptsResult {
         }
     }
     engine.routes.set_prompts(routes);
-    ListPromptsResult::with_all_items(listed)
+    let mut result = ListPromptsResult::with_all_items(listed);
+    // As fresh as the least fresh upstream list (a server that starts or stops is announced
+    // with `prompts/list_changed`).
+    if let Some(fresh) = fresh {
+        result.ttl_ms = Some(fresh.ttl_ms);
+        result.cache_scope = Some(fresh.scope());
+    }
+    result
 }
 
 /// Where the exposed prompt `name` leads (listing the prompts again when it is not known yet).

@@ -12,11 +12,12 @@ use std::sync::Arc;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    ReadResourceRequestParams, ReadResourceResponse, Resource, ResourceContents, ResourceTemplate,
-    ResultType, SubscribeRequestParams, UnsubscribeRequestParams,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, Resource,
+    ResourceContents, ResourceTemplate, ResultType, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 
-use super::upstreams::{offering, relayed};
+use super::upstreams::{Freshness, offering, relayed};
 use crate::Engine;
 use crate::gateway::{Route, routes};
 use crate::upstream::{Upstream, UpstreamError};
@@ -65,21 +66,43 @@ pub async fn list(engine: &Engine, stored: &HashSet<String>) -> Vec<Resource> {
     resources
 }
 
-/// Every server's resource templates; of two with the same URI template, the first server's
-/// (in configuration order) is listed and used.
-pub async fn list_templates(engine: &Engine) -> Vec<ResourceTemplate> {
+/// Every page of a server's resource templates, and how fresh the pages said they are.
+async fn all_templates(
+    peer: rmcp::Peer<rmcp::RoleClient>,
+) -> Result<(Vec<ResourceTemplate>, Freshness), rmcp::ServiceError> {
+    let mut templates = Vec::new();
+    let mut fresh: Option<Freshness> = None;
+    let mut cursor = None;
+    loop {
+        let page = peer
+            .list_resource_templates(Some(PaginatedRequestParams::default().with_cursor(cursor)))
+            .await?;
+        let this = Freshness::of(page.ttl_ms, page.cache_scope);
+        fresh = Some(fresh.map_or(this, |f| f.and(this)));
+        templates.extend(page.resource_templates);
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            return Ok((templates, fresh.unwrap_or(this)));
+        }
+    }
+}
+
+/// Every server's resource templates, and how fresh the least fresh list is; of two with the
+/// same URI template, the first server's (in configuration order) is listed and used.
+pub async fn list_templates(engine: &Engine) -> (Vec<ResourceTemplate>, Option<Freshness>) {
     let servers = offering(engine, |c| c.resources.is_some()).await;
-    let asks = servers.iter().map(|s| async move {
-        let listed = s
-            .ask(|peer| async move { peer.list_all_resource_templates().await })
-            .await;
-        (s, listed)
-    });
+    let asks = servers
+        .iter()
+        .map(|s| async move { (s, s.ask(all_templates).await) });
     let mut table = HashMap::new();
     let mut templates = Vec::new();
+    let mut fresh: Option<Freshness> = None;
     for (server, listed) in futures::future::join_all(asks).await {
         let listed = match listed {
-            Ok(t) => t,
+            Ok((t, f)) => {
+                fresh = Some(fresh.map_or(f, |all| all.and(f)));
+                t
+            }
             Err(e) => {
                 tracing::warn!(server = %server.name(), "resource templates not listed: {e}");
                 continue;
@@ -101,7 +124,7 @@ pub async fn list_templates(engine: &Engine) -> Vec<ResourceTemplate> {
         }
     }
     engine.routes.set_templates(table);
-    templates
+    (templates, fresh)
 }
 
 /// Where the URI template `uri_template` leads (listing templates when it is not known yet).

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::{ErrorCode, ServerCapabilities};
+use rmcp::model::{CacheScope, ErrorCode, ServerCapabilities};
 
 use crate::Engine;
 use crate::upstream::{Upstream, UpstreamError};
@@ -46,5 +46,69 @@ pub fn relayed(e: UpstreamError) -> McpError {
             ..
         } if rpc_code != -32603 => McpError::new(ErrorCode(rpc_code), message, data),
         other => McpError::internal_error(other.to_string(), None),
+    }
+}
+
+/// How long a list may be cached and by whom (2026-07-28 `ttlMs`, `cacheScope`). An upstream
+/// that says nothing allows nothing: 0 ms, private.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Freshness {
+    pub ttl_ms: u64,
+    pub private: bool,
+}
+
+impl Freshness {
+    pub fn of(ttl_ms: Option<u64>, scope: Option<CacheScope>) -> Self {
+        Self {
+            ttl_ms: ttl_ms.unwrap_or(0),
+            private: scope != Some(CacheScope::Public),
+        }
+    }
+
+    /// What both allow: the shorter time, private if either is.
+    pub fn and(self, other: Self) -> Self {
+        Self {
+            ttl_ms: self.ttl_ms.min(other.ttl_ms),
+            private: self.private || other.private,
+        }
+    }
+
+    pub fn scope(self) -> CacheScope {
+        if self.private {
+            CacheScope::Private
+        } else {
+            CacheScope::Public
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_merged_list_is_as_fresh_as_its_least_fresh_part() {
+        let a = Freshness::of(Some(60_000), Some(CacheScope::Public));
+        let b = Freshness::of(Some(5_000), Some(CacheScope::Public));
+        assert_eq!(
+            a.and(b),
+            Freshness {
+                ttl_ms: 5_000,
+                private: false
+            }
+        );
+        let silent = Freshness::of(None, None);
+        assert_eq!(
+            a.and(silent),
+            Freshness {
+                ttl_ms: 0,
+                private: true
+            }
+        );
+        assert_eq!(
+            a.and(Freshness::of(Some(9_000), Some(CacheScope::Private)))
+                .scope(),
+            CacheScope::Private
+        );
     }
 }
