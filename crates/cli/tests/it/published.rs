@@ -613,3 +613,53 @@ async fn an_upstream_asks_a_2026_client_in_input_required_rounds() {
 async fn an_upstream_asks_a_2025_client_with_requests() {
     asking_through_offload("legacy").await;
 }
+
+/// `output_format` on a published server's answer: server-memory's `create_entities` gets its
+/// entities from a file; `markdown` gives its JSON answer as a table to read, `structured` its
+/// structured content alone, `raw` the whole result as it came.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn output_formats_of_a_published_servers_answer() {
+    let ctx = TestContext::new();
+    let mut memory = node_server("server-memory", &[]);
+    memory["env"] = json!({"MEMORY_FILE_PATH": ctx.tmp.path().join("memory.jsonl")});
+    ctx.write_servers(json!({"memory": memory}));
+    let client = ctx.client().await;
+    let with = |n: usize, format: &'static str| {
+        let path = ctx.root.join(format!("entities-{format}.json"));
+        let entities: Vec<Value> = (0..n)
+            .map(|i| json!({"name": format!("{format}-{i}"), "entityType": "person", "observations": [format!("likes {i}")]}))
+            .collect();
+        std::fs::write(&path, serde_json::to_string(&entities).unwrap()).unwrap();
+        let client = &client;
+        async move {
+            call(
+                client,
+                "call_tool_with_file_content",
+                json!({"server": "memory", "tool_name": "create_entities", "file_path": path,
+                       "data_key": "entities", "output_format": format}),
+            )
+            .await
+        }
+    };
+    let r = with(3, "markdown").await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let md = text(&r);
+    assert!(
+        md.contains("| name | entityType | observations") && md.contains("| markdown-2 | person |"),
+        "{md}"
+    );
+    assert!(!md.contains("{\""), "no JSON left: {md}");
+
+    let r = with(2, "structured").await;
+    let s = r.structured_content.clone().expect("structured content");
+    assert_eq!(r.content.len(), 1, "{r:?}");
+    assert_eq!(text(&r), s.to_string());
+    assert!(s.to_string().contains("structured-1"), "{s}");
+
+    let r = with(1, "raw").await;
+    let raw: Value = serde_json::from_str(&text(&r)).expect("the raw result is JSON");
+    assert!(raw["content"].is_array(), "{raw}");
+    assert!(raw.to_string().contains("raw-0"), "{raw}");
+    client.cancel().await.unwrap();
+}

@@ -9,7 +9,7 @@
 pub mod delimited;
 mod flat;
 mod html;
-mod markdown;
+pub mod markdown;
 pub mod pyrepr;
 #[cfg(any(test, feature = "readback"))]
 pub mod readback;

@@ -32,16 +32,7 @@ async fn run(
     p: params::CallToolWithFileContent,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ToolError> {
-    let as_string = match p.output_format.as_deref() {
-        None | Some("json") => false,
-        Some("string") => true,
-        Some(other) => {
-            return Err(ToolError::new(
-                ErrorCode::InvalidArguments,
-                format!("output_format '{other}' is not json or string"),
-            ));
-        }
-    };
+    let output = output::OutputFormat::parse(p.output_format.as_deref())?;
     let format = match &p.file_format {
         Some(f) => InputFormat::parse(f).ok_or_else(|| {
             ToolError::new(ErrorCode::UnsupportedFormat, format!("file_format '{f}' is not one of json, jsonl, ndjson, csv, tsv, yaml, yml, xml, txt, xlsx, xls, ods"))
@@ -110,7 +101,7 @@ async fn run(
         .await?;
         return Ok(store::stored_answer(&stored, None));
     }
-    let out = if as_string { only_text(result) } else { result };
+    let out = output.apply(result)?;
     // Like every answer, within the inline budget: a bigger one is stored and linked.
     let mut out =
         store::offload_if_large(engine, &p.server, &p.tool_name, recorded, out, started).await;
@@ -148,23 +139,6 @@ fn typing(p: &params::CallToolWithFileContent) -> Result<inputs::Typing, ToolErr
         infer: p.infer_types.unwrap_or(true),
         columns,
     })
-}
-
-/// `output_format: "string"`: only the text of the upstream result (`isError` kept). The
-/// default, `json`, is the upstream result itself: its structured content and content blocks
-/// once each, as `call_tool` gives them.
-fn only_text(result: CallToolResult) -> CallToolResult {
-    let text = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-        .collect::<Vec<_>>()
-        .join("\n");
-    if result.is_error == Some(true) {
-        CallToolResult::error(vec![ContentBlock::text(text)])
-    } else {
-        CallToolResult::success(vec![ContentBlock::text(text)])
-    }
 }
 
 /// The arguments to send, and what the record keeps of them.
@@ -443,6 +417,7 @@ async fn progress(ctx: &RequestContext<RoleServer>, done: u64, message: String) 
 }
 
 mod batch;
+mod output;
 
 #[cfg(test)]
 mod tests {

@@ -121,7 +121,7 @@ pub struct CallToolWithFileContent {
     #[serde(default, deserialize_with = "object_or_json_text")]
     #[schemars(with = "Option<Map<String, Value>>")]
     pub tool_args: Option<Map<String, Value>>,
-    /// json (default: the result as the tool gave it) or string (its text only).
+    /// json (default), string (text only), markdown, structured or raw.
     #[serde(default)]
     pub output_format: Option<String>,
     /// Input format if not the extension's: json, jsonl, csv, tsv, yaml, xml, txt, xlsx, ods.
