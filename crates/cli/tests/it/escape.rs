@@ -1,6 +1,6 @@
 //! The escape corpus: attempts to read or write outside the allowed directories through every
-//! path-taking parameter of every tool (`path` of the file tools, `file_path`, `$file`,
-//! `storage_path`, `filename`), through a real `offload mcp` session. Every attempt must be
+//! path-taking parameter of every tool (`path` of the file tools, `file_path` and its globs,
+//! `file_paths`, `$file`, `storage_path`, `filename`), through a real `offload mcp` session. Every attempt must be
 //! refused with a path error, no answer may carry the outside file's content, and nothing may be
 //! written outside (checked on disk afterwards). `cargo test -p offload-cli --test it escape --
 //! --nocapture` prints the count.
@@ -206,6 +206,38 @@ fn sql_attempts(c: &Corpus) -> Vec<String> {
     out
 }
 
+/// Globs (`call_tool_with_file_content`'s `file_path` and `file_paths`) that would match the
+/// outside file if they were walked outside the roots, or followed a link out.
+fn glob_attempts(c: &Corpus) -> Vec<(String, &'static [&'static str])> {
+    let root = c.ctx.root.display().to_string();
+    let outside = c.outside.display().to_string();
+    let sibling = c.sibling.display().to_string();
+    const OUT: &[&str] = &["path_outside_roots"];
+    const UNUSABLE: &[&str] = &["path_unusable", "path_outside_roots"];
+    // Walked inside only: the links to the outside are not followed, so nothing matches.
+    const NOTHING: &[&str] = &["path_not_found"];
+    vec![
+        ("../outside/*".into(), OUT),
+        ("../*/secret.txt".into(), OUT),
+        ("../**/secret.txt".into(), OUT),
+        ("sub/../../outside/*.txt".into(), OUT),
+        (format!("{outside}/*"), OUT),
+        (format!("{sibling}/*.txt"), OUT),
+        (format!("{root}/../outside/*"), OUT),
+        ("/etc/pass*".into(), OUT),
+        ("~/*".into(), OUT),
+        ("link-dir/*".into(), OUT),
+        // A match that is a link to the outside file refuses the whole glob.
+        ("link-*".into(), OUT),
+        ("*".into(), OUT),
+        ("*/../../outside/secret.txt".into(), UNUSABLE),
+        ("sub/*/../../../outside/*".into(), UNUSABLE),
+        ("**/secret.txt".into(), NOTHING),
+        ("sub/**/secret.txt".into(), NOTHING),
+        ("[".into(), UNUSABLE),
+    ]
+}
+
 fn write_attempts(c: &Corpus) -> Vec<(Value, &'static [&'static str])> {
     let outside = c.outside.display().to_string();
     let sibling = c.sibling.display().to_string();
@@ -268,6 +300,30 @@ async fn every_escape_attempt_is_refused_and_nothing_outside_is_read_or_written(
                 || answer.contains(SECRET)
             {
                 escapes.push(format!("{tool} {param}={path:?}: {code} {answer:.200}"));
+            }
+        }
+    }
+    for (glob, codes) in glob_attempts(&c) {
+        for extra in [
+            json!({"file_path": glob}),
+            json!({"file_paths": ["inside.csv", glob]}),
+            json!({"file_path": glob, "batch_size": 1}),
+        ] {
+            attempts += 1;
+            let mut args = json!({"server": "fx", "tool_name": "received", "data_key": "rows"});
+            for (k, v) in extra.as_object().unwrap() {
+                args[k] = v.clone();
+            }
+            let r = call(&client, "call_tool_with_file_content", args).await;
+            let code = code_of(&r);
+            let answer = text(&r);
+            if r.is_error != Some(true)
+                || !codes.contains(&code.as_str())
+                || answer.contains(SECRET)
+            {
+                escapes.push(format!(
+                    "call_tool_with_file_content {extra}: {code} {answer:.200}"
+                ));
             }
         }
     }

@@ -280,6 +280,11 @@ pub struct Row<'a> {
 }
 
 impl Row<'_> {
+    /// The column names.
+    pub fn names(&self) -> &[String] {
+        self.names
+    }
+
     /// The row as an object keyed by the header.
     pub fn to_map(&self) -> Map<String, Value> {
         self.names

@@ -89,6 +89,11 @@ impl InputFormat {
         matches!(self, Self::Jsonl | Self::Csv | Self::Tsv | Self::Json)
     }
 
+    /// Whether its rows have columns that a header names (CSV, TSV, sheets, Parquet).
+    pub fn is_table(self) -> bool {
+        matches!(self, Self::Csv | Self::Tsv | Self::Sheet | Self::Parquet)
+    }
+
     /// Whether every file of this format holds a list (of rows or of lines).
     pub fn is_list(self) -> bool {
         matches!(self, Self::Jsonl | Self::Csv | Self::Tsv | Self::Parquet)
@@ -251,6 +256,41 @@ impl Item<'_> {
             Item::Row(row) => Value::Object(row.to_map()),
             Item::Value(v) => v,
         }
+    }
+
+    /// A table row's column names (CSV, TSV); `None` for other items.
+    pub fn columns(&self) -> Option<&[String]> {
+        match self {
+            Item::Row(row) => Some(row.names()),
+            Item::Value(_) => None,
+        }
+    }
+
+    /// Like `write_json`, with one more field (`key`: `value`) at the object's end, e.g. the
+    /// file a row came from. An item that is not an object cannot take it.
+    pub fn write_json_with(
+        &self,
+        out: &mut Vec<u8>,
+        key: &str,
+        value: &str,
+    ) -> Result<(), InputError> {
+        let start = out.len();
+        self.write_json(out)?;
+        if out.last() != Some(&b'}') {
+            out.truncate(start);
+            return Err(InputError::parse(format!(
+                "'{key}' needs items that are objects (rows), and this file holds other values"
+            )));
+        }
+        out.pop();
+        if out.len() > start + 1 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut *out, key).map_err(|e| InputError::parse(e.to_string()))?;
+        out.push(b':');
+        serde_json::to_writer(&mut *out, value).map_err(|e| InputError::parse(e.to_string()))?;
+        out.push(b'}');
+        Ok(())
     }
 
     /// Appends the item to `out` as JSON (a row straight from its cells, never as a map).

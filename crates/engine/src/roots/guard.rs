@@ -135,7 +135,7 @@ impl Roots {
     }
 
     /// `input` made absolute: `~` expanded, relative paths joined to the base directory.
-    fn absolute(&self, input: &str) -> Result<PathBuf, PathError> {
+    pub(super) fn absolute(&self, input: &str) -> Result<PathBuf, PathError> {
         let invalid = |reason: &str| PathError::Invalid {
             input: input.to_owned(),
             reason: reason.to_owned(),

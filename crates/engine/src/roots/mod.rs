@@ -10,9 +10,11 @@
 //! one default root in the platform's data directory.
 
 mod buckets;
+mod glob;
 mod guard;
 
 pub use buckets::ObjectResolved;
+pub use glob::is_glob;
 pub use guard::{Access, PathError, Resolved};
 
 use std::path::{Path, PathBuf};

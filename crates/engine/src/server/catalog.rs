@@ -84,7 +84,7 @@ pub fn tools() -> Vec<Tool> {
             "Call an upstream tool with a file's data as arguments",
             "Pass a file's data (CSV, TSV, JSON, JSONL, YAML, XML, Excel, text) to an upstream \
              tool without it passing through you, e.g. to insert a CSV into a database. For big \
-             lists set batch_size: the file is streamed, one call per batch. Example: \
+             lists set batch_size: one call per batch. Example: \
              {\"server\": \"db\", \"tool_name\": \"insert_rows\", \"file_path\": \"users.csv\", \
              \"data_key\": \"rows\", \"batch_size\": 5000}",
             schema_for_type::<params::CallToolWithFileContent>(),

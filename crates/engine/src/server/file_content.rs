@@ -33,19 +33,20 @@ async fn run(
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ToolError> {
     let output = output::OutputFormat::parse(p.output_format.as_deref())?;
-    let format = match &p.file_format {
-        Some(f) => InputFormat::parse(f).ok_or_else(|| {
-            ToolError::new(ErrorCode::UnsupportedFormat, format!("file_format '{f}' is not one of json, jsonl, ndjson, csv, tsv, yaml, yml, xml, txt, xlsx, xls, ods"))
-        })?,
-        None => InputFormat::of_path(std::path::Path::new(&p.file_path)),
-    };
+    let files = many::sources(engine, &p).await?;
+    let several = files.len() > 1 || p.source_file.unwrap_or(false);
+    let mut p = p;
+    if !several {
+        p.file_path = files[0].clone();
+    }
+    let format = many::format_of(&p, &files[0])?;
     let infer = typing(&p)?;
     let mut base = p.tool_args.clone().unwrap_or_default();
     if crate::refs::has_refs(&base) {
         base = call::resolve_refs(engine, base).await?;
     }
     if let Some(size) = p.batch_size {
-        return batch::run(engine, &p, format, infer, base, size, ctx).await;
+        return batch::run(engine, &p, &files, infer, base, size, ctx).await;
     }
 
     let storing = p.description.is_some()
@@ -53,6 +54,7 @@ async fn run(
         || p.filename.is_some()
         || p.response_format.is_some();
     let prepared = match p.data_key.as_deref().filter(|k| !k.is_empty()) {
+        _ if several => many::prepare(engine, &p, &files, infer, base, storing).await?,
         Some(key) if format.is_list() => {
             prepare_list(engine, &p.file_path, format, infer, base, key, storing).await?
         }
@@ -417,6 +419,7 @@ async fn progress(ctx: &RequestContext<RoleServer>, done: u64, message: String) 
 }
 
 mod batch;
+mod many;
 mod output;
 
 #[cfg(test)]

@@ -107,14 +107,21 @@ pub struct CallToolAndStore {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CallToolWithFileContent {
-    /// The upstream server's name, as listed by list_available_tools.
+    /// The upstream server.
     pub server: String,
-    /// The tool's name on that server.
+    /// Its tool.
     pub tool_name: String,
-    /// The file (in an allowed directory).
+    /// A file or glob ("data/*.csv") in an allowed directory.
+    #[serde(default)]
     pub file_path: String,
-    /// The argument that takes the data, dotted ("rows", "spec.rows"). Without it a JSON
-    /// object file becomes the arguments.
+    /// Or several files/globs: rows joined in order.
+    #[serde(default)]
+    pub file_paths: Option<Vec<String>>,
+    /// Add each row's file as source_file.
+    #[serde(default)]
+    pub source_file: Option<bool>,
+    /// Argument that takes the data, dotted ("rows"); without it a JSON object file becomes
+    /// the arguments.
     #[serde(default)]
     pub data_key: Option<String>,
     /// Other arguments.
@@ -124,28 +131,28 @@ pub struct CallToolWithFileContent {
     /// json (default), string (text only), markdown, structured or raw.
     #[serde(default)]
     pub output_format: Option<String>,
-    /// Input format if not the extension's: json, jsonl, csv, tsv, yaml, xml, txt, xlsx, ods.
+    /// Input format if not the extension's (csv, jsonl, xlsx, ...).
     #[serde(default)]
     pub file_format: Option<String>,
     /// Sheet name or 0-based index.
     #[serde(default)]
     pub sheet: Option<String>,
-    /// CSV/TSV: type columns that are all numbers/booleans (default true); 00123 stays text.
+    /// CSV/TSV: type all-number/boolean columns (default true); 00123 stays text.
     #[serde(default)]
     pub infer_types: Option<bool>,
-    /// CSV/TSV types by column: string, integer, number, boolean, json, list.
+    /// Column types: string, integer, number, boolean, json, list.
     #[serde(default)]
     pub column_types: Option<std::collections::BTreeMap<String, String>>,
     /// Splits list columns (default ";").
     #[serde(default)]
     pub list_separator: Option<String>,
-    /// Call once per this many items, streaming the file (no size limit). Needs data_key.
+    /// Call per this many items, streamed (no size limit). Needs data_key.
     #[serde(default)]
     pub batch_size: Option<u64>,
-    /// Batches: go on after a failure.
+    /// Batches: go on after failures.
     #[serde(default)]
     pub continue_on_error: bool,
-    /// Store the answer (as call_tool_and_store) with this description.
+    /// Store the answer, described so.
     #[serde(default)]
     pub description: Option<String>,
     /// Store the answer in this directory.

@@ -1,7 +1,9 @@
-//! Batch mode: the file's list is read by a blocking thread, `batch_size` items at a time,
-//! through a channel of two batches, so memory does not grow with the file; each batch is one
-//! upstream call, in order. A batch travels as JSON text written item by item (a CSV row
-//! straight from its cells) and is spliced into the call's message, never built as a tree.
+//! Batch mode: the file's list (or several files' lists, one after the other) is read by a
+//! blocking thread, `batch_size` items at a time, through a channel of two batches, so memory
+//! does not grow with the files; each batch is one upstream call, in order, and a batch may
+//! hold the end of one file and the start of the next. A batch travels as JSON text written
+//! item by item (a CSV row straight from its cells) and is spliced into the call's message,
+//! never built as a tree.
 
 use std::sync::Arc;
 
@@ -31,7 +33,7 @@ enum Chunk {
 pub async fn run(
     engine: &Arc<Engine>,
     p: &params::CallToolWithFileContent,
-    format: InputFormat,
+    files: &[String],
     infer: inputs::Typing,
     base: Map<String, Value>,
     size: u64,
@@ -49,46 +51,88 @@ pub async fn run(
             "batch_size must be at least 1",
         ));
     }
-    // Opening an object in a bucket root asks the store: off the async threads.
-    let (roots, path) = (engine.roots(), p.file_path.clone());
-    let (file, _) = tokio::task::spawn_blocking(move || roots.open(&path))
-        .await
-        .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))??;
+    let formats = files
+        .iter()
+        .map(|f| super::many::format_of(p, f))
+        .collect::<Result<Vec<InputFormat>, ToolError>>()?;
+    let tag = p.source_file.unwrap_or(false);
+    // Every path is checked before the first batch goes out (objects are checked when opened).
+    let (roots, checked) = (engine.roots(), files.to_vec());
+    tokio::task::spawn_blocking(move || {
+        checked
+            .iter()
+            .filter(|f| !crate::objects::is_object_url(f))
+            .try_for_each(|f| roots.resolve(f, crate::roots::Access::Read).map(|_| ()))
+    })
+    .await
+    .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))??;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Chunk>(2);
     let size = usize::try_from(size).unwrap_or(usize::MAX).min(1_000_000);
     let options = inputs::ReadOptions {
         typing: infer,
         sheet: p.sheet.clone(),
     };
+    let (roots, files_read) = (engine.roots(), files.to_vec());
     let reader = tokio::task::spawn_blocking(move || {
-        let mut reader = file.reader();
         let mut json = Vec::new();
         let mut count = 0u64;
-        let outcome = inputs::read_items(&mut reader, format, &options, &mut |item| {
-            json.push(if count == 0 { b'[' } else { b',' });
-            item.write_json(&mut json)?;
-            count += 1;
-            if count == size as u64 {
-                json.push(b']');
-                // The next batch is likely about as long as this one.
-                let next = Vec::with_capacity(json.len());
-                let full = std::mem::replace(&mut json, next);
-                tx.blocking_send(Chunk::Items { json: full, count })
-                    .map_err(|_| inputs::InputError::parse("stopped"))?;
-                count = 0;
+        let mut columns: Option<(String, Vec<String>)> = None;
+        for (file, format) in files_read.iter().zip(formats) {
+            // Opening an object in a bucket root asks the store: on this blocking thread.
+            let source = match roots.open(file) {
+                Ok((source, _)) => source,
+                Err(e) => {
+                    let _ = tx.blocking_send(Chunk::Failed(format!("{file}: {e}")));
+                    return;
+                }
+            };
+            let mut reader = source.reader();
+            let mut first = true;
+            let outcome = inputs::read_items(&mut reader, format, &options, &mut |item| {
+                if first {
+                    first = false;
+                    if format.is_table()
+                        && let Some(names) = item.columns()
+                    {
+                        super::many::same_columns(&mut columns, file, names.to_vec())
+                            .map_err(|e| inputs::InputError::parse(e.message))?;
+                    }
+                }
+                json.push(if count == 0 { b'[' } else { b',' });
+                if tag {
+                    item.write_json_with(&mut json, super::many::SOURCE_FILE, file)?;
+                } else {
+                    item.write_json(&mut json)?;
+                }
+                count += 1;
+                if count == size as u64 {
+                    json.push(b']');
+                    // The next batch is likely about as long as this one.
+                    let next = Vec::with_capacity(json.len());
+                    let full = std::mem::replace(&mut json, next);
+                    tx.blocking_send(Chunk::Items { json: full, count })
+                        .map_err(|_| inputs::InputError::parse("stopped"))?;
+                    count = 0;
+                }
+                Ok(())
+            });
+            match outcome {
+                Ok(_) => {}
+                Err(e) if e.message == "stopped" => return,
+                Err(e) => {
+                    let failure = if files_read.len() > 1 {
+                        format!("{file}: {}", e.message)
+                    } else {
+                        e.message
+                    };
+                    let _ = tx.blocking_send(Chunk::Failed(failure));
+                    return;
+                }
             }
-            Ok(())
-        });
-        match outcome {
-            Ok(_) if count > 0 => {
-                json.push(b']');
-                let _ = tx.blocking_send(Chunk::Items { json, count });
-            }
-            Ok(_) => {}
-            Err(e) if e.message == "stopped" => {}
-            Err(e) => {
-                let _ = tx.blocking_send(Chunk::Failed(e.message));
-            }
+        }
+        if count > 0 {
+            json.push(b']');
+            let _ = tx.blocking_send(Chunk::Items { json, count });
         }
     });
 
@@ -191,7 +235,7 @@ pub async fn run(
                 )),
                 ..store::StoreOptions::default()
             };
-            let recorded = serde_json::json!({"file_path": p.file_path, "batch": summary.batches});
+            let recorded = serde_json::json!({"file_paths": files, "batch": summary.batches});
             match store::store(
                 engine,
                 &p.server,
@@ -222,10 +266,13 @@ pub async fn run(
             summary.last_result = serde_json::to_value(&result).ok();
         }
     }
+    let from = match files {
+        [one] => one.clone(),
+        many => format!("{} files", many.len()),
+    };
     let text = format!(
-        "Sent {} items from {} in {} batches of up to {size}: {} succeeded, {} failed{}.{stored_note}",
+        "Sent {} items from {from} in {} batches of up to {size}: {} succeeded, {} failed{}.{stored_note}",
         summary.items,
-        p.file_path,
         summary.batches,
         summary.succeeded,
         summary.failed_batches,
@@ -278,7 +325,14 @@ fn part_event(
         client: super::super::audit::client(ctx),
         server: Some(p.server.clone()),
         upstream_tool: Some(p.tool_name.clone()),
-        file: Some(p.file_path.clone()),
+        file: Some(if p.file_path.is_empty() {
+            p.file_paths
+                .as_ref()
+                .and_then(|f| f.first().cloned())
+                .unwrap_or_default()
+        } else {
+            p.file_path.clone()
+        }),
         format: p.file_format.clone(),
         bytes_in: 0,
         bytes_out: 0,
