@@ -110,7 +110,22 @@ fn load(
         ));
     }
     let (source, shown) = roots.open(path)?;
-    let size = source.len().unwrap_or(0);
+    let source = match source {
+        // Bytes are the file's own (a tool that takes bytes gets the .gz as it is); text and
+        // data are what it holds, decompressed up to what is left of the limit.
+        crate::files::Source::Compressed(c) if kind == "base64" => {
+            c.inner().try_clone().map_err(|e| io_error(path, e))?
+        }
+        compressed @ crate::files::Source::Compressed(_) => compressed
+            .capped(limit.saturating_sub(so_far))
+            .map_err(|e| io_error(path, e))?,
+        other => other,
+    };
+    let size = match source.codec() {
+        // Counted as read, below: what it holds is not known before.
+        Some(_) => 0,
+        None => source.len().unwrap_or(0),
+    };
     let mut file = source.reader();
     if so_far + size > limit {
         return Err(ToolError::new(
@@ -141,6 +156,8 @@ fn load(
                 .map_err(|e| e.into_tool_error(&display, InputFormat::Txt))?,
         ),
     };
+    // A compressed file counts for what it held.
+    let size = size.max(std::io::Seek::stream_position(&mut file).unwrap_or(0));
     Ok((value, size, display))
 }
 

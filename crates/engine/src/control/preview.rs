@@ -110,12 +110,25 @@ fn open(engine: &Engine, path: &str) -> Result<(Source, PathBuf), ControlError> 
         return Err(ControlError::invalid(format!("'{path}' is not a file")));
     }
     let file = crate::special_files::open(&canonical).map_err(not_found)?;
-    Ok((Source::Local(file), canonical))
+    Ok((
+        Source::Local(file).decompressed_by_name(&canonical),
+        canonical,
+    ))
 }
 
 /// Where `path` is and whether an allowed directory holds it.
 pub fn file_info(engine: &Engine, path: &str) -> Result<FileInfo, ControlError> {
     let (file, canonical) = open(engine, path)?;
+    // A compressed file's own size (not what it holds).
+    let file = match file {
+        Source::Compressed(c) => c.inner().try_clone().map_err(|e| {
+            ControlError::new(
+                ErrorCode::PathUnusable,
+                format!("cannot open '{path}': {e}"),
+            )
+        })?,
+        other => other,
+    };
     let bytes = file.len().unwrap_or(0);
     let shown = canonical.display().to_string();
     let root = match &file {
@@ -124,7 +137,7 @@ pub fn file_info(engine: &Engine, path: &str) -> Result<FileInfo, ControlError> 
             .resolve_object(&shown, Access::Read)
             .ok()
             .map(|r| r.bucket.url.to_string()),
-        Source::Local(_) => engine
+        Source::Local(_) | Source::Compressed(_) => engine
             .roots()
             .resolve(&shown, Access::Read)
             .ok()

@@ -93,7 +93,7 @@ impl Probe {
             Kind::Image { format } => format.to_mime_type().to_owned(),
             Kind::Pdf => "application/pdf".to_owned(),
             Kind::Jsonl => "application/jsonl".to_owned(),
-            _ => mime_guess::from_path(&self.path)
+            _ => mime_guess::from_path(super::compressed::plain_name(&self.path))
                 .first()
                 .map(|m| m.essence_str().to_owned())
                 .unwrap_or_else(|| "text/plain".to_owned()),
@@ -123,8 +123,11 @@ impl Probe {
     }
 }
 
+/// The lower-case extension of what the file holds: `data.csv.gz` is `csv` (it is read
+/// decompressed).
 pub fn extension(path: &Path) -> String {
-    path.extension()
+    super::compressed::plain_name(path)
+        .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default()
 }

@@ -4,6 +4,7 @@
 //! Root-agnostic: callers open the file (the MCP server through the roots guard, the human CLI
 //! directly, since there the user names the file) and hand it over with its path.
 
+pub mod compressed;
 pub mod encoding;
 mod index;
 mod kind;

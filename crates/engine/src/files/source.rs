@@ -1,18 +1,22 @@
-//! What the file tools read: a local file, or an object in a bucket root read by ranges. Both
-//! are read by position, so handles share no cursor and clones read independently.
+//! What the file tools read: a local file, an object in a bucket root read by ranges, or either
+//! compressed (read as what it holds, see `compressed`). All are read by position, so handles
+//! share no cursor and clones read independently.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use offload_query::parquet::{Bytes, ChunkReader, Length};
 
+use super::compressed::{Codec, Compressed};
 use crate::objects::Object;
 
 #[derive(Debug)]
 pub enum Source {
     Local(File),
     Object(Object),
+    Compressed(Arc<Compressed>),
 }
 
 impl From<File> for Source {
@@ -30,10 +34,38 @@ pub struct Version {
 }
 
 impl Source {
+    /// `self` read as what it holds when `path` names a compressed file (`.gz`, `.zst`, `.bz2`,
+    /// `.xz`).
+    pub fn decompressed_by_name(self, path: &std::path::Path) -> Self {
+        match Codec::of_path(path) {
+            Some(codec) => Self::Compressed(Arc::new(Compressed::new(self, codec))),
+            None => self,
+        }
+    }
+
+    /// The same source with its decompressed streams capped at `cap` bytes (unchanged when it
+    /// is not compressed).
+    pub fn capped(&self, cap: u64) -> std::io::Result<Self> {
+        match self {
+            Self::Compressed(c) => Ok(Self::Compressed(Arc::new(c.capped(cap)?))),
+            other => other.try_clone(),
+        }
+    }
+
+    /// The compression it is read through, if any.
+    pub fn codec(&self) -> Option<Codec> {
+        match self {
+            Self::Compressed(c) => Some(c.codec()),
+            _ => None,
+        }
+    }
+
+    /// The size of what it holds. A compressed source is decompressed whole for it.
     pub fn len(&self) -> std::io::Result<u64> {
         match self {
             Self::Local(f) => Ok(f.metadata()?.len()),
             Self::Object(o) => Ok(o.len()),
+            Self::Compressed(c) => Ok(c.plain()?.metadata()?.len()),
         }
     }
 
@@ -45,6 +77,7 @@ impl Source {
         match self {
             Self::Local(f) => Ok(f.metadata()?.is_dir()),
             Self::Object(_) => Ok(false),
+            Self::Compressed(c) => c.inner().is_dir(),
         }
     }
 
@@ -58,6 +91,7 @@ impl Source {
                 modified: Some(o.modified()),
                 tag: o.e_tag().map(str::to_owned),
             },
+            Self::Compressed(c) => c.inner().version()?,
         })
     }
 
@@ -65,6 +99,15 @@ impl Source {
         Ok(match self {
             Self::Local(f) => Self::Local(f.try_clone()?),
             Self::Object(o) => Self::Object(o.clone()),
+            Self::Compressed(c) => Self::Compressed(c.clone()),
+        })
+    }
+
+    /// An owned reader from the start (a compressed source's raw bytes are read through it).
+    pub fn owned_reader(&self) -> std::io::Result<OwnedCursor> {
+        Ok(OwnedCursor {
+            source: self.try_clone()?,
+            pos: 0,
         })
     }
 
@@ -73,27 +116,64 @@ impl Source {
         match self {
             Self::Local(f) => super::read_at(f, buf, offset),
             Self::Object(o) => o.read_at(buf, offset),
+            Self::Compressed(c) => super::read_at(c.plain()?, buf, offset),
         }
     }
 
-    /// A reader from the start (for parsers that want `Read + Seek`).
+    /// A reader from the start (for parsers that want `Read + Seek`). A compressed source is
+    /// decompressed as it is read (a seek back starts again; a seek from the end decompresses
+    /// it whole).
     pub fn reader(&self) -> Cursor<'_> {
         Cursor {
             source: self,
             pos: 0,
+            stream: None,
         }
     }
 }
 
-/// `Read + Seek` over a [`Source`] by positional reads.
-#[derive(Debug)]
+/// `Read + Seek` over a [`Source`] by positional reads (or, for a compressed source not yet
+/// decompressed whole, over a stream of it).
 pub struct Cursor<'a> {
     source: &'a Source,
     pos: u64,
+    /// A decompressing stream and how far it has read.
+    stream: Option<(Box<dyn Read + Send>, u64)>,
+}
+
+impl std::fmt::Debug for Cursor<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cursor")
+            .field("source", self.source)
+            .field("pos", &self.pos)
+            .finish()
+    }
 }
 
 impl Read for Cursor<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if let Source::Compressed(c) = self.source
+            && !c.is_plain()
+        {
+            if self.stream.as_ref().is_none_or(|(_, at)| *at > self.pos) {
+                self.stream = Some((c.stream()?, 0));
+            }
+            let (stream, at) = self.stream.as_mut().expect("started above");
+            if *at < self.pos {
+                let skipped = std::io::copy(
+                    &mut stream.as_mut().take(self.pos - *at),
+                    &mut std::io::sink(),
+                )?;
+                *at += skipped;
+                if *at < self.pos {
+                    return Ok(0); // past the end
+                }
+            }
+            let n = stream.read(buf)?;
+            *at += n as u64;
+            self.pos += n as u64;
+            return Ok(n);
+        }
         let n = self.source.read_at(buf, self.pos)?;
         self.pos += n as u64;
         Ok(n)

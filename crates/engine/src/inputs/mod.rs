@@ -62,9 +62,10 @@ impl InputFormat {
         )
     }
 
-    /// The format of `path` by its extension; text for unknown extensions.
+    /// The format of `path` by its extension (`data.csv.gz` holds CSV); text for unknown ones.
     pub fn of_path(path: &std::path::Path) -> Self {
-        path.extension()
+        crate::files::compressed::plain_name(path)
+            .extension()
             .and_then(|e| e.to_str())
             .and_then(Self::parse)
             .unwrap_or(Self::Txt)
@@ -122,6 +123,16 @@ impl InputError {
     }
 
     pub fn into_tool_error(self, path: &str, format: InputFormat) -> ToolError {
+        if self.message.contains(crate::files::compressed::OVER_CAP) {
+            return ToolError::new(
+                ErrorCode::FileTooLarge,
+                format!(
+                    "{path}: {}; send a list in parts with batch_size (no size limit then)",
+                    self.message
+                ),
+            )
+            .with("path", path);
+        }
         let mut e = ToolError::new(
             ErrorCode::ParseError,
             format!(

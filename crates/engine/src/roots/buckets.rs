@@ -50,14 +50,13 @@ impl Roots {
     pub fn open(&self, input: &str) -> Result<(Source, PathBuf), PathError> {
         if !crate::objects::is_object_url(input) {
             let (file, resolved) = self.open_read(input)?;
-            return Ok((Source::Local(file), resolved.path));
+            let source = Source::Local(file).decompressed_by_name(&resolved.path);
+            return Ok((source, resolved.path));
         }
         let resolved = self.resolve_object(input, Access::Read)?;
         let object = open_object(&resolved, input)?;
-        Ok((
-            Source::Object(object),
-            PathBuf::from(resolved.url.to_string()),
-        ))
+        let shown = PathBuf::from(resolved.url.to_string());
+        Ok((Source::Object(object).decompressed_by_name(&shown), shown))
     }
 }
 

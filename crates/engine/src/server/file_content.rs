@@ -230,8 +230,15 @@ fn open_checked(
     format: InputFormat,
 ) -> Result<(crate::files::Source, String), ToolError> {
     let (file, shown) = engine.roots().open(path)?;
-    let size = file.len().unwrap_or(0);
     let limit = engine.limits().max_input_bytes;
+    if file.codec().is_some() {
+        // What it holds is read as it is decompressed, and may not be more than the limit.
+        let capped = file
+            .capped(limit)
+            .map_err(|e| ToolError::new(ErrorCode::PathUnusable, format!("{path}: {e}")))?;
+        return Ok((capped, shown.display().to_string()));
+    }
+    let size = file.len().unwrap_or(0);
     if size > limit {
         let hint = if format.streams() {
             " If it holds a list, send it in parts with batch_size (no size limit then)."

@@ -22,6 +22,7 @@ use rmcp::model::CallToolResult;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use crate::files::compressed::{Codec, write_packed};
 use crate::formats::{self, Format};
 use crate::objects::Bucket;
 use crate::roots::{Access, PathError, Roots};
@@ -138,13 +139,14 @@ impl Store {
 
     /// Writes `req.result` as a file and records it.
     pub fn store(&self, roots: &Roots, req: StoreRequest<'_>) -> Result<Stored, ToolError> {
-        let format = choose_format(req.format, req.filename, Format::Json)?;
+        let (format, codec) = choose_format(req.format, req.filename, Format::Json)?;
         let place = Place::of(roots, req.storage_path, &self.staging)?;
         let dir = place.dir().to_path_buf();
-        let name = file_name(req.server, req.tool, req.filename, format)?;
+        let name = file_name(req.server, req.tool, req.filename, format, codec)?;
         let stem = name
-            .rsplit_once('.')
-            .map_or(name.as_str(), |(s, _)| s)
+            .strip_suffix(&format!(".{}", extension_of(format, codec)))
+            .or_else(|| name.rsplit_once('.').map(|(s, _)| s))
+            .unwrap_or(name.as_str())
             .to_owned();
         let (payload, binaries) =
             payload::extract(req.result, |n, ext| format!("{stem}.{n}.{ext}")).map_err(|e| {
@@ -195,10 +197,12 @@ impl Store {
                     let file = format!(
                         "{stem}.{}.{}",
                         names::sanitize(field, 60),
-                        format.extension()
+                        extension_of(format, codec)
                     );
                     match write::write_new(&dir, &file, |w| {
-                        formats::delimited::write_table(source, delimiter, w)
+                        write_packed(codec, w, |w| {
+                            formats::delimited::write_table(source, delimiter, w)
+                        })
                     }) {
                         Ok((path, bytes, ())) => {
                             table_files.push(written.len());
@@ -208,7 +212,7 @@ impl Store {
                                 side_files.push(SideFile {
                                     uri: String::new(),
                                     path: String::new(),
-                                    mime_type: format.mime_type().to_owned(),
+                                    mime_type: mime_of(format, codec).to_owned(),
                                     bytes,
                                 });
                             }
@@ -223,7 +227,9 @@ impl Store {
                 let (path, bytes) = first.expect("several tables means at least two");
                 (path, bytes, formats::Rendered::default())
             }
-            None => match write::write_new(&dir, &name, |w| formats::render(&payload, format, w)) {
+            None => match write::write_new(&dir, &name, |w| {
+                write_packed(codec, w, |w| formats::render(&payload, format, w))
+            }) {
                 Ok(done) => {
                     written.push(done.0.clone());
                     done
@@ -279,6 +285,7 @@ impl Store {
         let placed = Placed {
             name,
             format,
+            codec,
             bytes,
             at: final_place,
             files: side_files,
@@ -296,10 +303,12 @@ impl Store {
         req: WrittenRequest<'_>,
         fill: impl FnOnce(Format, &mut (dyn std::io::Write + Send)) -> std::io::Result<Summary>,
     ) -> Result<Stored, ToolError> {
-        let format = choose_format(req.format, req.filename, req.default_format)?;
+        let (format, codec) = choose_format(req.format, req.filename, req.default_format)?;
         let place = Place::of(roots, req.storage_path, &self.staging)?;
-        let name = file_name(req.server, req.tool, req.filename, format)?;
-        let (path, bytes, summary) = write::write_new(place.dir(), &name, |w| fill(format, w))?;
+        let name = file_name(req.server, req.tool, req.filename, format, codec)?;
+        let (path, bytes, summary) = write::write_new(place.dir(), &name, |w| {
+            write_packed(codec, w, |w| fill(format, w))
+        })?;
         let at = place
             .publish(roots, &[path], 0)?
             .pop()
@@ -314,6 +323,7 @@ impl Store {
         let placed = Placed {
             name,
             format,
+            codec,
             bytes,
             at,
             files: Vec::new(),
@@ -332,7 +342,11 @@ impl Store {
         notes: &str,
     ) -> Stored {
         let path = placed.at.path;
-        let text = summary.text(&path, placed.bytes, placed.format.name(), notes);
+        let format_name = match placed.codec {
+            Some(codec) => format!("{}.{}", placed.format.name(), codec.extension()),
+            None => placed.format.name().to_owned(),
+        };
+        let text = summary.text(&path, placed.bytes, &format_name, notes);
         let record = Record {
             id: placed.name,
             time: chrono::Utc::now(),
@@ -342,8 +356,8 @@ impl Store {
             description: origin.description,
             duration_ms: origin.duration.as_millis() as u64,
             bytes: placed.bytes,
-            format: placed.format.name().to_owned(),
-            mime_type: placed.format.mime_type().to_owned(),
+            format: format_name,
+            mime_type: mime_of(placed.format, placed.codec).to_owned(),
             uri: placed.at.uri,
             path,
             files: placed.files,
@@ -401,6 +415,8 @@ struct Origin<'a> {
 struct Placed {
     name: String,
     format: Format,
+    /// How it is compressed, for `csv.gz` style formats.
+    codec: Option<Codec>,
     bytes: u64,
     at: place::Published,
     files: Vec<SideFile>,
@@ -413,18 +429,32 @@ fn file_name(
     tool: &str,
     filename: Option<&str>,
     format: Format,
+    codec: Option<Codec>,
 ) -> Result<String, ToolError> {
+    let extension = extension_of(format, codec);
     Ok(match filename {
         Some(n) => {
             names::validate(n)?;
             if names::extension(n).is_some() {
                 n.to_owned()
             } else {
-                format!("{n}.{}", format.extension())
+                format!("{n}.{extension}")
             }
         }
-        None => names::default_name(server, tool, chrono::Utc::now(), format.extension()),
+        None => names::default_name(server, tool, chrono::Utc::now(), &extension),
     })
+}
+
+/// A stored file's extension: the format's, and the compression's after it (`csv.gz`).
+fn extension_of(format: Format, codec: Option<Codec>) -> String {
+    match codec {
+        Some(codec) => format!("{}.{}", format.extension(), codec.extension()),
+        None => format.extension().to_owned(),
+    }
+}
+
+fn mime_of(format: Format, codec: Option<Codec>) -> &'static str {
+    codec.map_or(format.mime_type(), Codec::mime_type)
 }
 
 /// The written file's final path, canonicalised, which must still be inside a writable root.
@@ -474,43 +504,58 @@ pub fn file_uri(path: &Path) -> String {
         .unwrap_or_else(|_| format!("file://{}", path.display()))
 }
 
-/// The format: `file_format` if given, else the filename's extension, else `default`.
+/// The format: `file_format` if given, else the filename's extension, else `default`; with
+/// the compression a `.gz`, `.zst` or `.bz2` after it names (`csv.gz`, `data.jsonl.zst`).
 fn choose_format(
     requested: Option<&str>,
     filename: Option<&str>,
     default: Format,
-) -> Result<Format, ToolError> {
-    let from_name = filename
-        .and_then(names::extension)
-        .and_then(|e| Format::parse(&e));
-    match requested {
+) -> Result<(Format, Option<Codec>), ToolError> {
+    let from_name = filename.and_then(|name| {
+        let (inner, codec) = Codec::split(name);
+        names::extension(inner)
+            .and_then(|e| Format::parse(&e))
+            .map(|f| (f, codec))
+    });
+    let chosen = match requested {
         Some(f) => {
-            let format = Format::parse(f).ok_or_else(|| {
+            let (inner, codec) = Codec::split(f.trim());
+            let format = Format::parse(inner).ok_or_else(|| {
                 let known: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
                 ToolError::new(
                     ErrorCode::UnsupportedFormat,
                     format!(
-                        "file_format '{f}' is not supported; use one of {}",
+                        "file_format '{f}' is not supported; use one of {} (csv, json, jsonl, ... may end with .gz, .zst or .bz2)",
                         known.join(", ")
                     ),
                 )
                 .with("file_format", f)
             })?;
             if let (Some(named), Some(name)) = (from_name, filename)
-                && named != format
+                && named != (format, codec)
             {
                 return Err(ToolError::new(
                     ErrorCode::InvalidArguments,
                     format!(
-                        "filename '{name}' says {} but file_format is {}; make them agree or leave one out",
-                        named.name(),
-                        format.name()
+                        "filename '{name}' says {} but file_format is {f}; make them agree or leave one out",
+                        extension_of(named.0, named.1)
                     ),
                 ));
             }
-            Ok(format)
+            (format, codec)
         }
-        None => Ok(from_name.unwrap_or(default)),
+        None => from_name.unwrap_or((default, None)),
+    };
+    match chosen {
+        (Format::Parquet, Some(_)) => Err(ToolError::new(
+            ErrorCode::UnsupportedFormat,
+            "Parquet is compressed inside already; store it as parquet",
+        )),
+        (_, Some(Codec::Xz)) => Err(ToolError::new(
+            ErrorCode::UnsupportedFormat,
+            "xz files are read but not written; store as .gz, .zst or .bz2",
+        )),
+        chosen => Ok(chosen),
     }
 }
 

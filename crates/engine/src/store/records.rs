@@ -219,8 +219,10 @@ fn scan(dir: &Path, depth_left: usize, out: &mut Vec<Record>) {
 
 fn recover(path: &Path, bytes: u64) -> Option<Record> {
     let name = path.file_name()?.to_str()?;
-    let (server, tool, time) = names::parse_default(name)?;
-    let format = Format::parse(&names::extension(name)?)?;
+    // `…csv.gz`: a CSV, compressed.
+    let (plain, codec) = crate::files::compressed::Codec::split(name);
+    let (server, tool, time) = names::parse_default(plain)?;
+    let format = Format::parse(&names::extension(plain)?)?;
     let uri = url::Url::from_file_path(path).ok()?.to_string();
     Some(Record {
         id: name.to_owned(),
@@ -231,8 +233,13 @@ fn recover(path: &Path, bytes: u64) -> Option<Record> {
         description: None,
         duration_ms: 0,
         bytes,
-        format: format.name().to_owned(),
-        mime_type: format.mime_type().to_owned(),
+        format: match codec {
+            Some(codec) => format!("{}.{}", format.name(), codec.extension()),
+            None => format.name().to_owned(),
+        },
+        mime_type: codec
+            .map_or(format.mime_type(), |c| c.mime_type())
+            .to_owned(),
         path: path.display().to_string(),
         uri,
         files: Vec::new(),
