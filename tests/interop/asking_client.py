@@ -5,7 +5,11 @@ messages must arrive, and its `roots/list` is answered with Offload's roots. Run
 protocol mode ("auto": 2026-07-28, where the asking travels in `input_required` results, and
 "legacy": the initialize handshake, where it travels as requests mid-call).
 
-Usage: python asking_client.py OFFLOAD_BINARY MODE WORK_DIR
+Offload speaks to the upstream on UPSTREAM (default 2025-11-25, where the upstream asks with
+requests mid-call; 2026-07-28, where it answers `input_required` and Offload answers for the
+client and calls again).
+
+Usage: python asking_client.py OFFLOAD_BINARY MODE WORK_DIR [UPSTREAM]
 Prints "ok ..." lines; exits non-zero on the first mismatch.
 """
 
@@ -20,6 +24,7 @@ from mcp import Client, StdioServerParameters, types
 from checks import check
 
 OFFLOAD, MODE, WORK = sys.argv[1:4]
+UPSTREAM = sys.argv[4] if len(sys.argv) > 4 else "2025-11-25"
 HERE = Path(__file__).resolve().parent
 
 
@@ -31,7 +36,8 @@ async def main():
     config.write_text(json.dumps({
         "roots": [str(data)],
         "tools": {"expose": "direct"},
-        "mcpServers": {"asking": {"command": sys.executable, "args": [str(HERE / "asking_server.py")]}},
+        "mcpServers": {"asking": {"command": sys.executable, "args": [str(HERE / "asking_server.py")],
+                                  "protocol": UPSTREAM}},
     }))
     env = dict(os.environ, OFFLOAD_CONFIG=str(config), HOME=str(work),
                XDG_DATA_HOME=str(work / "share"), XDG_RUNTIME_DIR=str(work / "run"))
@@ -59,7 +65,7 @@ async def main():
     async with Client(params, mode=MODE, elicitation_callback=on_elicit, sampling_callback=on_sample,
                       list_roots_callback=on_roots, logging_callback=on_log, log_level="info",
                       read_timeout_seconds=60) as client:
-        print(f"protocol {client.protocol_version}", flush=True)
+        print(f"protocol {client.protocol_version}, upstream {UPSTREAM}", flush=True)
         r = await client.call_tool("asking__greet", {})
         check(not r.is_error and r.content[0].text == "Hello, Ada!", f"elicitation answered through Offload: {r.content}")
         check(len(asked["elicit"]) == 1, "the client was asked once")

@@ -570,8 +570,9 @@ async fn a_filesystem_server_behind_offload_sees_offloads_roots() {
 }
 
 /// Runs `tests/interop/asking_client.py` in `mode` (see there): a Python-SDK server that asks
-/// for elicitation, sampling and roots and logs while it serves, behind Offload.
-async fn asking_through_offload(mode: &str) {
+/// for elicitation, sampling and roots and logs while it serves, behind Offload, which speaks
+/// to it on `upstream`.
+async fn asking_through_offload(mode: &str, upstream: &str) {
     let work = tempfile::tempdir().unwrap();
     let dir = interop_dir();
     let out = tokio::time::timeout(
@@ -581,6 +582,7 @@ async fn asking_through_offload(mode: &str) {
             .arg(offload_testkit::target_bin("offload"))
             .arg(mode)
             .arg(work.path())
+            .arg(upstream)
             .current_dir(&dir)
             .kill_on_drop(true)
             .output(),
@@ -604,14 +606,24 @@ async fn asking_through_offload(mode: &str) {
 #[tokio::test]
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
 async fn an_upstream_asks_a_2026_client_in_input_required_rounds() {
-    asking_through_offload("auto").await;
+    asking_through_offload("auto", "2025-11-25").await;
 }
 
 /// A client on 2025-11-25 gets the upstream's questions as requests while the call runs.
 #[tokio::test]
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
 async fn an_upstream_asks_a_2025_client_with_requests() {
-    asking_through_offload("legacy").await;
+    asking_through_offload("legacy", "2025-11-25").await;
+}
+
+/// An upstream on 2026-07-28 asks in `input_required` results: Offload answers them through
+/// its client (in rounds of its own for a 2026-07-28 client, with requests for an older one)
+/// and calls again with the answers; the upstream's log messages are asked for per request.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn a_2026_upstreams_input_required_rounds_reach_both_kinds_of_client() {
+    asking_through_offload("auto", "2026-07-28").await;
+    asking_through_offload("legacy", "2026-07-28").await;
 }
 
 /// `output_format` on a published server's answer: server-memory's `create_entities` gets its

@@ -122,6 +122,11 @@ pub struct ServerEntry {
     /// When set, only these tools are used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled_tools: Option<Vec<String>>,
+    /// The protocol revision Offload speaks with it: `"2025-11-25"` (the default: the
+    /// `initialize` handshake, which every server knows), `"2026-07-28"` (stateless, with
+    /// `server/discover`) or `"auto"` (asks with `server/discover`, falls back to `initialize`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
     /// What the server's `roots/list` gets: `"offload"` (the default: Offload's allowed
     /// directories) or `"none"` (Offload does not offer roots to it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -183,6 +188,22 @@ impl ServerEntry {
             disabled_tools: Vec::new(),
             enabled_tools: None,
             ..self.clone()
+        }
+    }
+
+    /// How the connection starts, from `protocol`.
+    pub fn lifecycle(&self) -> rmcp::service::ClientLifecycleMode {
+        use rmcp::model::ProtocolVersion;
+        use rmcp::service::ClientLifecycleMode;
+        match self.protocol.as_deref() {
+            Some("2026-07-28") => ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+            Some("auto") => ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: None,
+            },
+            _ => ClientLifecycleMode::Initialize,
         }
     }
 

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicU64;
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap};
 use rmcp::RoleClient;
-use rmcp::service::{RunningService, ServiceExt};
+use rmcp::service::RunningService;
 
 use super::callers::Callers;
 use super::handler::UpstreamHandler;
@@ -60,6 +60,8 @@ pub struct ConnectContext<'a> {
     pub handler: UpstreamHandler,
     /// The largest message accepted from the upstream.
     pub answer_limit: u64,
+    /// How the connection starts (`initialize`, or 2026-07-28's `server/discover`).
+    pub lifecycle: rmcp::service::ClientLifecycleMode,
 }
 
 /// A live connection: the rmcp client and, for stdio, the child and its process group.
@@ -176,7 +178,7 @@ async fn open_stdio(
         writes_splices: true,
     };
     let stderr_ring = ctx.stderr.clone();
-    match ctx.handler.serve(transport).await {
+    match rmcp::service::serve_client_with_lifecycle(ctx.handler, transport, ctx.lifecycle).await {
         Ok(client) => Ok(Opened {
             client,
             process_group,
@@ -246,9 +248,7 @@ async fn open_http(
         logs: ctx.logs.clone(),
         writes_splices: false,
     };
-    let client = ctx
-        .handler
-        .serve(transport)
+    let client = rmcp::service::serve_client_with_lifecycle(ctx.handler, transport, ctx.lifecycle)
         .await
         .map_err(|e| super::http_error::explain(&url, &e))?;
     Ok(Opened {

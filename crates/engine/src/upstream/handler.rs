@@ -126,6 +126,84 @@ async fn ask<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// What an upstream asks of Offload's clients, answered the same way whether it asks with a
+/// request (2025-11-25) or in an `input_required` result (2026-07-28).
+impl UpstreamHandler {
+    async fn roots(&self) -> Result<ListRootsResult, McpError> {
+        let roots = match self.pool.upgrade() {
+            Some(pool) if self.offers_roots => pool.roots.load().as_ref().clone(),
+            _ => Vec::new(),
+        };
+        Ok(ListRootsResult::new(roots))
+    }
+
+    async fn sample(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, McpError> {
+        let caller = self.answerer(
+            "sampling/createMessage",
+            |c| c.sampling.is_some(),
+            || ClientCapabilities::builder().enable_sampling().build(),
+        )?;
+        tracing::info!(server = %self.server, "relaying sampling/createMessage to the client");
+        if let Some(asks) = &caller.asks {
+            let request =
+                InputRequest::CreateMessage(rmcp::model::CreateMessageRequest::new(params));
+            return ask(asks, request).await;
+        }
+        caller.peer.create_message(params).await.map_err(relayed)
+    }
+
+    async fn elicit(&self, request: ElicitRequestParams) -> Result<ElicitResult, McpError> {
+        let url = matches!(request, ElicitRequestParams::UrlElicitationParams { .. });
+        let caller = self.answerer(
+            "elicitation/create",
+            |c| {
+                c.elicitation.as_ref().is_some_and(|e| {
+                    if url {
+                        e.url.is_some()
+                    } else {
+                        // A client that declares `elicitation: {}` supports forms (2025-06-18).
+                        e.form.is_some() || e.url.is_none()
+                    }
+                })
+            },
+            || ClientCapabilities::builder().enable_elicitation().build(),
+        )?;
+        tracing::info!(server = %self.server, "relaying elicitation/create to the client");
+        if let Some(asks) = &caller.asks {
+            let request = InputRequest::Elicitation(rmcp::model::ElicitRequest::new(request));
+            return ask(asks, request).await;
+        }
+        caller
+            .peer
+            .create_elicitation(request)
+            .await
+            .map_err(relayed)
+    }
+
+    /// Answers one question of an upstream's `input_required` result; the answer as JSON.
+    pub async fn answer(&self, request: InputRequest) -> Result<serde_json::Value, McpError> {
+        let json = |v: Result<serde_json::Value, serde_json::Error>| {
+            v.map_err(|e| McpError::internal_error(e.to_string(), None))
+        };
+        match request {
+            InputRequest::CreateMessage(r) => {
+                json(serde_json::to_value(self.sample(r.params).await?))
+            }
+            InputRequest::Elicitation(r) => {
+                json(serde_json::to_value(self.elicit(r.params).await?))
+            }
+            InputRequest::ListRoots(_) => json(serde_json::to_value(self.roots().await?)),
+            _ => Err(McpError::invalid_params(
+                "the server asked for input of a kind Offload does not know",
+                None,
+            )),
+        }
+    }
+}
+
 fn relayed(e: rmcp::ServiceError) -> McpError {
     match e {
         rmcp::ServiceError::McpError(e) => e,
@@ -160,11 +238,7 @@ impl ClientHandler for UpstreamHandler {
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, McpError> {
-        let roots = match self.pool.upgrade() {
-            Some(pool) if self.offers_roots => pool.roots.load().as_ref().clone(),
-            _ => Vec::new(),
-        };
-        Ok(ListRootsResult::new(roots))
+        self.roots().await
     }
 
     async fn create_message(
@@ -172,18 +246,7 @@ impl ClientHandler for UpstreamHandler {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, McpError> {
-        let caller = self.answerer(
-            "sampling/createMessage",
-            |c| c.sampling.is_some(),
-            || ClientCapabilities::builder().enable_sampling().build(),
-        )?;
-        tracing::info!(server = %self.server, "relaying sampling/createMessage to the client");
-        if let Some(asks) = &caller.asks {
-            let request =
-                InputRequest::CreateMessage(rmcp::model::CreateMessageRequest::new(params));
-            return ask(asks, request).await;
-        }
-        caller.peer.create_message(params).await.map_err(relayed)
+        self.sample(params).await
     }
 
     async fn create_elicitation(
@@ -191,31 +254,7 @@ impl ClientHandler for UpstreamHandler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
-        let url = matches!(request, ElicitRequestParams::UrlElicitationParams { .. });
-        let caller = self.answerer(
-            "elicitation/create",
-            |c| {
-                c.elicitation.as_ref().is_some_and(|e| {
-                    if url {
-                        e.url.is_some()
-                    } else {
-                        // A client that declares `elicitation: {}` supports forms (2025-06-18).
-                        e.form.is_some() || e.url.is_none()
-                    }
-                })
-            },
-            || ClientCapabilities::builder().enable_elicitation().build(),
-        )?;
-        tracing::info!(server = %self.server, "relaying elicitation/create to the client");
-        if let Some(asks) = &caller.asks {
-            let request = InputRequest::Elicitation(rmcp::model::ElicitRequest::new(request));
-            return ask(asks, request).await;
-        }
-        caller
-            .peer
-            .create_elicitation(request)
-            .await
-            .map_err(relayed)
+        self.elicit(request).await
     }
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -377,6 +377,7 @@ impl Upstream {
             callers: self.callers.clone(),
             logs: self.logs.clone(),
             handler,
+            lifecycle: self.entry.lifecycle(),
         };
         let opened = connect::open(&transport, ctx).await?;
         Ok((opened, tools))
@@ -416,9 +417,17 @@ impl Upstream {
         options: CallOptions,
     ) -> Result<CallToolResult, UpstreamError> {
         let conn = self.connection().await?;
+        let log_level = options.caller.as_ref().and_then(|c| c.log_level);
         let _caller = options.caller.map(|c| self.callers.register(c));
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
+        // On 2026-07-28 a server logs only for requests that ask: ask at the caller's level.
+        if let Some(level) = log_level {
+            params
+                .meta
+                .get_or_insert_with(Default::default)
+                .set_log_level(level);
+        }
         if options.as_task {
             let result = self
                 .call_as_task(&conn, params, options.progress, options.cancel)
@@ -426,35 +435,75 @@ impl Upstream {
             self.note_links(&result);
             return Ok(result);
         }
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let peer = conn.client.peer().clone();
-        let handle = peer
-            .send_request_with_option(
-                request,
-                // The timer restarts with each progress notification: a long tool that reports
-                // progress is not cut off, a silent one is.
-                PeerRequestOptions::with_timeout(self.timeout()).reset_timeout_on_progress(),
-            )
-            .await
-            .map_err(|e| self.service_error(e))?;
-        let id = handle.id.clone();
-        let _route = options
-            .progress
-            .map(|route| self.routes.register(handle.progress_token.clone(), route));
-
-        let answer = tokio::select! {
-            answer = handle.await_response() => answer,
-            () = options.cancel.cancelled() => {
-                let cancel = CancelledNotificationParam::new(Some(id), Some("cancelled by the client".into()));
-                let _ = peer.notify_cancelled(cancel).await;
-                return Err(UpstreamError::Cancelled { name: self.name.clone() });
+        // A server on 2026-07-28 asks its questions in an `input_required` result: Offload
+        // answers them (through the client, as it does requests) and calls again, with the
+        // answers and the server's `requestState`, on the same connection.
+        let mut rounds = 0;
+        let answer = loop {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            let handle = peer
+                .send_request_with_option(
+                    request,
+                    // The timer restarts with each progress notification: a long tool that
+                    // reports progress is not cut off, a silent one is.
+                    PeerRequestOptions::with_timeout(self.timeout()).reset_timeout_on_progress(),
+                )
+                .await
+                .map_err(|e| self.service_error(e))?;
+            let id = handle.id.clone();
+            let _route = options
+                .progress
+                .clone()
+                .map(|route| self.routes.register(handle.progress_token.clone(), route));
+            let answer = tokio::select! {
+                answer = handle.await_response() => answer,
+                () = options.cancel.cancelled() => {
+                    let cancel = CancelledNotificationParam::new(Some(id), Some("cancelled by the client".into()));
+                    let _ = peer.notify_cancelled(cancel).await;
+                    return Err(UpstreamError::Cancelled { name: self.name.clone() });
+                }
+            };
+            let Ok(ServerResult::InputRequiredResult(asked)) = answer else {
+                break answer;
+            };
+            rounds += 1;
+            if rounds > MAX_INPUT_ROUNDS {
+                return Err(UpstreamError::Rpc {
+                    name: self.name.clone(),
+                    rpc_code: -32603,
+                    data: None,
+                    message: format!(
+                        "it asked for input more than {MAX_INPUT_ROUNDS} times in one call"
+                    ),
+                });
             }
+            let mut answers = rmcp::model::InputResponses::new();
+            for (key, question) in asked.input_requests.unwrap_or_default() {
+                let answered = tokio::select! {
+                    answered = conn.client.service().answer(question) => answered,
+                    () = options.cancel.cancelled() => {
+                        return Err(UpstreamError::Cancelled { name: self.name.clone() });
+                    }
+                };
+                let answered = answered.map_err(|e| UpstreamError::Rpc {
+                    name: self.name.clone(),
+                    rpc_code: e.code.0,
+                    data: e.data.clone(),
+                    message: e.message.into_owned(),
+                })?;
+                answers.insert(key, answered);
+            }
+            params.input_responses = Some(answers);
+            params.request_state = asked.request_state;
         };
         match answer {
             Ok(ServerResult::CallToolResult(mut result)) => {
                 // Servers on older revisions omit `resultType`; clients on 2026-07-28 require
                 // it (rmcp drops it again for clients on older revisions).
-                result.result_type.get_or_insert(rmcp::model::ResultType::COMPLETE);
+                result
+                    .result_type
+                    .get_or_insert(rmcp::model::ResultType::COMPLETE);
                 self.note_links(&result);
                 Ok(result)
             }
@@ -462,7 +511,8 @@ impl Upstream {
                 name: self.name.clone(),
                 rpc_code: -32603,
                 data: None,
-                message: "the server asked for interactive input or a task, which Offload does not relay yet".into(),
+                message: "the server answered a tool call with a task Offload did not ask for"
+                    .into(),
             }),
             Err(ServiceError::TransportClosed)
                 if conn.exceeded.load(std::sync::atomic::Ordering::SeqCst) > 0 =>
@@ -637,6 +687,9 @@ impl Upstream {
         }
     }
 }
+
+/// The most `input_required` rounds one call may take.
+const MAX_INPUT_ROUNDS: usize = 10;
 
 /// How long a task Offload makes may live on the server (its `ttl`).
 const TASK_TTL: Duration = Duration::from_secs(600);
