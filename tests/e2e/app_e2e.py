@@ -565,8 +565,10 @@ def main():
         assert work["secret"] == SECRET, work
         print("the upstream read the secret from its environment")
         wd.click("[data-testid=nav-responses]")
-        wd.wait_content("[data-testid=response-row]", "fixture · rows")
-        wd.click_with("[data-testid=response-row]", "fixture · rows")
+        # A row shows the description the model gave, in full view.
+        wd.wait_content("[data-testid=response-row]", "forty users")
+        assert_inside(wd, "[data-testid=response-description]", "the response's description")
+        wd.click_with("[data-testid=response-row]", "forty users")
         wd.wait_text("[data-testid=preview-summary]", "text/csv")
         wd.click("[data-testid=tab-schema]")
         columns = wd.wait_text("[data-testid=schema-columns]", "email")

@@ -48,6 +48,38 @@ describe("Responses", () => {
     expect(screen.getByText("Nothing matches these filters.")).toBeInTheDocument();
   });
 
+  it("shows the model's description, tells apart names that differ at the end, and hides a filtered-out preview", async () => {
+    const long = "everything-get-structured-content-20261124T034321Z";
+    mockIPC((cmd) => {
+      if (cmd === "responses")
+        return {
+          items: [
+            f.response({ path: "/data/a.json", name: `${long}-aaaa11.json`, description: "Weather in Lyon", server: "weather", tool: "now" }),
+            f.response({ path: "/data/b.json", name: `${long}-bbbb22.json`, description: null, server: "crm", tool: "contacts" }),
+          ],
+          truncated: false,
+        };
+      if (cmd === "file_summary") return f.summary();
+      if (cmd === "file_schema") return f.schema();
+      if (cmd === "file_content") return f.page();
+    });
+    render(Responses);
+    const rows = await screen.findAllByTestId("response-row");
+    expect(within(rows[0]).getByTestId("response-description")).toHaveTextContent("Weather in Lyon");
+    const names = screen.getAllByTestId("response-name").map((n) => n.textContent ?? "");
+    expect(names[0]).toContain("aaaa11.json");
+    expect(names[1]).toContain("bbbb22.json");
+    expect(names[0]).not.toEqual(names[1]);
+
+    await userEvent.click(rows[0]);
+    expect(await screen.findByTestId("preview")).toBeInTheDocument();
+    await userEvent.selectOptions(screen.getByTestId("filter-server"), "crm");
+    expect(screen.queryByTestId("preview")).toBeNull();
+    expect(screen.getByTestId("selection-hidden")).toHaveTextContent("hidden by the filters");
+    await userEvent.selectOptions(screen.getByTestId("filter-server"), "");
+    expect(await screen.findByTestId("preview")).toBeInTheDocument();
+  });
+
   it("previews the selected response: summary, schema columns, a table page, its call", async () => {
     mockIPC((cmd, args: any) => {
       if (cmd === "responses") return { items: [f.response()], truncated: false };
@@ -159,7 +191,7 @@ describe("Responses", () => {
 
     items = [f.response({ name: "new.json", path: "/data/new.json" })];
     await emit("offload://responses", null);
-    await waitFor(() => expect(screen.getByText("new.json")).toBeInTheDocument());
+    await waitFor(() => expect(screen.getByTestId("response-name")).toHaveTextContent("new.json"));
   });
 
   it("keeps the open tab when the list reloads", async () => {
