@@ -48,6 +48,33 @@ describe("Responses", () => {
     expect(screen.getByText("Nothing matches these filters.")).toBeInTheDocument();
   });
 
+  it("sorts by age, size and name", async () => {
+    mockIPC((cmd) =>
+      cmd === "responses"
+        ? {
+            items: [
+              f.response({ path: "/d/b.json", name: "b.json", bytes: 10, time: "2026-11-24T10:00:00Z", description: null }),
+              f.response({ path: "/d/c.json", name: "c.json", bytes: 3000, time: "2026-11-23T10:00:00Z", description: null }),
+              f.response({ path: "/d/a.json", name: "a.json", bytes: 200, time: "2026-11-22T10:00:00Z", description: null }),
+            ],
+            truncated: false,
+          }
+        : undefined,
+    );
+    render(Responses);
+    const names = async () => (await screen.findAllByTestId("response-name")).map((n) => n.textContent);
+    expect(await names()).toEqual(["b.json", "c.json", "a.json"]);
+    for (const [order, expected] of [
+      ["oldest", ["a.json", "c.json", "b.json"]],
+      ["largest", ["c.json", "a.json", "b.json"]],
+      ["smallest", ["b.json", "a.json", "c.json"]],
+      ["name", ["a.json", "b.json", "c.json"]],
+    ] as const) {
+      await userEvent.selectOptions(screen.getByTestId("sort"), order);
+      await waitFor(async () => expect(await names()).toEqual(expected));
+    }
+  });
+
   it("shows the model's description, tells apart names that differ at the end, and hides a filtered-out preview", async () => {
     const long = "everything-get-structured-content-20261124T034321Z";
     mockIPC((cmd) => {
