@@ -155,6 +155,26 @@ describe("Servers", () => {
     expect(screen.getByText("Enable the server to see its tools.")).toBeInTheDocument();
   });
 
+  it("duplicates a server under a new name, its entry copied", async () => {
+    const puts: any[] = [];
+    const original = f.server({ spec: { ...f.server().spec, args: ["--mode", "x"], env: { TOKEN: "${keyring:fx_token}" } } });
+    mockIPC((cmd, args: any) => {
+      if (cmd === "servers") return puts.length ? [original, f.server({ name: "fx-copy" })] : [original];
+      if (cmd === "server_tools") return [];
+      if (cmd === "put_server") puts.push(args);
+    });
+    render(Servers);
+    await userEvent.click(await screen.findByTestId("server-duplicate"));
+    expect(screen.getByTestId("server-name")).toHaveValue("fx-copy");
+    await userEvent.click(screen.getByTestId("server-save"));
+    await waitFor(() => expect(puts).toHaveLength(1));
+    expect(puts[0]).toMatchObject({
+      previous: null,
+      name: "fx-copy",
+      spec: { args: ["--mode", "x"], env: { TOKEN: "${keyring:fx_token}" } },
+    });
+  });
+
   it("adds a server with the editor and shows the engine's error in place", async () => {
     const puts: any[] = [];
     mockIPC((cmd, args: any) => {
