@@ -155,6 +155,34 @@ describe("Servers", () => {
     expect(screen.getByText("Enable the server to see its tools.")).toBeInTheDocument();
   });
 
+  it("fills the editor from a pasted entry", async () => {
+    const puts: any[] = [];
+    mockIPC((cmd, args: any) => {
+      if (cmd === "servers") return [];
+      if (cmd === "put_server") puts.push(args);
+    });
+    render(Servers);
+    await userEvent.click(await screen.findByTestId("add-server"));
+    const paste = screen.getByTestId("server-paste");
+    await userEvent.click(paste);
+    await userEvent.paste("npx -y nothing");
+    await userEvent.click(screen.getByTestId("server-paste-fill"));
+    expect(screen.getByTestId("editor-error")).toHaveTextContent("not JSON");
+    await userEvent.clear(paste);
+    await userEvent.click(paste);
+    await userEvent.paste(`"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"MEMORY_FILE_PATH": "/tmp/m.jsonl"}}`);
+    await userEvent.click(screen.getByTestId("server-paste-fill"));
+    expect(screen.getByTestId("server-name")).toHaveValue("memory");
+    expect(screen.getByTestId("server-command")).toHaveValue("npx");
+    expect(screen.getByTestId("server-args")).toHaveValue("-y @modelcontextprotocol/server-memory");
+    await userEvent.click(screen.getByTestId("server-save"));
+    await waitFor(() => expect(puts).toHaveLength(1));
+    expect(puts[0]).toMatchObject({
+      name: "memory",
+      spec: { transport: "stdio", command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"], env: { MEMORY_FILE_PATH: "/tmp/m.jsonl" } },
+    });
+  });
+
   it("duplicates a server under a new name, its entry copied", async () => {
     const puts: any[] = [];
     const original = f.server({ spec: { ...f.server().spec, args: ["--mode", "x"], env: { TOKEN: "${keyring:fx_token}" } } });
