@@ -156,26 +156,9 @@ pub async fn run(gigabytes: f64) -> anyhow::Result<()> {
         size as f64 / 1e9,
         secs(t.elapsed())
     );
-    let (client, pid) = spawn(&ctx).await;
-    let t = Instant::now();
-    let r = call(
-        &client,
-        "call_tool_with_file_content",
-        json!({"server": "fx", "tool_name": "received", "file_path": "big.csv", "data_key": "rows", "batch_size": 10_000}),
-    )
-    .await;
-    let took = t.elapsed();
-    let s = r.structured_content.clone().unwrap_or_default();
-    anyhow::ensure!(
-        s["items"].as_u64() == Some(big_rows),
-        "not all rows sent: {}",
-        text(&r)
-    );
-    let rss = peak_rss_mb(pid);
-    client.cancel().await?;
+    let (took, batches, rss) = batches_of(&ctx, "big.csv", big_rows).await?;
     println!(
-        "offload: {} batches in {} = {:.0} rows/s, {:.1} MB/s; peak RSS {rss:.1} MiB (target < 100 MiB)",
-        s["batches"],
+        "offload: {batches} batches in {} = {:.0} rows/s, {:.1} MB/s; peak RSS {rss:.1} MiB (target < 100 MiB)",
         secs(took),
         big_rows as f64 / took.as_secs_f64(),
         size as f64 / 1e6 / took.as_secs_f64()
@@ -200,30 +183,40 @@ pub async fn run(gigabytes: f64) -> anyhow::Result<()> {
         packed_size as f64 / 1e9,
         secs(t.elapsed())
     );
-    let (client, pid) = spawn(&ctx).await;
-    let t = Instant::now();
-    let r = call(
-        &client,
-        "call_tool_with_file_content",
-        json!({"server": "fx", "tool_name": "received", "file_path": "big.csv.gz", "data_key": "rows", "batch_size": 10_000}),
-    )
-    .await;
-    let packed_took = t.elapsed();
-    let s = r.structured_content.clone().unwrap_or_default();
-    anyhow::ensure!(
-        s["items"].as_u64() == Some(big_rows),
-        "not all rows sent from the .gz: {}",
-        text(&r)
-    );
-    let packed_rss = peak_rss_mb(pid);
-    client.cancel().await?;
+    let (packed_took, batches, packed_rss) = batches_of(&ctx, "big.csv.gz", big_rows).await?;
     std::fs::remove_file(&packed)?;
     println!(
-        "offload, .csv.gz: {} batches in {} = {:.0} rows/s; peak RSS {packed_rss:.1} MiB; {:.2}x the plain file's time",
-        s["batches"],
+        "offload, .csv.gz: {batches} batches in {} = {:.0} rows/s; peak RSS {packed_rss:.1} MiB; {:.2}x the plain file's time",
         secs(packed_took),
         big_rows as f64 / packed_took.as_secs_f64(),
         packed_took.as_secs_f64() / took.as_secs_f64()
     );
     Ok(())
+}
+
+/// `file`'s `rows` rows sent in batches of 10,000 through a fresh `offload mcp`: how long it
+/// took, how many batches, the peak RSS (MiB).
+async fn batches_of(
+    ctx: &TestContext,
+    file: &str,
+    rows: u64,
+) -> anyhow::Result<(std::time::Duration, Value, f64)> {
+    let (client, pid) = spawn(ctx).await;
+    let t = Instant::now();
+    let r = call(
+        &client,
+        "call_tool_with_file_content",
+        json!({"server": "fx", "tool_name": "received", "file_path": file, "data_key": "rows", "batch_size": 10_000}),
+    )
+    .await;
+    let took = t.elapsed();
+    let s = r.structured_content.clone().unwrap_or_default();
+    anyhow::ensure!(
+        s["items"].as_u64() == Some(rows),
+        "not all rows of {file} sent: {}",
+        text(&r)
+    );
+    let rss = peak_rss_mb(pid);
+    client.cancel().await?;
+    Ok((took, s["batches"].clone(), rss))
 }

@@ -12,7 +12,7 @@ use rmcp::{Peer, RoleServer};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 
-use super::{OffloadServer, direct};
+use super::{OffloadServer, direct, upstream_resources};
 use crate::Engine;
 use crate::gateway::Route;
 use crate::upstream::Notice;
@@ -92,6 +92,50 @@ fn stream(sent: Result<(), SubscriptionSendError>) -> Result<(), Gone> {
             Err(Gone)
         }
     }
+}
+
+/// One `subscriptions/listen` stream (2026-07-28): list changes and updates of the resources it
+/// names (upstream ones subscribed upstream while it listens), until the client ends it.
+pub async fn listen(
+    server: OffloadServer,
+    context: rmcp::service::SubscriptionContext,
+) -> Result<(), rmcp::ErrorData> {
+    let subscriptions: Subscriptions = Arc::default();
+    let wanted = context
+        .accepted()
+        .resource_subscriptions
+        .clone()
+        .unwrap_or_default();
+    for uri in wanted {
+        if server.owns(&uri).await? {
+            continue; // a stored response never changes
+        }
+        match upstream_resources::subscribe(&server.engine, &uri).await {
+            Ok(route) => {
+                subscriptions
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(uri, route);
+            }
+            Err(e) => tracing::debug!("no updates for {uri}: {}", e.message),
+        }
+    }
+    let to = To::Stream(context.sink().clone());
+    let tasks = start(server.clone(), to, subscriptions.clone());
+    context.cancelled().await;
+    for task in tasks {
+        task.abort();
+    }
+    let routes: Vec<_> = subscriptions
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .drain()
+        .map(|(_, route)| route)
+        .collect();
+    for route in routes {
+        let _ = upstream_resources::unsubscribe(&server.engine, &route).await;
+    }
+    Ok(())
 }
 
 /// Starts telling `to` about changes until it is gone (or the tasks are aborted).

@@ -236,13 +236,12 @@ impl ServerHandler for OffloadServer {
             .refresh_buckets(&self.engine.roots())
             .await;
         let server = self.clone();
-        let first = request.as_ref().and_then(|r| r.cursor.as_deref()).is_none();
-        let mut page = tokio::task::spawn_blocking(move || server.list_resources_page(request))
-            .await
-            .map_err(|e| McpError::internal_error(e.to_string(), None))??;
+        let (mut page, stored) =
+            tokio::task::spawn_blocking(move || server.list_resources_page(request))
+                .await
+                .map_err(|e| McpError::internal_error(e.to_string(), None))??;
         // The upstreams' resources come with the first page of stored responses.
-        if first {
-            let stored = resources::uris(&self.engine);
+        if let Some(stored) = stored {
             page.resources
                 .extend(upstream_resources::list(&self.engine, &stored).await);
         }
@@ -271,7 +270,7 @@ impl ServerHandler for OffloadServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         read_allowed(&context, "resources/subscribe")?;
-        if resources::owns(&self.engine, &request.uri) {
+        if self.owns(&request.uri).await? {
             return Ok(()); // a stored response never changes
         }
         if self.session.subscriptions().contains_key(&request.uri) {
@@ -332,13 +331,14 @@ impl ServerHandler for OffloadServer {
         if crate::objects::is_object_url(&request.uri) {
             engine.store.refresh_buckets(&engine.roots()).await;
         }
-        if !resources::owns(&engine, &request.uri) {
-            return upstream_resources::read(&engine, request).await;
-        }
-        tokio::task::spawn_blocking(move || resources::read(&engine, &request.uri))
+        let (reader, uri) = (engine.clone(), request.uri.clone());
+        let stored = tokio::task::spawn_blocking(move || resources::read(&reader, &uri))
             .await
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?
-            .map(Into::into)
+            .map_err(|e| McpError::internal_error(e.to_string(), None))??;
+        match stored {
+            Some(read) => Ok(read.into()),
+            None => upstream_resources::read(&engine, request).await,
+        }
     }
 
     /// Tells this client when a response is stored (by any session of this engine).
@@ -359,42 +359,7 @@ impl ServerHandler for OffloadServer {
     /// One `subscriptions/listen` stream: list changes and updates of the resources it names
     /// (upstream ones subscribed upstream while it listens), until the client ends it.
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
-        let subscriptions: announce::Subscriptions = Arc::default();
-        let wanted = context
-            .accepted()
-            .resource_subscriptions
-            .clone()
-            .unwrap_or_default();
-        for uri in wanted {
-            if resources::owns(&self.engine, &uri) {
-                continue; // a stored response never changes
-            }
-            match upstream_resources::subscribe(&self.engine, &uri).await {
-                Ok(route) => {
-                    subscriptions
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .insert(uri, route);
-                }
-                Err(e) => tracing::debug!("no updates for {uri}: {}", e.message),
-            }
-        }
-        let to = announce::To::Stream(context.sink().clone());
-        let tasks = announce::start(self.clone(), to, subscriptions.clone());
-        context.cancelled().await;
-        for task in tasks {
-            task.abort();
-        }
-        let routes: Vec<_> = subscriptions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .drain()
-            .map(|(_, route)| route)
-            .collect();
-        for route in routes {
-            let _ = upstream_resources::unsubscribe(&self.engine, &route).await;
-        }
-        Ok(())
+        announce::listen(self.clone(), context).await
     }
 
     /// The level of upstream log messages this session gets (relayed with the server as logger).
@@ -573,11 +538,25 @@ impl OffloadServer {
     fn list_resources_page(
         &self,
         request: Option<PaginatedRequestParams>,
-    ) -> Result<ListResourcesResult, McpError> {
+    ) -> Result<
+        (
+            ListResourcesResult,
+            Option<std::collections::HashSet<String>>,
+        ),
+        McpError,
+    > {
         resources::list(
             &self.engine,
             request.as_ref().and_then(|r| r.cursor.as_deref()),
         )
+    }
+
+    /// Whether `uri` is a stored response's (the records index is read off the async threads).
+    pub(super) async fn owns(&self, uri: &str) -> Result<bool, McpError> {
+        let (engine, uri) = (self.engine.clone(), uri.to_owned());
+        tokio::task::spawn_blocking(move || resources::owns(&engine, &uri))
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))
     }
 }
 

@@ -11,7 +11,7 @@ use rmcp::model::{
     ListPromptsResult, PaginatedRequestParams, Reference, ResultType,
 };
 
-use super::upstreams::{Freshness, offering, relayed};
+use super::upstreams::{Freshness, all_pages, offering, relayed};
 use crate::Engine;
 use crate::gateway::{Route, names};
 
@@ -19,21 +19,17 @@ use crate::gateway::{Route, names};
 async fn all_prompts(
     peer: rmcp::Peer<rmcp::RoleClient>,
 ) -> Result<(Vec<rmcp::model::Prompt>, Freshness), rmcp::ServiceError> {
-    let mut prompts = Vec::new();
-    let mut fresh: Option<Freshness> = None;
-    let mut cursor = None;
-    loop {
-        let page = peer
-            .list_prompts(Some(PaginatedRequestParams::default().with_cursor(cursor)))
-            .await?;
-        let this = Freshness::of(page.ttl_ms, page.cache_scope);
-        fresh = Some(fresh.map_or(this, |f| f.and(this)));
-        prompts.extend(page.prompts);
-        cursor = page.next_cursor;
-        if cursor.is_none() {
-            return Ok((prompts, fresh.unwrap_or(this)));
+    all_pages(|cursor| {
+        let peer = peer.clone();
+        async move {
+            let page = peer
+                .list_prompts(Some(PaginatedRequestParams::default().with_cursor(cursor)))
+                .await?;
+            let fresh = Freshness::of(page.ttl_ms, page.cache_scope);
+            Ok((page.prompts, page.next_cursor, fresh))
         }
-    }
+    })
+    .await
 }
 
 pub async fn list(engine: &Engine) -> ListPromptsResult {
@@ -47,7 +43,7 @@ pub async fn list(engine: &Engine) -> ListPromptsResult {
     for (server, prompts) in futures::future::join_all(asks).await {
         let prompts = match prompts {
             Ok((p, f)) => {
-                fresh = Some(fresh.map_or(f, |all| all.and(f)));
+                Freshness::merge(&mut fresh, f);
                 p
             }
             Err(e) => {

@@ -1,6 +1,8 @@
 //! Stored responses as MCP resources: `resources/list` (newest first, paginated) and
 //! `resources/read` (text or blob by MIME type, through the path guard).
 
+use std::collections::HashSet;
+
 use base64::Engine as _;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{ListResourcesResult, ReadResourceResult, Resource, ResourceContents};
@@ -10,7 +12,12 @@ use crate::store::Record;
 
 const PAGE: usize = 100;
 
-pub fn list(engine: &Engine, cursor: Option<&str>) -> Result<ListResourcesResult, McpError> {
+/// A page of stored responses, and (for the first page) the URIs of all of them, which an
+/// upstream resource must not take. Reads the records index: call it off the async threads.
+pub fn list(
+    engine: &Engine,
+    cursor: Option<&str>,
+) -> Result<(ListResourcesResult, Option<HashSet<String>>), McpError> {
     let records = engine.store.records();
     let start: usize = match cursor {
         None => 0,
@@ -29,7 +36,15 @@ pub fn list(engine: &Engine, cursor: Option<&str>) -> Result<ListResourcesResult
     if end < records.len() {
         result.next_cursor = Some(end.to_string());
     }
-    Ok(result)
+    let uris = cursor.is_none().then(|| {
+        records
+            .iter()
+            .flat_map(|r| {
+                std::iter::once(r.uri.clone()).chain(r.files.iter().map(|f| f.uri.clone()))
+            })
+            .collect()
+    });
+    Ok((result, uris))
 }
 
 fn resources_of(r: &Record) -> Vec<Resource> {
@@ -65,41 +80,31 @@ fn resources_of(r: &Record) -> Vec<Resource> {
     out
 }
 
-/// The URIs of every stored response and its parts.
-pub fn uris(engine: &Engine) -> std::collections::HashSet<String> {
-    engine
-        .store
-        .records()
-        .iter()
-        .flat_map(|r| std::iter::once(r.uri.clone()).chain(r.files.iter().map(|f| f.uri.clone())))
-        .collect()
+/// The stored file behind `uri` (a response or one of its parts) and its MIME type.
+fn stored(records: &[Record], uri: &str) -> Option<(String, String)> {
+    records.iter().find_map(|r| {
+        if r.uri == uri {
+            return Some((r.path.clone(), r.mime_type.clone()));
+        }
+        r.files
+            .iter()
+            .find(|f| f.uri == uri)
+            .map(|f| (f.path.clone(), f.mime_type.clone()))
+    })
 }
 
-/// Whether `uri` is a stored response's (or one of its parts').
+/// Whether `uri` is a stored response's (or one of its parts'). Reads the records index: call
+/// it off the async threads.
 pub fn owns(engine: &Engine, uri: &str) -> bool {
-    engine
-        .store
-        .records()
-        .iter()
-        .any(|r| r.uri == uri || r.files.iter().any(|f| f.uri == uri))
+    stored(&engine.store.records(), uri).is_some()
 }
 
-pub fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpError> {
-    let records = engine.store.records();
-    let (path, mime) = records
-        .iter()
-        .find_map(|r| {
-            if r.uri == uri {
-                return Some((r.path.clone(), r.mime_type.clone()));
-            }
-            r.files
-                .iter()
-                .find(|f| f.uri == uri)
-                .map(|f| (f.path.clone(), f.mime_type.clone()))
-        })
-        .ok_or_else(|| {
-            McpError::resource_not_found(format!("no stored response has the URI {uri}"), None)
-        })?;
+/// Reads the stored response `uri`; `None` when no stored response has it (it may be an
+/// upstream's). Call it off the async threads.
+pub fn read(engine: &Engine, uri: &str) -> Result<Option<ReadResourceResult>, McpError> {
+    let Some((path, mime)) = stored(&engine.store.records(), uri) else {
+        return Ok(None);
+    };
     let (source, _) = engine
         .roots()
         .open(&path)
@@ -134,7 +139,7 @@ pub fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpError> 
         (_, Ok(text)) => blob(uri, mime, text.into_bytes()),
         (_, Err(e)) => blob(uri, mime, e.into_bytes()),
     };
-    Ok(ReadResourceResult::new(vec![contents]))
+    Ok(Some(ReadResourceResult::new(vec![contents])))
 }
 
 fn blob(uri: &str, mime: String, bytes: Vec<u8>) -> ResourceContents {

@@ -17,7 +17,7 @@ use rmcp::model::{
     UnsubscribeRequestParams,
 };
 
-use super::upstreams::{Freshness, offering, relayed};
+use super::upstreams::{Freshness, all_pages, offering, relayed};
 use crate::Engine;
 use crate::gateway::{Route, routes};
 use crate::upstream::{Upstream, UpstreamError};
@@ -70,21 +70,19 @@ pub async fn list(engine: &Engine, stored: &HashSet<String>) -> Vec<Resource> {
 async fn all_templates(
     peer: rmcp::Peer<rmcp::RoleClient>,
 ) -> Result<(Vec<ResourceTemplate>, Freshness), rmcp::ServiceError> {
-    let mut templates = Vec::new();
-    let mut fresh: Option<Freshness> = None;
-    let mut cursor = None;
-    loop {
-        let page = peer
-            .list_resource_templates(Some(PaginatedRequestParams::default().with_cursor(cursor)))
-            .await?;
-        let this = Freshness::of(page.ttl_ms, page.cache_scope);
-        fresh = Some(fresh.map_or(this, |f| f.and(this)));
-        templates.extend(page.resource_templates);
-        cursor = page.next_cursor;
-        if cursor.is_none() {
-            return Ok((templates, fresh.unwrap_or(this)));
+    all_pages(|cursor| {
+        let peer = peer.clone();
+        async move {
+            let page = peer
+                .list_resource_templates(Some(
+                    PaginatedRequestParams::default().with_cursor(cursor),
+                ))
+                .await?;
+            let fresh = Freshness::of(page.ttl_ms, page.cache_scope);
+            Ok((page.resource_templates, page.next_cursor, fresh))
         }
-    }
+    })
+    .await
 }
 
 /// Every server's resource templates, and how fresh the least fresh list is; of two with the
@@ -100,7 +98,7 @@ pub async fn list_templates(engine: &Engine) -> (Vec<ResourceTemplate>, Option<F
     for (server, listed) in futures::future::join_all(asks).await {
         let listed = match listed {
             Ok((t, f)) => {
-                fresh = Some(fresh.map_or(f, |all| all.and(f)));
+                Freshness::merge(&mut fresh, f);
                 t
             }
             Err(e) => {

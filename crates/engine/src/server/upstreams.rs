@@ -49,6 +49,23 @@ pub fn relayed(e: UpstreamError) -> McpError {
     }
 }
 
+/// Every page of a list, and how fresh its pages said they are: `page(cursor)` gives a page's
+/// items, the next cursor and the page's freshness.
+pub async fn all_pages<T, F, Fut>(mut page: F) -> Result<(Vec<T>, Freshness), rmcp::ServiceError>
+where
+    F: FnMut(Option<String>) -> Fut,
+    Fut: Future<Output = Result<(Vec<T>, Option<String>, Freshness), rmcp::ServiceError>>,
+{
+    let (mut items, mut cursor, mut fresh) = page(None).await?;
+    while cursor.is_some() {
+        let (more, next, this) = page(cursor).await?;
+        items.extend(more);
+        cursor = next;
+        fresh = fresh.and(this);
+    }
+    Ok((items, fresh))
+}
+
 /// How long a list may be cached and by whom (2026-07-28 `ttlMs`, `cacheScope`). An upstream
 /// that says nothing allows nothing: 0 ms, private.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +88,11 @@ impl Freshness {
             ttl_ms: self.ttl_ms.min(other.ttl_ms),
             private: self.private || other.private,
         }
+    }
+
+    /// Takes `next` into what a merged list allows so far.
+    pub fn merge(so_far: &mut Option<Self>, next: Self) {
+        *so_far = Some(so_far.map_or(next, |all| all.and(next)));
     }
 
     pub fn scope(self) -> CacheScope {

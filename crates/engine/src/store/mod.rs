@@ -4,6 +4,7 @@
 //! Everything here is blocking file I/O: async callers run it on a blocking thread.
 
 mod bucket_records;
+mod choice;
 mod names;
 mod payload;
 mod place;
@@ -27,6 +28,7 @@ use crate::formats::{self, Format};
 use crate::objects::Bucket;
 use crate::roots::{Access, PathError, Roots};
 use crate::{ErrorCode, ToolError};
+use choice::{choose_format, extension_of, file_name, mime_of};
 use place::Place;
 
 /// What to store and where.
@@ -422,41 +424,6 @@ struct Placed {
     files: Vec<SideFile>,
 }
 
-/// The file's name: `filename` (validated; the format's extension added when it has none), or
-/// the default `<server>-<tool>-<time>-<random>.<ext>`.
-fn file_name(
-    server: &str,
-    tool: &str,
-    filename: Option<&str>,
-    format: Format,
-    codec: Option<Codec>,
-) -> Result<String, ToolError> {
-    let extension = extension_of(format, codec);
-    Ok(match filename {
-        Some(n) => {
-            names::validate(n)?;
-            if names::extension(n).is_some() {
-                n.to_owned()
-            } else {
-                format!("{n}.{extension}")
-            }
-        }
-        None => names::default_name(server, tool, chrono::Utc::now(), &extension),
-    })
-}
-
-/// A stored file's extension: the format's, and the compression's after it (`csv.gz`).
-fn extension_of(format: Format, codec: Option<Codec>) -> String {
-    match codec {
-        Some(codec) => format!("{}.{}", format.extension(), codec.extension()),
-        None => format.extension().to_owned(),
-    }
-}
-
-fn mime_of(format: Format, codec: Option<Codec>) -> &'static str {
-    codec.map_or(format.mime_type(), Codec::mime_type)
-}
-
 /// The written file's final path, canonicalised, which must still be inside a writable root.
 pub(super) fn inside_writable(roots: &Roots, path: &Path) -> Result<PathBuf, ToolError> {
     std::fs::canonicalize(path)
@@ -502,61 +469,6 @@ pub fn file_uri(path: &Path) -> String {
     url::Url::from_file_path(path)
         .map(|u| u.to_string())
         .unwrap_or_else(|_| format!("file://{}", path.display()))
-}
-
-/// The format: `file_format` if given, else the filename's extension, else `default`; with
-/// the compression a `.gz`, `.zst` or `.bz2` after it names (`csv.gz`, `data.jsonl.zst`).
-fn choose_format(
-    requested: Option<&str>,
-    filename: Option<&str>,
-    default: Format,
-) -> Result<(Format, Option<Codec>), ToolError> {
-    let from_name = filename.and_then(|name| {
-        let (inner, codec) = Codec::split(name);
-        names::extension(inner)
-            .and_then(|e| Format::parse(&e))
-            .map(|f| (f, codec))
-    });
-    let chosen = match requested {
-        Some(f) => {
-            let (inner, codec) = Codec::split(f.trim());
-            let format = Format::parse(inner).ok_or_else(|| {
-                let known: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-                ToolError::new(
-                    ErrorCode::UnsupportedFormat,
-                    format!(
-                        "file_format '{f}' is not supported; use one of {} (csv, json, jsonl, ... may end with .gz, .zst or .bz2)",
-                        known.join(", ")
-                    ),
-                )
-                .with("file_format", f)
-            })?;
-            if let (Some(named), Some(name)) = (from_name, filename)
-                && named != (format, codec)
-            {
-                return Err(ToolError::new(
-                    ErrorCode::InvalidArguments,
-                    format!(
-                        "filename '{name}' says {} but file_format is {f}; make them agree or leave one out",
-                        extension_of(named.0, named.1)
-                    ),
-                ));
-            }
-            (format, codec)
-        }
-        None => from_name.unwrap_or((default, None)),
-    };
-    match chosen {
-        (Format::Parquet, Some(_)) => Err(ToolError::new(
-            ErrorCode::UnsupportedFormat,
-            "Parquet is compressed inside already; store it as parquet",
-        )),
-        (_, Some(Codec::Xz)) => Err(ToolError::new(
-            ErrorCode::UnsupportedFormat,
-            "xz files are read but not written; store as .gz, .zst or .bz2",
-        )),
-        chosen => Ok(chosen),
-    }
 }
 
 /// The directory to store in: `storage_path` (created inside a writable root when missing) or

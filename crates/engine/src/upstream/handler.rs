@@ -1,8 +1,8 @@
 //! Offload's client side of one upstream connection: it drops the cached tool list when the
 //! upstream says it changed, passes on what it announces about its prompts and resources,
 //! answers `roots/list` with Offload's allowed directories, and hands the upstream's sampling
-//! and elicitation requests to the client whose call the upstream is serving. (Progress and log messages are forwarded by
-//! `progress::Forwarding`, in order.)
+//! and elicitation requests to the client whose call the upstream is serving. (Progress and
+//! log messages are forwarded by `progress::Forwarding`, in order.)
 #![allow(deprecated)] // sampling: deprecated by 2026-07-28 (SEP-2577), still used on older revisions
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -97,9 +97,7 @@ impl UpstreamHandler {
             None,
         ))
     }
-}
 
-impl UpstreamHandler {
     fn notice(&self, notice: super::Notice) {
         if let Some(pool) = self.pool.upgrade() {
             pool.notice(notice);

@@ -16,6 +16,7 @@ mod progress;
 mod search_path;
 mod stderr;
 mod supervisor;
+mod tasks;
 
 pub use callers::{Caller, severity};
 pub use error::{UpstreamError, closest};

@@ -114,7 +114,7 @@ pub async fn prepare(
     for file in files {
         let format = format_of(p, file)?;
         let (data, more) = load(engine, file, format, infer.clone(), p.sheet.clone()).await?;
-        total += json_len(&data);
+        total += call::json_size(&data);
         if total > limit {
             return Err(ToolError::new(
                 ErrorCode::FileTooLarge,
@@ -188,8 +188,4 @@ pub fn same_columns(
         .with("path", file)),
         Some(_) => Ok(()),
     }
-}
-
-fn json_len(v: &Value) -> u64 {
-    call::json_size(v)
 }
