@@ -1,11 +1,25 @@
 #!/usr/bin/env bash
-# Installs the published MCP peers the interop tests use into tests/interop:
+# Installs the published MCP peers the interop tests use into tests/interop (and a Secret
+# Service for the sign-in tests):
 # @modelcontextprotocol/sdk and the published servers (npm), the Python SDK `mcp` 2.x with
 # mcp-server-git and -time (PyPI, .venv), and mcp-server-sqlite, which needs the 1.x SDK
 # (.venv-legacy).
 # Re-running is cheap: nothing is installed again unless the lock files changed.
 set -euo pipefail
 cd "$(dirname "$0")/../tests/interop"
+
+# The sign-in tests keep tokens in a real Secret Service: a private D-Bus session bus and
+# gnome-keyring (Debian packages; skipped when present or when there is no apt).
+need_apt=()
+for p in dbus-daemon gnome-keyring; do
+  dpkg -s "$p" >/dev/null 2>&1 || need_apt+=("$p")
+done
+if ((${#need_apt[@]})) && command -v apt-get >/dev/null 2>&1; then
+  echo "setup-interop: installing ${need_apt[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
 
 stamp() { cat "$@" 2>/dev/null | sha256sum | cut -d' ' -f1; }
 

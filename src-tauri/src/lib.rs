@@ -5,6 +5,7 @@
 //! commands ([`commands`]). Everything the window shows or changes is decided in
 //! `offload_engine::control`, where it is tested without a window.
 
+mod browser;
 pub mod commands;
 pub mod host;
 pub mod tray;

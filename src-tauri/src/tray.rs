@@ -55,6 +55,9 @@ fn servers_line(status: &Status) -> String {
     if s.errors > 0 {
         line.push_str(&format!(", {} with errors", s.errors));
     }
+    if s.sign_in > 0 {
+        line.push_str(&format!(", {} to sign in", s.sign_in));
+    }
     line
 }
 
@@ -77,6 +80,7 @@ fn menu<R: Runtime>(app: &AppHandle<R>, now: &Snapshot) -> tauri::Result<Menu<R>
         .map(|(name, state)| {
             let label = match state {
                 ServerState::Error => format!("{name} (error)"),
+                ServerState::SignInRequired => format!("{name} (sign-in required)"),
                 _ => name.clone(),
             };
             let enabled = *state != ServerState::Disabled;
@@ -97,6 +101,20 @@ fn menu<R: Runtime>(app: &AppHandle<R>, now: &Snapshot) -> tauri::Result<Menu<R>
     let held = held_line(now.held)
         .map(|text| MenuItem::with_id(app, "review", text, true, None::<&str>))
         .transpose()?;
+    let sign_ins = now
+        .servers
+        .iter()
+        .filter(|(_, state)| *state == ServerState::SignInRequired)
+        .map(|(name, _)| {
+            MenuItem::with_id(
+                app,
+                format!("sign-in:{name}"),
+                format!("Sign in to {name}…"),
+                true,
+                None::<&str>,
+            )
+        })
+        .collect::<tauri::Result<Vec<_>>>()?;
     let pause_text = if now.status.paused {
         "Resume proxying"
     } else {
@@ -111,6 +129,7 @@ fn menu<R: Runtime>(app: &AppHandle<R>, now: &Snapshot) -> tauri::Result<Menu<R>
     if let Some(held) = &held {
         items.push(held);
     }
+    items.extend(sign_ins.iter().map(|i| i as &dyn IsMenuItem<R>));
     items.extend([
         &separator as &dyn IsMenuItem<R>,
         &open,
@@ -168,7 +187,14 @@ pub fn on_menu<R: Runtime>(app: &AppHandle<R>, id: &str) {
         "pause" => engine.set_paused(!engine.is_paused()),
         "quit" => app.exit(0),
         _ => {
-            if let Some(name) = id.strip_prefix("server:") {
+            if let Some(name) = id.strip_prefix("sign-in:") {
+                let name = name.to_owned();
+                tauri::async_runtime::spawn(async move {
+                    if let Err(e) = control::sign_in(&engine, &name, crate::browser::open).await {
+                        tracing::warn!("{}", e.message);
+                    }
+                });
+            } else if let Some(name) = id.strip_prefix("server:") {
                 let name = name.to_owned();
                 let enable = engine.pool.get(&name).is_ok_and(|s| s.entry().disabled);
                 tauri::async_runtime::spawn(async move {
@@ -195,6 +221,7 @@ mod tests {
                 total: 3,
                 ready: 1,
                 errors: 1,
+                sign_in: 0,
                 disabled: 1,
             },
             config_error: None,
@@ -203,6 +230,12 @@ mod tests {
         assert_eq!(
             servers_line(&status),
             "Servers: 1 ready of 2, 1 with errors"
+        );
+        status.servers.total = 4;
+        status.servers.sign_in = 1;
+        assert_eq!(
+            servers_line(&status),
+            "Servers: 1 ready of 3, 1 with errors, 1 to sign in"
         );
         status.paused = true;
         status.clients = 2;

@@ -3,6 +3,7 @@
 //! `offload mcp` serves Offload's MCP tools on stdio for an MCP client. stdout belongs to the
 //! protocol: everything else goes to stderr (or the file named by `OFFLOAD_LOG_FILE`).
 
+mod auth;
 mod files;
 mod mcp;
 mod secret;
@@ -73,6 +74,13 @@ enum Command {
         #[command(flatten)]
         args: serve::ServeArgs,
     },
+    /// Sign in to remote servers that need OAuth (tokens kept in the OS keychain).
+    Auth {
+        #[command(flatten)]
+        config: ConfigArg,
+        #[command(subcommand)]
+        command: auth::AuthCommand,
+    },
     /// Access tokens for clients that reach Offload over HTTP (`offload serve --http`).
     #[command(subcommand)]
     Token(token::TokenCommand),
@@ -107,6 +115,7 @@ fn main() -> std::process::ExitCode {
     match cli.command {
         Command::Mcp { config, args } => mcp::run(config.resolve(), args),
         Command::Serve { config, args } => serve::run(config.resolve(), args),
+        Command::Auth { config, command } => auth::run(config.resolve(), command),
         Command::Token(command) => token::run(command),
         Command::Secret(command) => secret::run(command),
         Command::Tools { config, command } => tools::run(config.resolve(), command),

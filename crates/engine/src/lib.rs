@@ -22,6 +22,7 @@ pub mod inputs;
 pub mod ipc;
 pub mod keychain;
 pub mod logging;
+pub mod oauth;
 pub mod objects;
 pub mod query;
 pub mod refs;

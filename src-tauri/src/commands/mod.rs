@@ -43,6 +43,8 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         servers::set_server_enabled,
         servers::restart_server,
         servers::stop_retrying,
+        servers::sign_in_server,
+        servers::sign_out_server,
         servers::tools_view,
         servers::approve_tool,
         servers::set_tool_enabled,

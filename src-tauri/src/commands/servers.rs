@@ -112,3 +112,19 @@ pub async fn restart_server(
 ) -> Result<usize, ControlError> {
     control::restart_server(&state.engine, &name).await
 }
+
+/// *Sign in*: opens the system browser on the server's sign-in page and waits (up to five
+/// minutes) for the user to finish there; the server then starts with its new token.
+#[tauri::command]
+pub async fn sign_in_server(
+    state: State<'_, AppState>,
+    name: String,
+) -> Result<String, ControlError> {
+    control::sign_in(&state.engine, &name, crate::browser::open).await
+}
+
+/// *Sign out*: forgets the server's tokens (the keychain entry) and stops it.
+#[tauri::command]
+pub async fn sign_out_server(state: State<'_, AppState>, name: String) -> Result<(), ControlError> {
+    control::sign_out(&state.engine, &name).await
+}

@@ -86,6 +86,8 @@ export const backend = {
     invoke<void>("set_server_enabled", { name, enabled }),
   restartServer: (name: string) => invoke<number>("restart_server", { name }),
   stopRetrying: (name: string) => invoke<void>("stop_retrying", { name }),
+  signIn: (name: string) => invoke<string>("sign_in_server", { name }),
+  signOut: (name: string) => invoke<void>("sign_out_server", { name }),
   toolsView: () => invoke<ToolsView>("tools_view"),
   approveTool: (server: string, tool: string | null) => invoke<number>("approve_tool", { server, tool }),
   setToolEnabled: (server: string, tool: string, enabled: boolean) =>

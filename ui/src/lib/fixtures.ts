@@ -14,7 +14,7 @@ import type {
 export const status = (over: Partial<Status> = {}): Status => ({
   paused: false,
   clients: 0,
-  servers: { total: 1, ready: 1, errors: 0, disabled: 0 },
+  servers: { total: 1, ready: 1, errors: 0, signIn: 0, disabled: 0 },
   configError: null,
   ...over,
 });

@@ -7,7 +7,11 @@ export type Status = { paused: boolean, clients: number, servers: ServerCounts,
  */
 configError: string | null, };
 
-export type ServerCounts = { total: number, ready: number, errors: number, disabled: number, };
+export type ServerCounts = { total: number, ready: number, errors: number, 
+/**
+ * Servers waiting for the user to sign in.
+ */
+signIn: number, disabled: number, };
 
 export type Overview = { status: Status, clients: Array<Session>, configPath: string | null, today: Activity, 
 /**
@@ -30,7 +34,7 @@ export type ServerSpec = {
  */
 transport: string, command: string, args: Array<string>, env: { [key in string]: string }, cwd: string | null, url: string, headers: { [key in string]: string }, timeoutSecs: number | null, enabled: boolean, };
 
-export type ServerView = { name: string, spec: ServerSpec, status: "idle" | "starting" | "ready" | "error" | "disabled", toolCount: number | null, lastError: string | null, 
+export type ServerView = { name: string, spec: ServerSpec, status: "idle" | "starting" | "ready" | "error" | "sign_in_required" | "disabled", toolCount: number | null, lastError: string | null, 
 /**
  * Why it is in error now (absent when it is not).
  */

@@ -95,6 +95,44 @@ describe("Servers", () => {
     await waitFor(() => expect(screen.getByTestId("server-retry")).toHaveTextContent("Not retrying"));
   });
 
+  it("offers Sign in for a server that needs it, waits for the browser, and shows it ready after", async () => {
+    let current = f.server({
+      name: "linear",
+      status: "sign_in_required",
+      error: "it needs you to sign in: open Offload and click Sign in next to it on the Servers screen",
+      uptimeSecs: null,
+      spec: { ...f.server().spec, transport: "http", url: "https://mcp.linear.app/mcp" },
+    });
+    const asked: string[] = [];
+    let finish: () => void = () => {};
+    mockIPC((cmd, args: any) => {
+      asked.push(cmd);
+      if (cmd === "servers") return [current];
+      if (cmd === "server_tools") return [];
+      if (cmd === "sign_in_server") {
+        expect(args).toEqual({ name: "linear" });
+        return new Promise<string>((resolve) => {
+          finish = () => {
+            current = { ...current, status: "ready", error: null, uptimeSecs: 1 };
+            resolve("signed in to linear");
+          };
+        });
+      }
+    });
+    render(Servers);
+    expect(await screen.findByTestId("server-status")).toHaveTextContent("sign in");
+    expect(screen.getByTestId("server-sign-in-needed")).toHaveTextContent("linear needs you to sign in");
+    expect(screen.getByTestId("server-tools-unavailable")).toHaveTextContent("once you sign in");
+    expect(asked).not.toContain("server_tools");
+    await userEvent.click(screen.getByTestId("server-sign-in"));
+    expect(await screen.findByTestId("server-sign-in-waiting")).toHaveTextContent("in your browser");
+    // The rest of the screen stays usable while the browser is open.
+    expect(screen.getByTestId("server-edit")).not.toBeDisabled();
+    finish();
+    await waitFor(() => expect(screen.getByTestId("server-status")).toHaveTextContent("ready"));
+    expect(screen.queryByTestId("server-sign-in-needed")).toBeNull();
+  });
+
   it("switches a tool off, shows how clients see the tools, and approves a held tool with its diff", async () => {
     const calls: any[] = [];
     let held = [

@@ -23,6 +23,7 @@ mod relay;
 mod secrets;
 mod several_files;
 mod shim;
+mod sign_in;
 mod special_files;
 mod store;
 

@@ -131,8 +131,30 @@ pub struct ServerEntry {
     /// directories) or `"none"` (Offload does not offer roots to it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roots: Option<String>,
+    /// Sign-in settings for an OAuth server that needs a pre-registered client, a client ID
+    /// metadata document, or given scopes (others need none: a 401 challenge is enough).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OAuthConfig>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// `"oauth"` of a remote server entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OAuthConfig {
+    /// A client registered with the authorization server out of band.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// Its secret, as a `${keyring:NAME}` reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// Scopes to ask for (otherwise the server's challenge or metadata decides).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// The HTTPS URL of a client ID metadata document describing Offload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_metadata_url: Option<String>,
 }
 
 /// How to reach an upstream server.
@@ -147,7 +169,21 @@ pub enum Transport {
     Http {
         url: String,
         headers: BTreeMap<String, String>,
+        oauth: Option<OAuthConfig>,
     },
+}
+
+impl Transport {
+    /// Whether connections sign in with OAuth: remote servers do, unless their `headers` carry
+    /// a static `Authorization`.
+    pub fn signs_in(&self) -> bool {
+        match self {
+            Self::Stdio { .. } => false,
+            Self::Http { headers, .. } => !headers
+                .keys()
+                .any(|k| k.eq_ignore_ascii_case("authorization")),
+        }
+    }
 }
 
 /// `tools` in the configuration.
@@ -273,6 +309,7 @@ impl ServerEntry {
                     Some(url) => Ok(Transport::Http {
                         url,
                         headers: self.headers.clone(),
+                        oauth: self.oauth.clone(),
                     }),
                     None => Err(err("give either \"command\" (stdio) or \"url\" (HTTP)")),
                 }

@@ -90,7 +90,8 @@ fn transport_errors_say_what_to_do() {
         windsurf.transport("w").unwrap(),
         Transport::Http {
             url: "http://h/mcp".into(),
-            headers: Default::default()
+            headers: Default::default(),
+            oauth: None,
         }
     );
 }

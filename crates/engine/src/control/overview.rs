@@ -28,6 +28,8 @@ pub struct ServerCounts {
     pub total: usize,
     pub ready: usize,
     pub errors: usize,
+    /// Servers waiting for the user to sign in.
+    pub sign_in: usize,
     pub disabled: usize,
 }
 
@@ -105,6 +107,7 @@ pub fn status(engine: &Engine) -> Status {
         match server.status().status {
             ServerState::Ready => servers.ready += 1,
             ServerState::Error => servers.errors += 1,
+            ServerState::SignInRequired => servers.sign_in += 1,
             ServerState::Disabled => servers.disabled += 1,
             ServerState::Idle | ServerState::Starting => {}
         }

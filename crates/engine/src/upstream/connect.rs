@@ -49,7 +49,7 @@ impl From<crate::config::ConfigError> for StartError {
 /// What a started connection needs besides the transport settings.
 pub struct ConnectContext<'a> {
     pub name: &'a str,
-    pub secrets: &'a dyn SecretSource,
+    pub secrets: &'a Arc<dyn SecretSource>,
     pub search_path: &'a SearchPath,
     pub stderr: Arc<StderrRing>,
     pub routes: Arc<ProgressRoutes>,
@@ -62,6 +62,8 @@ pub struct ConnectContext<'a> {
     pub answer_limit: u64,
     /// How the connection starts (`initialize`, or 2026-07-28's `server/discover`).
     pub lifecycle: rmcp::service::ClientLifecycleMode,
+    /// Told when a remote server refuses the connection's sign-in.
+    pub auth_watch: Arc<crate::oauth::watch::AuthWatch>,
 }
 
 /// A live connection: the rmcp client and, for stdio, the child and its process group.
@@ -82,7 +84,11 @@ pub async fn open(transport: &Transport, ctx: ConnectContext<'_>) -> Result<Open
             env,
             cwd,
         } => open_stdio(command, args, env, cwd.as_deref(), ctx).await,
-        Transport::Http { url, headers } => open_http(url, headers, ctx).await,
+        Transport::Http {
+            url,
+            headers,
+            oauth,
+        } => open_http(url, headers, oauth.as_ref(), transport.signs_in(), ctx).await,
     }
 }
 
@@ -95,7 +101,7 @@ async fn open_stdio(
 ) -> Result<Opened, StartError> {
     let cwd = match cwd {
         Some(c) => {
-            let dir = expand_tilde(&interpolate(c, ctx.secrets)?);
+            let dir = expand_tilde(&interpolate(c, ctx.secrets.as_ref())?);
             if !dir.is_dir() {
                 return Err(StartError::unavailable(format!(
                     "\"cwd\" {} is not a directory",
@@ -106,7 +112,7 @@ async fn open_stdio(
         }
         None => None,
     };
-    let command = interpolate(command, ctx.secrets)?;
+    let command = interpolate(command, ctx.secrets.as_ref())?;
     let program = ctx
         .search_path
         .resolve(&command, cwd.as_deref())
@@ -118,7 +124,7 @@ async fn open_stdio(
     let mut sensitive = Vec::new();
     let mut cmd = tokio::process::Command::new(&program);
     for a in args {
-        cmd.arg(interpolate_noting(a, ctx.secrets, &mut sensitive)?);
+        cmd.arg(interpolate_noting(a, ctx.secrets.as_ref(), &mut sensitive)?);
     }
     cmd.env_clear();
     for (k, v) in safe_environment() {
@@ -126,7 +132,7 @@ async fn open_stdio(
     }
     cmd.env("PATH", ctx.search_path.child_path().await);
     for (k, v) in env {
-        let value = interpolate_noting(v, ctx.secrets, &mut sensitive)?;
+        let value = interpolate_noting(v, ctx.secrets.as_ref(), &mut sensitive)?;
         if crate::store::looks_secret(k) {
             sensitive.push(value.clone());
         }
@@ -223,40 +229,68 @@ fn watch_exit(
 async fn open_http(
     url: &str,
     headers: &BTreeMap<String, String>,
+    oauth: Option<&crate::config::OAuthConfig>,
+    signs_in: bool,
     ctx: ConnectContext<'_>,
 ) -> Result<Opened, StartError> {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
-    let url = interpolate(url, ctx.secrets)?;
+    let url = interpolate(url, ctx.secrets.as_ref())?;
     let mut map = std::collections::HashMap::new();
     for (k, v) in headers {
         let name = http::HeaderName::from_bytes(k.as_bytes())
             .map_err(|_| StartError::unavailable(format!("header name '{k}' is not valid")))?;
         // The value may hold a secret: never put it in the message.
-        let value = http::HeaderValue::from_str(&interpolate(v, ctx.secrets)?).map_err(|_| {
-            StartError::unavailable(format!("the value of header '{k}' is not valid"))
-        })?;
+        let value =
+            http::HeaderValue::from_str(&interpolate(v, ctx.secrets.as_ref())?).map_err(|_| {
+                StartError::unavailable(format!("the value of header '{k}' is not valid"))
+            })?;
         map.insert(name, value);
     }
     let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(map);
-    let transport = Forwarding {
-        inner: StreamableHttpClientTransport::from_config(config),
-        routes: ctx.routes.clone(),
-        callers: ctx.callers.clone(),
-        server: ctx.name.to_owned(),
-        logs: ctx.logs.clone(),
-        writes_splices: false,
-    };
-    let client = rmcp::service::serve_client_with_lifecycle(ctx.handler, transport, ctx.lifecycle)
+    // A server without a static `Authorization` header may need a sign-in: its connection sends
+    // the stored token, and a 401 then means `sign_in_required`.
+    let client = if signs_in {
+        let http = crate::oauth::watch::Watched {
+            inner: crate::oauth::authorized_client(ctx.name, &url, oauth, ctx.secrets)
+                .await
+                .map_err(StartError::unavailable)?,
+            watch: ctx.auth_watch.clone(),
+        };
+        handshake(
+            StreamableHttpClientTransport::with_client(http, config),
+            ctx,
+        )
         .await
-        .map_err(|e| super::http_error::explain(&url, &e))?;
+    } else {
+        handshake(StreamableHttpClientTransport::from_config(config), ctx).await
+    };
+    let client = client.map_err(|e| super::http_error::explain(&url, &e, signs_in))?;
     Ok(Opened {
         client,
         process_group: None,
         stop: None,
         exceeded: Arc::default(),
     })
+}
+
+async fn handshake<T>(
+    inner: T,
+    ctx: ConnectContext<'_>,
+) -> Result<Client, rmcp::service::ClientInitializeError>
+where
+    T: rmcp::transport::Transport<RoleClient> + Send + 'static,
+{
+    let transport = Forwarding {
+        inner,
+        routes: ctx.routes.clone(),
+        callers: ctx.callers.clone(),
+        server: ctx.name.to_owned(),
+        logs: ctx.logs.clone(),
+        writes_splices: false,
+    };
+    rmcp::service::serve_client_with_lifecycle(ctx.handler, transport, ctx.lifecycle).await
 }
 
 /// The variables an upstream gets from Offload's own environment; everything else it gets only

@@ -11,8 +11,15 @@ use crate::ErrorCode;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
-/// The start error for a failed handshake with the server at `url`.
-pub fn explain(url: &str, e: &ClientInitializeError) -> StartError {
+/// What a model is told when a server needs the user to sign in (the server's name leads the
+/// message where it is shown).
+pub const SIGN_IN_REQUIRED: &str = "it needs you to sign in: open Offload and click Sign in next to it on the Servers screen (or run `offload auth login` with its name)";
+pub const SIGN_IN_AGAIN: &str =
+    "sign in to it again in Offload (Servers screen, or `offload auth login`)";
+
+/// The start error for a failed handshake with the server at `url`; `signs_in` when it is
+/// reached with an OAuth sign-in (no static `Authorization` header).
+pub fn explain(url: &str, e: &ClientInitializeError, signs_in: bool) -> StartError {
     let unavailable = |message: String| StartError {
         code: ErrorCode::ServerUnavailable,
         message,
@@ -27,6 +34,27 @@ pub fn explain(url: &str, e: &ClientInitializeError) -> StartError {
         ));
     };
     match http {
+        HttpError::AuthRequired(_) if signs_in => StartError {
+            code: ErrorCode::AuthRequired,
+            message: SIGN_IN_REQUIRED.to_owned(),
+        },
+        HttpError::InsufficientScope(e) if signs_in => StartError {
+            code: ErrorCode::AuthRequired,
+            message: format!(
+                "it needs more access than Offload was granted{}; {SIGN_IN_AGAIN}",
+                e.required_scope
+                    .as_deref()
+                    .map(|s| format!(" (scope \"{s}\")"))
+                    .unwrap_or_default()
+            ),
+        },
+        HttpError::Auth(auth) => StartError {
+            code: ErrorCode::AuthRequired,
+            message: format!(
+                "its sign-in could not be used ({}); {SIGN_IN_AGAIN}",
+                crate::oauth::describe(auth)
+            ),
+        },
         HttpError::AuthRequired(_) => StartError {
             code: ErrorCode::AuthRequired,
             message: format!(

@@ -363,6 +363,27 @@ impl<C: Send + Sync + 'static> Lifecycle<C> {
         }
     }
 
+    /// The server refused the connection's credentials mid-session (a revoked sign-in): the
+    /// connection is forgotten (returned, to close) and the server is failed with `code`, not
+    /// retried in the background (a new credential comes from the user); the next call tries.
+    pub fn refused(&self, message: String, code: ErrorCode) -> Option<Arc<C>> {
+        let mut life = self.lock();
+        let token = std::mem::take(&mut *self.stop.lock().unwrap_or_else(|p| p.into_inner()));
+        token.cancel();
+        self.with_health(|h| {
+            h.failures += 1;
+            h.last_error = Some(message);
+            h.last_code = Some(code);
+        });
+        let old = std::mem::replace(&mut *life, Life::Failed { retry_at: None });
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+        (self.on_change)();
+        match old {
+            Life::Ready { conn, .. } => Some(conn),
+            _ => None,
+        }
+    }
+
     /// *Stop retrying*: a failed server stays failed until a call or the user starts it.
     pub fn stop_retrying(&self) {
         let mut life = self.lock();

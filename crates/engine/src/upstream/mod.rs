@@ -88,6 +88,9 @@ pub enum ServerState {
     Starting,
     Ready,
     Error,
+    /// A remote server that needs the user to sign in (never signed in, or the sign-in was
+    /// revoked or expired): the app shows *Sign in*; calls answer `auth_required`.
+    SignInRequired,
     Disabled,
 }
 

