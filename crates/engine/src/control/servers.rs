@@ -101,7 +101,9 @@ pub struct ServerView {
     pub spec: ServerSpec,
     #[cfg_attr(
         feature = "ts",
-        ts(type = "\"idle\" | \"starting\" | \"ready\" | \"error\" | \"sign_in_required\" | \"disabled\"")
+        ts(
+            type = "\"idle\" | \"starting\" | \"ready\" | \"error\" | \"sign_in_required\" | \"disabled\""
+        )
     )]
     pub status: ServerState,
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]

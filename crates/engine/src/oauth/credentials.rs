@@ -21,15 +21,22 @@ use crate::config::SecretSource;
 const KEYCHAIN_WAIT: Duration = Duration::from_secs(5);
 
 /// What the keychain entry holds.
-#[derive(Clone, Serialize, Deserialize)]
+#[derive(Clone, Default, Serialize, Deserialize)]
 pub struct SignedIn {
     /// The server URL the sign-in was for: an entry pointed elsewhere since is not used.
     pub url: String,
-    pub credentials: StoredCredentials,
+    /// The client registration and tokens; `None` before the first sign-in completes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<StoredCredentials>,
     /// Scopes the server asked for beyond the granted ones (`insufficient_scope`): the next
     /// sign-in asks for them too.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wanted_scopes: Vec<String>,
+    /// The `WWW-Authenticate` challenge of the server's last refusal: where a sign-in starts
+    /// when the server lets an unauthenticated `initialize` through (it asks for a token only
+    /// for some requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub challenge: Option<String>,
 }
 
 /// The keychain entry name of a server's sign-in: `oauth.` and the server's name, with anything
@@ -147,11 +154,11 @@ impl KeychainCredentials {
 #[async_trait::async_trait]
 impl CredentialStore for KeychainCredentials {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        Ok(self.current().await.map(|s| s.credentials))
+        Ok(self.current().await.and_then(|s| s.credentials))
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        // A new token answers the scopes that were wanted.
+        // A new token answers the scopes that were wanted and the last refusal.
         let wanted_scopes = self
             .current()
             .await
@@ -162,8 +169,9 @@ impl CredentialStore for KeychainCredentials {
             .collect();
         self.store(Some(SignedIn {
             url: self.url.clone(),
-            credentials,
+            credentials: Some(credentials),
             wanted_scopes,
+            challenge: None,
         }))
         .await
     }
@@ -180,17 +188,10 @@ impl CredentialStore for KeychainCredentials {
     ) -> Result<(), AuthError> {
         let mut signed_out = credentials.clone();
         signed_out.token_response = None;
-        let wanted_scopes = self
-            .current()
-            .await
-            .map(|s| s.wanted_scopes)
-            .unwrap_or_default();
-        self.store(Some(SignedIn {
-            url: self.url.clone(),
-            credentials: signed_out,
-            wanted_scopes,
-        }))
-        .await
+        let mut entry = self.current().await.unwrap_or_default();
+        entry.url = self.url.clone();
+        entry.credentials = Some(signed_out);
+        self.store(Some(entry)).await
     }
 }
 

@@ -4,7 +4,9 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
@@ -28,6 +30,8 @@ impl Landing {
 pub struct Loopback {
     pub redirect_uri: String,
     landings: mpsc::Receiver<Landing>,
+    /// Told when the connection that carried the redirect has been answered and closed.
+    delivered: Option<oneshot::Receiver<()>>,
     stop: Option<oneshot::Sender<()>>,
 }
 
@@ -38,10 +42,12 @@ impl Loopback {
         let port = listener.local_addr()?.port();
         let (tx, landings) = mpsc::channel(4);
         let (stop, stopped) = oneshot::channel::<()>();
-        tokio::spawn(serve(listener, port, tx, stopped));
+        let (delivered_tx, delivered) = oneshot::channel();
+        tokio::spawn(serve(listener, port, tx, delivered_tx, stopped));
         Ok(Self {
             redirect_uri: format!("http://127.0.0.1:{port}/callback"),
             landings,
+            delivered: Some(delivered),
             stop: Some(stop),
         })
     }
@@ -49,6 +55,14 @@ impl Loopback {
     /// The next redirect that reached the listener.
     pub async fn next(&mut self) -> Option<Landing> {
         self.landings.recv().await
+    }
+
+    /// Waits (briefly) until the browser has the answer to its redirect, so that a process
+    /// exiting right after a sign-in does not cut the page off.
+    pub async fn delivered(&mut self) {
+        if let Some(delivered) = self.delivered.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(2), delivered).await;
+        }
     }
 }
 
@@ -64,9 +78,11 @@ async fn serve(
     listener: tokio::net::TcpListener,
     port: u16,
     landings: mpsc::Sender<Landing>,
+    delivered: oneshot::Sender<()>,
     mut stopped: oneshot::Receiver<()>,
 ) {
     let landings = Arc::new(Mutex::new(Some(landings)));
+    let delivered = Arc::new(Mutex::new(Some(delivered)));
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -76,15 +92,25 @@ async fn serve(
             _ = &mut stopped => return,
         };
         let landings = landings.clone();
+        let delivered = delivered.clone();
+        // Whether this connection carried the redirect (its answer closes the connection).
+        let landed = Arc::new(AtomicBool::new(false));
+        let here = landed.clone();
         let service = hyper::service::service_fn(move |req: Request<Incoming>| {
             let landings = landings.clone();
-            async move { Ok::<_, Infallible>(land(req, port, &landings).await) }
+            let here = here.clone();
+            async move { Ok::<_, Infallible>(land(req, port, &landings, &here).await) }
         });
         tokio::spawn(async move {
             let io = hyper_util::rt::TokioIo::new(stream);
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(io, service)
                 .await;
+            if landed.load(Ordering::Relaxed)
+                && let Some(tx) = delivered.lock().unwrap_or_else(|p| p.into_inner()).take()
+            {
+                let _ = tx.send(());
+            }
         });
     }
 }
@@ -93,6 +119,7 @@ async fn land(
     req: Request<Incoming>,
     port: u16,
     landings: &Mutex<Option<mpsc::Sender<Landing>>>,
+    landed: &AtomicBool,
 ) -> Response<Full<Bytes>> {
     if req.uri().path() != "/callback" {
         return page(
@@ -109,6 +136,7 @@ async fn land(
             "This sign-in has already finished; start it again from Offload.",
         );
     };
+    landed.store(true, Ordering::Relaxed);
     let (reply, outcome) = oneshot::channel();
     let url = format!(
         "http://127.0.0.1:{port}{}",
@@ -155,6 +183,7 @@ fn page(status: StatusCode, title: &str, text: &str) -> Response<Full<Bytes>> {
         .status(status)
         .header("content-type", "text/html; charset=utf-8")
         .header("cache-control", "no-store")
+        .header("connection", "close")
         .body(Full::new(Bytes::from(body)))
         .unwrap_or_default()
 }

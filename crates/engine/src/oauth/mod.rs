@@ -121,7 +121,16 @@ pub async fn sign_in(
         secrets,
         patience,
     } = request;
-    let challenge = challenge(url).await?;
+    let previous = credentials::read(&secrets, server, url).await;
+    // The server's challenge to a request without a token; one that lets `initialize` through
+    // asked for a token later, and that refusal's challenge was kept.
+    let challenge = match challenge(url).await? {
+        Some(c) => c,
+        None => previous
+            .as_ref()
+            .and_then(|p| p.challenge.clone())
+            .unwrap_or_default(),
+    };
     let mut loopback = loopback::Loopback::bind()
         .await
         .map_err(|e| format!("cannot listen for the sign-in's redirect on 127.0.0.1: {e}"))?;
@@ -147,10 +156,11 @@ pub async fn sign_in(
     }
     // Scopes: those configured, plus those a server asked for more of (step-up) with those
     // already granted; otherwise rmcp picks them from the challenge or the metadata.
-    let previous = credentials::read(&secrets, server, url).await;
     let mut scopes: Vec<String> = oauth.map(|o| o.scopes.clone()).unwrap_or_default();
     if let Some(p) = previous.as_ref().filter(|p| !p.wanted_scopes.is_empty()) {
-        scopes.extend(p.credentials.granted_scopes.iter().cloned());
+        if let Some(c) = &p.credentials {
+            scopes.extend(c.granted_scopes.iter().cloned());
+        }
         scopes.extend(p.wanted_scopes.iter().cloned());
     }
     scopes.sort();
@@ -186,6 +196,7 @@ pub async fn sign_in(
             .map(|_| format!("Offload is signed in to {server}."))
             .map_err(Clone::clone),
     );
+    loopback.delivered().await;
     outcome?;
     Ok(format!("signed in to {server}"))
 }
@@ -208,9 +219,10 @@ async fn finish(state: &mut OAuthState, callback: &str, server: &str) -> Result<
         .map_err(|e| format!("signing in to {server} failed: {}", describe(&e)))
 }
 
-/// The server's `WWW-Authenticate` challenge to an unauthenticated request, which names its
-/// protected-resource metadata and the scopes it wants.
-async fn challenge(url: &str) -> Result<String, String> {
+/// The server's `WWW-Authenticate` challenge to an unauthenticated `initialize`, which names its
+/// protected-resource metadata and the scopes it wants; `None` when it answers without one (it
+/// asks for a token only for some requests). Only an unreachable server is an error.
+async fn challenge(url: &str) -> Result<Option<String>, String> {
     let probe = serde_json::json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
@@ -232,17 +244,13 @@ async fn challenge(url: &str) -> Result<String, String> {
         .filter_map(|v| v.to_str().ok())
         .find(|v| v.trim_start().to_ascii_lowercase().starts_with("bearer"))
         .map(str::to_owned);
-    match (status.as_u16(), header) {
-        (401, Some(h)) => Ok(h),
-        // A 401 without a Bearer challenge: discovery falls back to the well-known locations.
-        (401, None) => Ok(String::new()),
-        (s, _) if (200..300).contains(&s) => Err(format!(
-            "{url} does not ask for sign-in (it answered HTTP {s} without a token)"
-        )),
-        (s, _) => Err(format!(
-            "{url} answered HTTP {s} instead of asking for sign-in; check the URL"
-        )),
-    }
+    // Anything else (a 2xx, or a 400 from a server that speaks only a newer revision) leaves
+    // discovery to the challenge kept from a refusal, or to the well-known locations.
+    Ok(if status == reqwest::StatusCode::UNAUTHORIZED {
+        header
+    } else {
+        None
+    })
 }
 
 /// Forgets the sign-in of `server` (its tokens and client registration).
@@ -269,23 +277,20 @@ pub struct SignInStatus {
 /// What the keychain holds for `server` at `url` (no network).
 pub async fn status(server: &str, url: &str, secrets: &Arc<dyn SecretSource>) -> SignInStatus {
     let entry = credentials::read(secrets, server, url).await;
-    let token = entry
-        .as_ref()
-        .and_then(|e| e.credentials.token_response.as_ref())
+    let creds = entry.as_ref().and_then(|e| e.credentials.as_ref());
+    let token = creds
+        .and_then(|c| c.token_response.as_ref())
         .and_then(|t| serde_json::to_value(t).ok());
     let expires_in_secs = token.as_ref().and_then(|t| {
         let lifetime = t.get("expires_in")?.as_i64()?;
-        let received = entry.as_ref()?.credentials.token_received_at? as i64;
+        let received = creds?.token_received_at? as i64;
         let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs() as i64;
         Some(received + lifetime - now)
     });
     SignInStatus {
         signed_in: token.is_some(),
-        issuer: entry.as_ref().and_then(|e| e.credentials.issuer.clone()),
-        scopes: entry
-            .as_ref()
-            .map(|e| e.credentials.granted_scopes.clone())
-            .unwrap_or_default(),
+        issuer: creds.and_then(|c| c.issuer.clone()),
+        scopes: creds.map(|c| c.granted_scopes.clone()).unwrap_or_default(),
         expires_in_secs,
         refreshable: token
             .as_ref()
@@ -294,19 +299,36 @@ pub async fn status(server: &str, url: &str, secrets: &Arc<dyn SecretSource>) ->
     }
 }
 
-/// Notes that `server` asked for `scope` beyond what the sign-in holds, so the next sign-in asks
-/// for it.
-pub async fn want_scope(server: &str, url: &str, scope: &str, secrets: &Arc<dyn SecretSource>) {
-    let Some(mut entry) = credentials::read(secrets, server, url).await else {
-        return;
-    };
-    for s in scope.split_whitespace() {
-        if !entry.wanted_scopes.iter().any(|w| w == s) {
-            entry.wanted_scopes.push(s.to_owned());
+/// Keeps what a refusal said for the next sign-in: its challenge, and the scope a server short
+/// of one asked for (step-up).
+pub async fn note_refusal(
+    server: &str,
+    url: &str,
+    refusal: &watch::Refusal,
+    secrets: &Arc<dyn SecretSource>,
+) {
+    let mut entry = credentials::read(secrets, server, url)
+        .await
+        .unwrap_or_else(|| credentials::SignedIn {
+            url: url.to_owned(),
+            ..Default::default()
+        });
+    entry.challenge = Some(refusal.challenge().to_owned());
+    if let watch::Refusal::InsufficientScope {
+        scope: Some(scope), ..
+    } = refusal
+    {
+        for s in scope.split_whitespace() {
+            if !entry.wanted_scopes.iter().any(|w| w == s) {
+                entry.wanted_scopes.push(s.to_owned());
+            }
         }
     }
     if let Err(e) = credentials::save(secrets, server, Some(&entry)).await {
-        tracing::warn!(server, "cannot note the scope the server wants: {e}");
+        tracing::debug!(
+            server,
+            "cannot keep the server's refusal for the next sign-in: {e}"
+        );
     }
 }
 

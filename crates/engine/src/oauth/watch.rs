@@ -15,13 +15,26 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
-/// Why the server refused the connection's credentials.
+/// Why the server refused the connection's credentials, with its `WWW-Authenticate` challenge.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     /// 401: no token, or one it no longer accepts (and no refresh helped).
-    SignInRequired,
+    SignInRequired { challenge: String },
     /// 403 `insufficient_scope`, with the scope it wants when it said.
-    InsufficientScope(Option<String>),
+    InsufficientScope {
+        scope: Option<String>,
+        challenge: String,
+    },
+}
+
+impl Refusal {
+    pub fn challenge(&self) -> &str {
+        match self {
+            Self::SignInRequired { challenge } | Self::InsufficientScope { challenge, .. } => {
+                challenge
+            }
+        }
+    }
 }
 
 /// Shared between a connection's HTTP client and its supervisor.
@@ -33,27 +46,42 @@ impl AuthWatch {
     pub fn take(&self) -> Option<Refusal> {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
-
-    fn note<T, E: std::error::Error + Send + Sync + 'static>(
-        &self,
-        result: &Result<T, StreamableHttpError<E>>,
-    ) {
-        let refusal = match result {
-            Err(StreamableHttpError::AuthRequired(_)) => Refusal::SignInRequired,
-            Err(StreamableHttpError::InsufficientScope(e)) => {
-                Refusal::InsufficientScope(e.required_scope.clone())
-            }
-            _ => return,
-        };
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(refusal);
-    }
 }
 
-/// An HTTP client that tells an [`AuthWatch`] about refusals.
+/// An HTTP client that tells an [`AuthWatch`] about refusals, and keeps what a refusal said in
+/// the server's keychain entry before the failed request returns (so a sign-in started right
+/// after, even from another process, starts from it).
 #[derive(Clone)]
 pub struct Watched<C> {
     pub inner: C,
     pub watch: Arc<AuthWatch>,
+    pub server: String,
+    pub url: String,
+    pub secrets: Arc<dyn crate::config::SecretSource>,
+}
+
+impl<C> Watched<C> {
+    async fn note(&self, refusal: Option<Refusal>) {
+        let Some(refusal) = refusal else { return };
+        super::note_refusal(&self.server, &self.url, &refusal, &self.secrets).await;
+        *self.watch.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(refusal);
+    }
+}
+
+/// The refusal a request's outcome is, if it is one.
+fn refusal<T, E: std::error::Error + Send + Sync + 'static>(
+    result: &Result<T, StreamableHttpError<E>>,
+) -> Option<Refusal> {
+    match result {
+        Err(StreamableHttpError::AuthRequired(e)) => Some(Refusal::SignInRequired {
+            challenge: e.www_authenticate_header.clone(),
+        }),
+        Err(StreamableHttpError::InsufficientScope(e)) => Some(Refusal::InsufficientScope {
+            scope: e.required_scope.clone(),
+            challenge: e.www_authenticate_header.clone(),
+        }),
+        _ => None,
+    }
 }
 
 type Failed<E> = StreamableHttpError<E>;
@@ -73,7 +101,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             .inner
             .post_message(uri, message, session_id, auth_header, custom_headers)
             .await;
-        self.watch.note(&result);
+        self.note(refusal(&result)).await;
         result
     }
 
@@ -97,7 +125,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
                 max_sse_event_size,
             )
             .await;
-        self.watch.note(&result);
+        self.note(refusal(&result)).await;
         result
     }
 
@@ -125,7 +153,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             .inner
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
             .await;
-        self.watch.note(&result);
+        self.note(refusal(&result)).await;
         result
     }
 
@@ -149,7 +177,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
                 max_sse_event_size,
             )
             .await;
-        self.watch.note(&result);
+        self.note(refusal(&result)).await;
         result
     }
 }

@@ -257,6 +257,9 @@ async fn open_http(
                 .await
                 .map_err(StartError::unavailable)?,
             watch: ctx.auth_watch.clone(),
+            server: ctx.name.to_owned(),
+            url: url.clone(),
+            secrets: ctx.secrets.clone(),
         };
         handshake(
             StreamableHttpClientTransport::with_client(http, config),

@@ -587,8 +587,8 @@ impl Upstream {
     fn refused(&self, refusal: crate::oauth::watch::Refusal) -> UpstreamError {
         use crate::oauth::watch::Refusal;
         let message = match &refusal {
-            Refusal::SignInRequired => super::http_error::SIGN_IN_REQUIRED.to_owned(),
-            Refusal::InsufficientScope(scope) => format!(
+            Refusal::SignInRequired { .. } => super::http_error::SIGN_IN_REQUIRED.to_owned(),
+            Refusal::InsufficientScope { scope, .. } => format!(
                 "it needs more access than Offload was granted{}; {}",
                 scope
                     .as_deref()
@@ -597,15 +597,6 @@ impl Upstream {
                 super::http_error::SIGN_IN_AGAIN
             ),
         };
-        if let Refusal::InsufficientScope(Some(scope)) = refusal
-            && let Ok(crate::config::Transport::Http { url, .. }) = self.entry.transport(&self.name)
-            && let Ok(url) = crate::config::interpolate(&url, self.ctx.secrets.as_ref())
-        {
-            let (server, secrets) = (self.name.clone(), self.ctx.secrets.clone());
-            tokio::spawn(async move {
-                crate::oauth::want_scope(&server, &url, &scope, &secrets).await;
-            });
-        }
         drop(self.life.refused(message.clone(), ErrorCode::AuthRequired));
         UpstreamError::Unavailable {
             name: self.name.clone(),
