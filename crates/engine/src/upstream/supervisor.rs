@@ -38,6 +38,9 @@ pub struct Upstream {
     links: std::sync::Mutex<std::collections::VecDeque<String>>,
     /// Told by a remote connection's HTTP client when the server refuses its sign-in.
     auth_watch: Arc<crate::oauth::watch::AuthWatch>,
+    /// While it needs a sign-in: the keychain entry last tried, so that it is started again
+    /// (by a call, a listing, the app) only once the sign-in changed, not on every request.
+    sign_in_tried: std::sync::Mutex<Option<u64>>,
     /// Itself, for the background starter (which must not keep a removed server alive).
     me: Weak<Upstream>,
 }
@@ -108,6 +111,7 @@ impl Upstream {
             callers: Arc::new(Callers::default()),
             links: std::sync::Mutex::default(),
             auth_watch: Arc::default(),
+            sign_in_tried: std::sync::Mutex::default(),
             me: me.clone(),
         })
     }
@@ -268,6 +272,25 @@ impl Upstream {
             return Err(UpstreamError::Disabled {
                 name: self.name.clone(),
             });
+        }
+        if self.status().status == ServerState::SignInRequired
+            && let Ok(crate::config::Transport::Http { url, .. }) = self.entry.transport(&self.name)
+            && let Ok(url) = crate::config::interpolate(&url, self.ctx.secrets.as_ref())
+        {
+            let now = crate::oauth::fingerprint(&self.name, &url, &self.ctx.secrets).await;
+            let unchanged = {
+                let mut tried = self.sign_in_tried.lock().unwrap_or_else(|p| p.into_inner());
+                tried.replace(now) == Some(now)
+            };
+            if unchanged {
+                return Err(UpstreamError::Unavailable {
+                    name: self.name.clone(),
+                    message: self
+                        .last_error()
+                        .unwrap_or_else(|| super::http_error::SIGN_IN_REQUIRED.to_owned()),
+                    code: ErrorCode::AuthRequired,
+                });
+            }
         }
         let me = self.me.clone();
         let start_timeout = self.entry.start_timeout();
