@@ -4,12 +4,16 @@
 (signature, issuer, audience = this server's URL, expiry, the `mcp:tools` scope).
 
 Usage: python oauth_server.py PORT ISSUER   (serves http://127.0.0.1:PORT/mcp; prints "listening")
+With OAUTH_SERVER_HITS set, appends one line per request to that file (tests count how often a
+client that is not signed in comes back).
 """
 
+import os
 import sys
 
 import jwt
 import uvicorn
+from starlette.middleware.base import BaseHTTPMiddleware
 
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
@@ -57,5 +61,15 @@ def whoami() -> str:
     return "signed in"
 
 
+web = app.streamable_http_app()
+hits = os.environ.get("OAUTH_SERVER_HITS")
+if hits:
+    class Count(BaseHTTPMiddleware):
+        async def dispatch(self, request, call_next):
+            with open(hits, "a") as f:
+                f.write(f"{request.method} {request.url.path} {'token' if request.headers.get('authorization') else 'none'}\n")
+            return await call_next(request)
+
+    web.add_middleware(Count)
 print("listening", flush=True)
-uvicorn.run(app.streamable_http_app(), host="127.0.0.1", port=port, log_level="warning")
+uvicorn.run(web, host="127.0.0.1", port=port, log_level="warning")

@@ -28,6 +28,8 @@ struct Peers {
     _server: Child,
     issuer: String,
     url: String,
+    /// One line per request the protected server received.
+    hits: tempfile::NamedTempFile,
 }
 
 async fn until_listening(child: &mut Child, port: u16) {
@@ -67,9 +69,11 @@ impl Peers {
             .spawn()
             .expect("node oauth_provider.mjs");
         until_listening(&mut provider, as_port).await;
+        let hits = tempfile::NamedTempFile::new().unwrap();
         let mut server = Command::new(dir.join(".venv/bin/python"))
             .arg(dir.join("oauth_server.py"))
             .args([mcp_port.to_string(), issuer.clone()])
+            .env("OAUTH_SERVER_HITS", hits.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .kill_on_drop(true)
@@ -81,7 +85,16 @@ impl Peers {
             _server: server,
             issuer,
             url,
+            hits,
         }
+    }
+
+    /// Requests the protected server received so far.
+    fn hits(&self) -> usize {
+        std::fs::read_to_string(self.hits.path())
+            .unwrap_or_default()
+            .lines()
+            .count()
     }
 
     /// How many tokens the provider issued, by grant type.
@@ -220,6 +233,17 @@ async fn signing_in_through_a_real_authorization_server_opens_the_protected_serv
     )
     .await;
     assert!(text(&fx).contains("still here"), "{}", text(&fx));
+    // Asking again does not hammer a server that waits for a sign-in: it is tried again only
+    // once the sign-in changed.
+    let before = peers.hits();
+    for _ in 0..5 {
+        assert_eq!(error_code(&whoami(&client).await), "auth_required");
+    }
+    assert!(
+        peers.hits() - before <= 2,
+        "{} requests for 5 calls",
+        peers.hits() - before
+    );
     let (_, status) = home.auth(&["status"]).await;
     assert!(
         status.contains("protected") && status.contains("not signed in"),
