@@ -13,6 +13,8 @@
 // - POST /admin/revoke revokes every grant (its refresh tokens stop working), as a user
 //   removing the app's access at the provider would. GET /admin/counts says how many tokens were
 //   issued by grant type, so tests can see that a refresh happened.
+// - OAUTH_RESOURCE_SCOPES (default "mcp:tools") are the scopes tokens for RESOURCE may carry;
+//   OAUTH_EXTRA_SCOPES are scopes the provider knows (clients may ask for them) but never grants.
 // - OAUTH_PREREGISTERED="id:secret" adds a confidential client registered out of band
 //   (client_secret_basic, redirect URIs on 127.0.0.1 with any port, as RFC 8252 allows).
 import http from 'node:http';
@@ -22,7 +24,9 @@ import Provider from 'oidc-provider';
 const [port, resource] = process.argv.slice(2);
 const issuer = `http://127.0.0.1:${port}`;
 const accessTtl = Number(process.env.OAUTH_ACCESS_TTL || 3600);
-const scopes = ['openid', 'offline_access', 'mcp:tools'];
+const resourceScopes = (process.env.OAUTH_RESOURCE_SCOPES || 'mcp:tools').split(' ');
+const extraScopes = (process.env.OAUTH_EXTRA_SCOPES || '').split(' ').filter(Boolean);
+const scopes = ['openid', 'offline_access', ...resourceScopes, ...extraScopes];
 
 const clients = [];
 if (process.env.OAUTH_PREREGISTERED) {
@@ -52,7 +56,7 @@ const provider = new Provider(issuer, {
         if (indicator !== resource) {
           throw new Provider.errors.InvalidTarget(`unknown resource ${indicator}`);
         }
-        return { scope: 'mcp:tools', audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: accessTtl };
+        return { scope: resourceScopes.join(' '), audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: accessTtl };
       },
     },
   },
@@ -64,7 +68,7 @@ const provider = new Provider(issuer, {
       const existing = await ctx.oidc.provider.Grant.find(id);
       if (existing) {
         existing.addOIDCScope(scopes.join(' '));
-        existing.addResourceScope(resource, 'mcp:tools');
+        existing.addResourceScope(resource, resourceScopes.join(' '));
         await existing.save();
         return existing;
       }
@@ -74,7 +78,7 @@ const provider = new Provider(issuer, {
       accountId: ctx.oidc.session.accountId,
     });
     grant.addOIDCScope(scopes.join(' '));
-    grant.addResourceScope(resource, 'mcp:tools');
+    grant.addResourceScope(resource, resourceScopes.join(' '));
     await grant.save();
     return grant;
   },

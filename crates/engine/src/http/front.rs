@@ -16,6 +16,7 @@ use tower_service::Service;
 
 use super::HttpOptions;
 use crate::Engine;
+use crate::access::issuer::Issuer;
 use crate::access::{Grant, Tokens};
 use crate::server::OffloadServer;
 
@@ -24,6 +25,8 @@ type Body = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible
 pub(super) struct Front {
     mcp: StreamableHttpService<OffloadServer, LocalSessionManager>,
     tokens: Tokens,
+    /// OAuth resource-server mode: JWTs from this authorization server are accepted too.
+    issuer: Option<Issuer>,
     /// Requests without a token may do everything (a loopback bind the user opened).
     open: bool,
 }
@@ -60,13 +63,30 @@ impl Front {
             config,
         );
         let tokens = Tokens::open(&engine.dirs.data_dir);
+        let issuer = engine
+            .config()
+            .http
+            .map(|h| Issuer::new(&h.issuer, &h.audience));
+        if let Some(i) = &issuer {
+            tracing::info!(
+                "accepting access tokens from {} for {} (metadata at {})",
+                i.issuer(),
+                i.audience(),
+                i.metadata_url()
+            );
+        }
         let open = options.allow_unauthenticated_loopback;
-        if !open && tokens.is_empty() {
+        if !open && tokens.is_empty() && issuer.is_none() {
             tracing::warn!(
                 "no access token exists yet, so no client can connect: create one with `offload token create NAME --scope read,call`"
             );
         }
-        Self { mcp, tokens, open }
+        Self {
+            mcp,
+            tokens,
+            issuer,
+            open,
+        }
     }
 
     pub(super) async fn handle(
@@ -75,10 +95,22 @@ impl Front {
         peer: SocketAddr,
     ) -> Response<Body> {
         let path = request.uri().path();
+        if let Some(issuer) = &self.issuer
+            && (path == "/.well-known/oauth-protected-resource"
+                || path.starts_with("/.well-known/oauth-protected-resource/"))
+        {
+            let mut response =
+                Response::new(Full::new(Bytes::from(issuer.metadata().to_string())).boxed());
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+            return response;
+        }
         if path != "/mcp" && path != "/mcp/" {
             return text(StatusCode::NOT_FOUND, "Offload serves MCP at /mcp".into());
         }
-        match self.grant(request.headers()) {
+        match self.grant(request.headers()).await {
             Ok(grant) => {
                 request.extensions_mut().insert(grant);
                 match self.mcp.clone().call(request).await {
@@ -89,10 +121,19 @@ impl Front {
             Err(why) => {
                 tracing::warn!("refused an HTTP request from {peer}: {why}");
                 let mut response = text(StatusCode::UNAUTHORIZED, format!("{why}\n"));
-                let challenge = if why == Refusal::Missing {
-                    "Bearer realm=\"offload\"".to_owned()
-                } else {
-                    "Bearer realm=\"offload\", error=\"invalid_token\", error_description=\"the token is unknown or revoked\"".to_owned()
+                // With an issuer, the challenge points clients at the metadata that says where
+                // to sign in (RFC 9728).
+                let metadata = self
+                    .issuer
+                    .as_ref()
+                    .map(|i| format!(", resource_metadata=\"{}\"", i.metadata_url()))
+                    .unwrap_or_default();
+                let challenge = match &why {
+                    Refusal::Missing => format!("Bearer realm=\"offload\"{metadata}"),
+                    other => format!(
+                        "Bearer realm=\"offload\", error=\"invalid_token\", error_description=\"{}\"{metadata}",
+                        other.to_string().replace(['"', '\\'], "'")
+                    ),
                 };
                 if let Ok(value) = challenge.parse() {
                     response
@@ -104,7 +145,7 @@ impl Front {
         }
     }
 
-    fn grant(&self, headers: &HeaderMap) -> Result<Grant, Refusal> {
+    async fn grant(&self, headers: &HeaderMap) -> Result<Grant, Refusal> {
         let Some(value) = headers.get(header::AUTHORIZATION) else {
             return if self.open {
                 Ok(Grant::everything("loopback"))
@@ -120,7 +161,17 @@ impl Front {
                 scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
             })
             .ok_or(Refusal::Malformed)?;
-        self.tokens.verify(token).ok_or(Refusal::Unknown)
+        // Offload's own tokens first (a hash lookup); a JWT goes to the issuer.
+        if let Some(grant) = self.tokens.verify(token) {
+            return Ok(grant);
+        }
+        match &self.issuer {
+            Some(issuer) if token.matches('.').count() == 2 => issuer
+                .verify(token)
+                .await
+                .map_err(|r| Refusal::Invalid(r.0)),
+            _ => Err(Refusal::Unknown),
+        }
     }
 }
 
@@ -130,6 +181,8 @@ enum Refusal {
     Missing,
     Malformed,
     Unknown,
+    /// A JWT the issuer's keys or claims do not vouch for, and why.
+    Invalid(String),
 }
 
 impl std::fmt::Display for Refusal {
@@ -138,6 +191,7 @@ impl std::fmt::Display for Refusal {
             Self::Missing => "Offload needs an access token: send `Authorization: Bearer <token>` (create one with `offload token create NAME --scope read,call`)",
             Self::Malformed => "the Authorization header is not `Bearer <token>`",
             Self::Unknown => "the access token is unknown or was revoked",
+            Self::Invalid(why) => why,
         })
     }
 }
