@@ -176,41 +176,29 @@ impl Issuer {
         })
     }
 
-    /// The key `kid` names (or the only key for `alg` when there is no `kid`).
+    /// The key `kid` names (or the only key for `alg` when there is no `kid`). The lock is held
+    /// only to look and to store: a slow or down issuer delays only the request that fetches,
+    /// never those whose key is known.
     async fn key(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, Refused> {
-        let mut keys = self.keys.lock().await;
-        let found = |set: &JwkSet| -> Option<DecodingKey> {
-            let jwk = match kid {
-                Some(kid) => set.find(kid)?,
-                None => {
-                    let mut usable = set.keys.iter().filter(|k| {
-                        k.common
-                            .key_algorithm
-                            .is_none_or(|a| a.to_string() == format!("{alg:?}"))
-                    });
-                    let only = usable.next()?;
-                    usable.next().is_none().then_some(only)?
-                }
-            };
-            DecodingKey::from_jwk(jwk).ok()
-        };
-        if let Some(key) = keys.set.as_ref().and_then(found) {
-            return Ok(key);
+        let unknown =
+            || Refused("the token is signed with a key the issuer does not publish".into());
+        {
+            let mut keys = self.keys.lock().await;
+            if let Some(key) = keys.set.as_ref().and_then(|set| find(set, kid, alg)) {
+                return Ok(key);
+            }
+            if keys.fetched.is_some_and(|t| t.elapsed() < REFETCH_AFTER) {
+                return Err(unknown());
+            }
+            keys.fetched = Some(Instant::now());
         }
-        if keys.fetched.is_some_and(|t| t.elapsed() < REFETCH_AFTER) {
-            return Err(Refused(
-                "the token is signed with a key the issuer does not publish".into(),
-            ));
-        }
-        keys.fetched = Some(Instant::now());
         let set = self.fetch_keys().await.map_err(|e| {
             tracing::warn!("cannot fetch the signing keys of {}: {e}", self.issuer);
             Refused("the issuer's signing keys cannot be fetched right now".into())
         })?;
-        keys.set = Some(set);
-        keys.set.as_ref().and_then(found).ok_or_else(|| {
-            Refused("the token is signed with a key the issuer does not publish".into())
-        })
+        let key = find(&set, kid, alg);
+        self.keys.lock().await.set = Some(set);
+        key.ok_or_else(unknown)
     }
 
     /// The issuer's JWKS, found through its metadata.
@@ -251,6 +239,23 @@ impl Issuer {
         }
         response.json().await.map_err(|e| format!("{url}: {e}"))
     }
+}
+
+/// The key of `set` that `kid` names, or its only key usable with `alg` when there is no `kid`.
+fn find(set: &JwkSet, kid: Option<&str>, alg: Algorithm) -> Option<DecodingKey> {
+    let jwk = match kid {
+        Some(kid) => set.find(kid)?,
+        None => {
+            let mut usable = set.keys.iter().filter(|k| {
+                k.common
+                    .key_algorithm
+                    .is_none_or(|a| a.to_string() == format!("{alg:?}"))
+            });
+            let only = usable.next()?;
+            usable.next().is_none().then_some(only)?
+        }
+    };
+    DecodingKey::from_jwk(jwk).ok()
 }
 
 #[cfg(test)]
@@ -377,6 +382,44 @@ mod tests {
         for garbage in ["", "abc", "a.b.c", "eyJhbGciOiJub25lIn0.e30."] {
             assert!(issuer.verify(garbage).await.is_err(), "{garbage}");
         }
+    }
+
+    #[tokio::test]
+    async fn an_issuer_that_hangs_delays_only_the_request_that_fetches_its_keys() {
+        // An "issuer" that accepts connections and never answers.
+        let hung = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = hung.local_addr().unwrap();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = hung.accept().await {
+                held.push(socket);
+            }
+        });
+        let iss = format!("http://{addr}");
+        let s = signer("known");
+        let issuer = std::sync::Arc::new(Issuer::with_keys(&iss, AUDIENCE, s.jwks.clone()));
+        issuer.keys.lock().await.fetched = None;
+        let claims =
+            serde_json::json!({"iss": iss, "aud": AUDIENCE, "exp": now() + 300, "scope": "read"});
+        let unknown = token(&signer("new"), "new", claims.clone());
+        let fetching = {
+            let issuer = issuer.clone();
+            tokio::spawn(async move { issuer.verify(&unknown).await })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let started = Instant::now();
+        let known = issuer.verify(&token(&s, "known", claims)).await;
+        assert!(known.is_ok(), "{known:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            !fetching.is_finished(),
+            "the fetch is still waiting on the hung issuer"
+        );
+        fetching.abort();
     }
 
     #[test]
