@@ -13,6 +13,8 @@ use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewWindow, WindowEvent};
 /// What every command and the tray share.
 pub struct AppState {
     pub engine: Arc<Engine>,
+    /// *Serve over HTTP* (`http.listen`), for agents on other machines.
+    pub serving: Arc<offload_engine::http::Serving>,
 }
 
 /// The event the window listens to: something it shows changed.
@@ -40,7 +42,16 @@ impl AppState {
     }
 
     pub fn new(engine: Arc<Engine>) -> Self {
-        Self { engine }
+        Self {
+            engine,
+            serving: Arc::default(),
+        }
+    }
+
+    /// Serves over HTTP what `http.listen` says (nothing when it is absent).
+    pub async fn apply_serving(&self) {
+        let listen = self.engine.config().http.and_then(|h| h.listen);
+        self.serving.apply(&self.engine, listen).await;
     }
 }
 
@@ -48,6 +59,7 @@ impl AppState {
 /// told of changes.
 pub fn start<R: Runtime>(app: &AppHandle<R>, started: Instant) {
     let engine = app.state::<AppState>().engine.clone();
+    let serving = app.state::<AppState>().serving.clone();
     let socket = ipc::socket_path(&engine.dirs);
     let watch = tauri::async_runtime::block_on(async {
         match ipc::Host::bind(&socket).await {
@@ -62,9 +74,12 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, started: Instant) {
             // The window still shows and edits the configuration; clients use the other host.
             Err(e) => tracing::error!("not serving clients: {e}"),
         }
+        serving
+            .apply(&engine, engine.config().http.and_then(|h| h.listen))
+            .await;
         config_watch::watch_or_warn(engine.clone())
     });
-    tauri::async_runtime::spawn(notify_changes(app.clone(), engine, watch));
+    tauri::async_runtime::spawn(notify_changes(app.clone(), engine, serving, watch));
 }
 
 /// While `window` lives, streams new calls and changes to stored responses to it a few times a
@@ -107,6 +122,7 @@ pub fn follow_activity<R: Runtime>(window: &WebviewWindow<R>) {
 async fn notify_changes<R: Runtime>(
     app: AppHandle<R>,
     engine: Arc<Engine>,
+    serving: Arc<offload_engine::http::Serving>,
     _watch: Option<ConfigWatch>,
 ) {
     let mut config = engine.watch();
@@ -120,6 +136,10 @@ async fn notify_changes<R: Runtime>(
             _ = tick.tick() => {}
         }
         let revision = *config.borrow_and_update();
+        // `http.listen` edited in the file (or on the Sharing screen): serve accordingly.
+        serving
+            .apply(&engine, engine.config().http.and_then(|h| h.listen))
+            .await;
         let now = crate::tray::Snapshot::of(&engine, revision);
         if shown.as_ref() != Some(&now) {
             crate::tray::update(&app, &now);

@@ -66,6 +66,7 @@ pub fn run() -> ExitCode {
         } => api.prevent_exit(),
         RunEvent::Exit => {
             let engine = handle.state::<AppState>().engine.clone();
+            handle.state::<AppState>().serving.stop();
             tauri::async_runtime::block_on(engine.shutdown());
             tracing::info!("Offload app stopped");
         }

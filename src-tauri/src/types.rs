@@ -4,14 +4,16 @@
 
 use offload_engine::clients::ClientView;
 use offload_engine::control::{
-    Activity, BucketForm, CallView, ClientChange, ColumnView, ControlError, ExposedView, FileInfo,
-    ImportReport, Imported, NewSecret, OffersView, Overview, Page, Place, PlainSecret, PromptView,
-    QueryView, ResourceView, ResponseView, Responses, RootView, SchemaView, SecretRef,
-    ServerCounts, ServerSpec, ServerView, SessionTs, Snippet, Status, ToolView, ToolsView,
+    Activity, BucketForm, CallView, ClientChange, ClientEntry, ColumnView, ControlError,
+    CreatedToken, ExposedView, FileInfo, ImportReport, Imported, NewSecret, OffersView, Overview,
+    Page, Place, PlainSecret, PromptView, QueryView, ResourceView, ResponseView, Responses,
+    RootView, SchemaView, SecretRef, ServerCounts, ServerSpec, ServerView, SessionTs, SharingView,
+    Snippet, Status, TokenView, ToolView, ToolsView,
 };
 use offload_engine::events::{Event, EventKind};
 use offload_engine::files::Summary;
 use offload_engine::gateway::Held;
+use offload_engine::http::ServingState;
 use offload_engine::upstream::LogLine;
 use ts_rs::{Config, TS};
 
@@ -27,6 +29,11 @@ pub fn declarations() -> String {
     );
     let decls = [
         Status::decl(&cfg),
+        ServingState::decl(&cfg),
+        TokenView::decl(&cfg),
+        SharingView::decl(&cfg),
+        ClientEntry::decl(&cfg),
+        CreatedToken::decl(&cfg),
         ServerCounts::decl(&cfg),
         Overview::decl(&cfg),
         SessionTs::decl(&cfg),

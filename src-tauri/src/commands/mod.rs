@@ -8,6 +8,7 @@ pub mod responses;
 pub mod roots;
 pub mod servers;
 pub mod settings;
+pub mod sharing;
 
 use offload_engine::control::ControlError;
 use offload_engine::{Engine, ErrorCode};
@@ -44,6 +45,10 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         servers::restart_server,
         servers::stop_retrying,
         servers::sign_in_server,
+        sharing::sharing,
+        sharing::set_http_listen,
+        sharing::create_token,
+        sharing::revoke_token,
         servers::sign_out_server,
         servers::tools_view,
         servers::approve_tool,

@@ -24,6 +24,8 @@ import type {
   SchemaView,
   ServerSpec,
   ServerView,
+  SharingView,
+  CreatedToken,
   Snippet,
   Status,
   Summary,
@@ -119,6 +121,11 @@ export const backend = {
   clients: () => invoke<ClientView[]>("clients"),
   connectClient: (id: string, expose: string | null = null) => invoke<ClientChange>("connect_client", { id, expose }),
   clientSnippet: (id: string, expose: string | null = null) => invoke<Snippet>("client_snippet", { id, expose }),
+
+  sharing: () => invoke<SharingView>("sharing"),
+  setHttpListen: (listen: string | null) => invoke<SharingView>("set_http_listen", { listen }),
+  createToken: (name: string, scopes: string[]) => invoke<CreatedToken>("create_token", { name, scopes }),
+  revokeToken: (name: string) => invoke<void>("revoke_token", { name }),
   disconnectClient: (id: string) => invoke<ClientChange>("disconnect_client", { id }),
   importClientServers: (id: string, removeFromClient: boolean) =>
     invoke<ImportReport>("import_client_servers", { id, removeFromClient }),

@@ -7,6 +7,40 @@ export type Status = { paused: boolean, clients: number, servers: ServerCounts,
  */
 configError: string | null, };
 
+export type ServingState = { 
+/**
+ * The address asked for (`http.listen`).
+ */
+listen: string | null, 
+/**
+ * The URL served at, while serving.
+ */
+url: string | null, 
+/**
+ * Why the address is not served.
+ */
+error: string | null, };
+
+export type TokenView = { name: string, scopes: Array<string>, 
+/**
+ * RFC 3339.
+ */
+created: string, };
+
+export type SharingView = { serving: ServingState, tokens: Array<TokenView>, 
+/**
+ * The OAuth issuer whose tokens are accepted too (`http.issuer`), if any.
+ */
+issuer: string | null, };
+
+export type ClientEntry = { client: string, 
+/**
+ * Where it goes (a file, or a terminal).
+ */
+place: string, text: string, };
+
+export type CreatedToken = { name: string, token: string, url: string, snippets: Array<ClientEntry>, };
+
 export type ServerCounts = { total: number, ready: number, errors: number, 
 /**
  * Servers waiting for the user to sign in.

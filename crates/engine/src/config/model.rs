@@ -142,14 +142,22 @@ pub struct ServerEntry {
     pub extra: Map<String, Value>,
 }
 
-/// `"http"`: OAuth resource-server mode for `offload serve --http`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// `"http"`: serving over HTTP from the app, and OAuth resource-server mode.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HttpConfig {
+    /// Where the app serves MCP over HTTP (`127.0.0.1:8765`); absent: it does not. (`offload
+    /// serve` takes `--http` instead.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen: Option<String>,
     /// The authorization server whose JWT access tokens are accepted (its `issuer`).
-    pub issuer: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
     /// This Offload's resource URL as tokens name it in `aud` (e.g. `https://offload.example.com/mcp`).
-    pub audience: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `"oauth"` of a remote server entry.

@@ -14,6 +14,7 @@ mod responses;
 mod roots;
 mod secrets;
 mod servers;
+mod sharing;
 mod sign_in;
 #[cfg(test)]
 mod tests;
@@ -44,6 +45,10 @@ pub use secrets::{NewSecret, Place, PlainSecret, SecretRef, secret_name};
 pub use servers::{
     ServerSpec, ServerView, ToolView, move_secrets_to_keychain, put_server, remove_server,
     restart_server, server_tools, servers, set_server_enabled, stop_retrying,
+};
+pub use sharing::{
+    ClientEntry, CreatedToken, DEFAULT_LISTEN, SharingView, TokenView, client_entries,
+    create_token, revoke_token, set_http_listen, sharing,
 };
 pub use sign_in::{ServerSignIn, sign_in, sign_ins, sign_out};
 pub use tools::{ExposedView, ToolsView, approve_tool, held_count, set_tool_enabled, tools_view};

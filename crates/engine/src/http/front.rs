@@ -63,10 +63,16 @@ impl Front {
             config,
         );
         let tokens = Tokens::open(&engine.dirs.data_dir);
-        let issuer = engine
-            .config()
-            .http
-            .map(|h| Issuer::new(&h.issuer, &h.audience));
+        let issuer = engine.config().http.and_then(|h| match (h.issuer, h.audience) {
+            (Some(issuer), Some(audience)) => Some(Issuer::new(&issuer, &audience)),
+            (None, None) => None,
+            _ => {
+                tracing::warn!(
+                    "\"http\" needs both \"issuer\" and \"audience\" to accept OAuth tokens; only Offload's access tokens are accepted"
+                );
+                None
+            }
+        });
         if let Some(i) = &issuer {
             tracing::info!(
                 "accepting access tokens from {} for {} (metadata at {})",

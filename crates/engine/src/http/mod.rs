@@ -5,7 +5,10 @@
 //! behind the user's reverse proxy.
 
 mod front;
+mod serving;
 mod tls;
+
+pub use serving::{Serving, ServingState};
 
 pub use tls::install_crypto_provider;
 

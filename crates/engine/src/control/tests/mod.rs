@@ -7,6 +7,7 @@ mod responses;
 mod roots;
 mod secrets;
 mod servers;
+mod sharing;
 
 use std::sync::Arc;
 use std::time::Duration;

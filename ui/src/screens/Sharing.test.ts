@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { render, screen, waitFor } from "@testing-library/svelte";
+import userEvent from "@testing-library/user-event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import Sharing from "./Sharing.svelte";
+import type { SharingView } from "../lib/types";
+
+describe("Sharing", () => {
+  it("turns serving on, makes a token shown once with each client's entry, and revokes it", async () => {
+    let view: SharingView = { serving: { listen: null, url: null, error: null }, tokens: [], issuer: null };
+    const calls: [string, any][] = [];
+    mockIPC((cmd, args: any) => {
+      calls.push([cmd, args]);
+      if (cmd === "sharing") return view;
+      if (cmd === "set_http_listen") {
+        view = { ...view, serving: { listen: args.listen, url: args.listen ? `http://${args.listen}/mcp` : null, error: null } };
+        return view;
+      }
+      if (cmd === "create_token") {
+        view = { ...view, tokens: [{ name: args.name, scopes: args.scopes, created: "2026-11-24T10:00:00Z" }] };
+        return {
+          name: args.name,
+          token: "ofl_secret123",
+          url: "http://127.0.0.1:8765/mcp",
+          snippets: [
+            { client: "Claude Code", place: "a terminal", text: "claude mcp add --transport http offload http://127.0.0.1:8765/mcp --header \"Authorization: Bearer ofl_secret123\"" },
+            { client: "VS Code", place: ".vscode/mcp.json", text: "{\"servers\": {}}" },
+          ],
+        };
+      }
+      if (cmd === "revoke_token") {
+        view = { ...view, tokens: [] };
+        return null;
+      }
+    });
+    render(Sharing);
+    expect(await screen.findByTestId("serve-off")).toHaveTextContent("Not serving");
+    expect(screen.getByTestId("no-tokens")).toBeInTheDocument();
+
+    await userEvent.click(screen.getByTestId("serve-http"));
+    expect(await screen.findByTestId("serve-url")).toHaveTextContent("http://127.0.0.1:8765/mcp");
+    expect(calls).toContainEqual(["set_http_listen", { listen: "127.0.0.1:8765" }]);
+
+    await userEvent.type(screen.getByTestId("token-name"), "ci-agent");
+    await userEvent.click(screen.getByTestId("token-scope-store"));
+    await userEvent.click(screen.getByTestId("token-create"));
+    expect(calls).toContainEqual(["create_token", { name: "ci-agent", scopes: ["read", "call", "store"] }]);
+    expect(await screen.findByTestId("token-value")).toHaveTextContent("ofl_secret123");
+    const snippets = screen.getAllByTestId("token-snippet");
+    expect(snippets[0]).toHaveTextContent("claude mcp add --transport http");
+    expect(screen.getByTestId("tokens")).toHaveTextContent("ci-agent");
+    expect(screen.getByTestId("tokens")).not.toHaveTextContent("ofl_secret123");
+    await userEvent.click(screen.getByTestId("token-done"));
+    expect(screen.queryByTestId("token-value")).toBeNull();
+
+    await userEvent.click(screen.getByTestId("token-revoke-ci-agent"));
+    await userEvent.click(screen.getByTestId("token-revoke-yes"));
+    await waitFor(() => expect(screen.getByTestId("no-tokens")).toBeInTheDocument());
+    expect(calls).toContainEqual(["revoke_token", { name: "ci-agent" }]);
+  });
+
+  it("says why an address cannot be served", async () => {
+    mockIPC((cmd) =>
+      cmd === "sharing"
+        ? { serving: { listen: "10.9.9.9:80", url: null, error: "cannot listen on 10.9.9.9:80: Cannot assign requested address" }, tokens: [], issuer: null }
+        : undefined,
+    );
+    render(Sharing);
+    expect(await screen.findByTestId("serve-problem")).toHaveTextContent("cannot listen on 10.9.9.9:80");
+  });
+});
