@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds in release mode and runs Offload's benchmarks; each prints our figure beside a
 # baseline measured in the same run. With no argument: all of them. Otherwise the arguments go
-# to offload-bench, e.g. `scripts/bench.sh load`, `scripts/bench.sh latency --calls 5000` or `scripts/bench.sh files --gigabytes 10`;
+# to offload-bench, e.g. `scripts/bench.sh load`, `scripts/bench.sh http`, `scripts/bench.sh latency --calls 5000` or `scripts/bench.sh files --gigabytes 10`;
 # `scripts/bench.sh ui` runs the app's end-to-end test on release builds for the window's figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +22,17 @@ if command -v npm >/dev/null && [ ! -f "$cloudfs/node_modules/@nogoo9/mcp-server
   (cd "$cloudfs" && npm install --silent --no-audit --no-fund @nogoo9/mcp-server-cloud-fs@0.7.0 >&2) \
     || echo "cloud-fs not installed" >&2
 fi
+# The gateway serving over HTTP is measured beside: mcp-proxy (PyPI), in a venv of its own.
+proxy="$HOME/.cache/offload/mcp-proxy"
+if [ ! -x "$proxy/bin/mcp-proxy" ]; then
+  (python3 -m venv "$proxy" && "$proxy/bin/pip" install --quiet --disable-pip-version-check mcp-proxy==0.13.0 >&2) \
+    || echo "mcp-proxy not installed" >&2
+fi
 bench="${CARGO_TARGET_DIR:-target}/release/offload-bench"
+# The HTTP load bench, beside mcp-proxy when it is installed.
+http() {
+  if [ -x "$proxy/bin/mcp-proxy" ]; then "$bench" http --mcp-proxy "$proxy/bin/mcp-proxy" "$@"; else "$bench" http "$@"; fi
+}
 # The app bench needs a display: a virtual one and a private D-Bus session when there is none.
 app() {
   if [ -n "${DISPLAY:-}" ]; then "$bench" app "$@"; else
@@ -65,9 +75,14 @@ if [ "$#" -eq 0 ]; then
   echo
   load
   echo
+  http
+  echo
   app
   echo
   ui
+elif [ "$1" = http ]; then
+  shift
+  http "$@"
 elif [ "$1" = ui ]; then
   ui
 elif [ "$1" = app ]; then

@@ -16,19 +16,36 @@ use crate::stats::{ms, summarize};
 const KINDS: [&str; 4] = ["echo", "store", "file-content", "file-tools"];
 
 /// One client's calls: latencies per kind, and the answers that were wrong.
-struct Outcome {
-    samples: Vec<(usize, Duration)>,
-    wrong: Vec<String>,
+pub struct Outcome {
+    pub samples: Vec<(usize, Duration)>,
+    pub wrong: Vec<String>,
     /// Still connected, so the server's memory can be read before it exits.
-    client: Option<Client>,
+    pub client: Option<Client>,
+}
+
+impl Outcome {
+    pub fn new(calls: usize) -> Self {
+        Self {
+            samples: Vec::with_capacity(calls),
+            wrong: Vec::new(),
+            client: None,
+        }
+    }
+}
+
+/// The 100-row CSV the mixed calls read and send.
+pub fn write_rows(ctx: &TestContext) -> std::io::Result<std::path::PathBuf> {
+    let csv = ctx.root.join("rows.csv");
+    let mut text = String::from("id,name\n");
+    for i in 0..100 {
+        text.push_str(&format!("{i},name {i}\n"));
+    }
+    std::fs::write(&csv, text)?;
+    Ok(csv)
 }
 
 async fn one_client(client: Client, id: usize, calls: usize, csv: &Path) -> Outcome {
-    let mut out = Outcome {
-        samples: Vec::with_capacity(calls),
-        wrong: Vec::new(),
-        client: None,
-    };
+    let mut out = Outcome::new(calls);
     let csv = csv.display().to_string();
     for n in 0..calls {
         let token = format!("client-{id}-call-{n}");
@@ -86,7 +103,7 @@ async fn one_client(client: Client, id: usize, calls: usize, csv: &Path) -> Outc
     out
 }
 
-async fn close(outcomes: &mut [Outcome]) {
+pub async fn close(outcomes: &mut [Outcome]) {
     for o in outcomes {
         if let Some(c) = o.client.take() {
             let _ = c.cancel().await;
@@ -98,7 +115,11 @@ fn text(r: &rmcp::model::CallToolResult) -> String {
     offload_testkit::text(r)
 }
 
-async fn run_clients(clients: Vec<Client>, calls: usize, csv: &Path) -> (Duration, Vec<Outcome>) {
+pub async fn run_clients(
+    clients: Vec<Client>,
+    calls: usize,
+    csv: &Path,
+) -> (Duration, Vec<Outcome>) {
     let start = Instant::now();
     let tasks: Vec<_> = clients
         .into_iter()
@@ -115,7 +136,7 @@ async fn run_clients(clients: Vec<Client>, calls: usize, csv: &Path) -> (Duratio
     (start.elapsed(), outcomes)
 }
 
-fn report(label: &str, took: Duration, outcomes: &[Outcome], rss: &str) {
+pub fn report(label: &str, took: Duration, outcomes: &[Outcome], rss: &str) {
     let calls: usize = outcomes.iter().map(|o| o.samples.len()).sum();
     let wrong: Vec<&String> = outcomes.iter().flat_map(|o| &o.wrong).collect();
     let mut all: Vec<Duration> = outcomes
@@ -153,12 +174,7 @@ fn report(label: &str, took: Duration, outcomes: &[Outcome], rss: &str) {
 pub async fn run(clients: usize, calls: usize) -> anyhow::Result<()> {
     let ctx = TestContext::new();
     ctx.write_servers(json!({"fx": TestContext::fixture(&[])}));
-    let csv = ctx.root.join("rows.csv");
-    let mut text = String::from("id,name\n");
-    for i in 0..100 {
-        text.push_str(&format!("{i},name {i}\n"));
-    }
-    std::fs::write(&csv, text)?;
+    let csv = write_rows(&ctx)?;
     println!(
         "{clients} clients x {calls} calls each, mixed: echo, call_tool_and_store, call_tool_with_file_content, read_file (every answer checked)"
     );

@@ -10,6 +10,7 @@ mod buckets;
 mod file_content;
 mod files;
 mod gateway;
+mod http_load;
 mod latency;
 mod load;
 mod offload;
@@ -70,6 +71,18 @@ enum Bench {
         #[arg(long, default_value_t = 1000)]
         calls: usize,
     },
+    /// Concurrent streamable-HTTP clients against `offload serve --http` (mixed checked calls;
+    /// echo beside mcp-proxy from PyPI and beside Offload's stdio path).
+    Http {
+        #[arg(long, default_value_t = 32)]
+        clients: usize,
+        /// Calls per client.
+        #[arg(long, default_value_t = 1000)]
+        calls: usize,
+        /// The mcp-proxy executable (scripts/bench.sh http installs it).
+        #[arg(long)]
+        mcp_proxy: Option<std::path::PathBuf>,
+    },
     /// get_file_schema, summarize_file and read_file on a large text file, a 100 MB CSV and a
     /// 50,000-row xlsx, beside head, tail -n, sed -n and wc -l on the same files, and beside
     /// desktop-commander's read_file (from npm) where it is installed.
@@ -112,6 +125,11 @@ async fn main() -> anyhow::Result<()> {
         Bench::FileContent { gigabytes } => file_content::run(gigabytes).await,
         Bench::Files { gigabytes, dir } => files::run(gigabytes, dir).await,
         Bench::Load { clients, calls } => load::run(clients, calls).await,
+        Bench::Http {
+            clients,
+            calls,
+            mcp_proxy,
+        } => http_load::run(clients, calls, mcp_proxy).await,
         Bench::Query { megabytes } => query::run(megabytes).await,
         Bench::Buckets { gigabytes, dir } => buckets::run(gigabytes, dir).await,
     }

@@ -1,0 +1,243 @@
+//! Serving over HTTP under load: concurrent streamable-HTTP clients (rmcp's client, each with
+//! its own session) against `offload serve --http` with an access token — the load bench's
+//! mixed checked calls, and echo alone beside the published gateway mcp-proxy (PyPI, named-server
+//! mode) serving the same fixture upstream over streamable HTTP to the same client load, and
+//! beside Offload's own stdio path (`offload mcp` through one host) for the HTTP overhead.
+//!
+//! mcp-hub (npm, 4.2.1) would be the second peer, but it serves its unified endpoint only over
+//! the legacy SSE transport, which rmcp's client (and MCP since 2025-03-26) no longer speaks: it
+//! is reported as not comparable rather than measured through another client.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use offload_testkit::{Client, Recorder, TestContext, call, connect};
+use rmcp::ServiceExt;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::json;
+
+use crate::load::{Outcome, close, report, run_clients, write_rows};
+use crate::offload::{as_users, peak_rss_mb};
+
+/// An rmcp streamable-HTTP client of `url`, sending `token` when given.
+async fn http_client(url: &str, token: Option<&str>) -> Client {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    if let Some(t) = token {
+        config = config.auth_header(t.to_owned());
+    }
+    Recorder::default()
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("MCP handshake over HTTP")
+}
+
+/// Each client calls echo `calls` times with its own text and checks the answer; through
+/// Offload's `call_tool` (`meta`) or the tool itself.
+async fn echo_clients(clients: Vec<Client>, calls: usize, meta: bool) -> (Duration, Vec<Outcome>) {
+    let start = Instant::now();
+    let tasks: Vec<_> = clients
+        .into_iter()
+        .enumerate()
+        .map(|(id, c)| {
+            tokio::spawn(async move {
+                let mut out = Outcome::new(calls);
+                for n in 0..calls {
+                    let text = format!("client-{id}-call-{n}");
+                    let t = Instant::now();
+                    let r = if meta {
+                        call(&c, "call_tool", json!({"server": "fx", "tool_name": "echo", "tool_args": {"text": text}})).await
+                    } else {
+                        call(&c, "echo", json!({"text": text})).await
+                    };
+                    out.samples.push((0, t.elapsed()));
+                    let got = offload_testkit::text(&r);
+                    if got != text {
+                        out.wrong.push(format!("client {id} call {n}: echo answered {got:?}"));
+                    }
+                }
+                out.client = Some(c);
+                out
+            })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for t in tasks {
+        outcomes.push(t.await.expect("client task"));
+    }
+    (start.elapsed(), outcomes)
+}
+
+fn throughput(took: Duration, outcomes: &[Outcome]) -> f64 {
+    let calls: usize = outcomes.iter().map(|o| o.samples.len()).sum();
+    calls as f64 / took.as_secs_f64()
+}
+
+fn p99(outcomes: &[Outcome]) -> Duration {
+    let mut all: Vec<Duration> = outcomes
+        .iter()
+        .flat_map(|o| o.samples.iter().map(|s| s.1))
+        .collect();
+    crate::stats::summarize(&mut all).p99
+}
+
+pub async fn run(clients: usize, calls: usize, mcp_proxy: Option<PathBuf>) -> anyhow::Result<()> {
+    let ctx = TestContext::new();
+    ctx.write_servers(json!({"fx": TestContext::fixture(&[])}));
+    let csv = write_rows(&ctx)?;
+    println!("{clients} streamable-HTTP clients x {calls} calls each (every answer checked)");
+
+    let token = ctx.token("bench", "read,call,store");
+    let (mut host, url) = {
+        // The URL is read from its log file (at the level users run it).
+        let mut cmd = ctx.host_command();
+        cmd.env("OFFLOAD_LOG", "info")
+            .stderr(std::process::Stdio::null());
+        let before = ctx.log().len();
+        let child = cmd
+            .args(["--http", "127.0.0.1:0"])
+            .stdin(std::process::Stdio::null())
+            .spawn()?;
+        let mut url = None;
+        for _ in 0..400 {
+            if let Some(u) = ctx.log()[before..]
+                .lines()
+                .rev()
+                .find_map(|l| l.split("serving MCP at ").nth(1))
+            {
+                url = Some(u.trim().to_owned());
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        (child, url.expect("offload serve --http listens"))
+    };
+    let pid = host.id().unwrap_or_default();
+
+    // The load bench's mixed checked calls, over HTTP.
+    let mut mixed = Vec::new();
+    for _ in 0..clients {
+        mixed.push(http_client(&url, Some(&token)).await);
+    }
+    let (took, mut outcomes) = run_clients(mixed, calls, &csv).await;
+    report(
+        "offload serve --http, mixed (echo, store, file-content, read_file)",
+        took,
+        &outcomes,
+        &format!("serve peak RSS {:.1} MiB", peak_rss_mb(pid)),
+    );
+    close(&mut outcomes).await;
+
+    // Echo alone: Offload over HTTP, Offload over its stdio path, mcp-proxy over HTTP.
+    let mut rows = Vec::new();
+    let mut over_http = Vec::new();
+    for _ in 0..clients {
+        over_http.push(http_client(&url, Some(&token)).await);
+    }
+    let (took, mut outcomes) = echo_clients(over_http, calls, true).await;
+    report(
+        "echo: offload serve --http",
+        took,
+        &outcomes,
+        &format!("serve peak RSS {:.1} MiB", peak_rss_mb(pid)),
+    );
+    rows.push((
+        "Offload over HTTP",
+        throughput(took, &outcomes),
+        p99(&outcomes),
+    ));
+    close(&mut outcomes).await;
+
+    let mut over_stdio = Vec::new();
+    for _ in 0..clients {
+        over_stdio.push(connect(as_users(ctx.offload_command(&["--mode", "app"]))).await);
+    }
+    let (took, mut outcomes) = echo_clients(over_stdio, calls, true).await;
+    report(
+        "echo: offload mcp through the same host (stdio + local socket)",
+        took,
+        &outcomes,
+        "",
+    );
+    rows.push((
+        "Offload over stdio",
+        throughput(took, &outcomes),
+        p99(&outcomes),
+    ));
+    close(&mut outcomes).await;
+    let _ = host.kill().await;
+
+    match mcp_proxy {
+        Some(proxy) => {
+            let (mut child, proxy_url) = start_mcp_proxy(&proxy).await?;
+            let proxy_pid = child.id().unwrap_or_default();
+            let mut peers = Vec::new();
+            for _ in 0..clients {
+                peers.push(http_client(&proxy_url, None).await);
+            }
+            let (took, mut outcomes) = echo_clients(peers, calls, false).await;
+            report(
+                "echo: mcp-proxy 0.13.0 (PyPI), named server over streamable HTTP",
+                took,
+                &outcomes,
+                &format!("peak RSS {:.1} MiB", peak_rss_mb(proxy_pid)),
+            );
+            rows.push(("mcp-proxy", throughput(took, &outcomes), p99(&outcomes)));
+            close(&mut outcomes).await;
+            let _ = child.kill().await;
+        }
+        None => {
+            println!("  mcp-proxy: skipped (pass --mcp-proxy; scripts/bench.sh http installs it)")
+        }
+    }
+    println!("  mcp-hub 4.2.1 (npm): not comparable — it serves its endpoint over legacy SSE only");
+    println!("\n| echo, {clients} clients x {calls} | calls/s | p99 |");
+    println!("|---|---|---|");
+    for (name, rate, p) in &rows {
+        println!("| {name} | {rate:.0} | {} |", crate::stats::ms(*p));
+    }
+    if let (Some(ours), Some(peer)) = (
+        rows.iter().find(|r| r.0 == "Offload over HTTP"),
+        rows.iter().find(|r| r.0 == "mcp-proxy"),
+    ) {
+        println!(
+            "Offload over HTTP: {:.1}x mcp-proxy's throughput (target >= 3x), p99 {} vs {}",
+            ours.1 / peer.1,
+            crate::stats::ms(ours.2),
+            crate::stats::ms(peer.2)
+        );
+    }
+    Ok(())
+}
+
+/// mcp-proxy serving the fixture as the named server `fx`; its streamable-HTTP URL.
+async fn start_mcp_proxy(proxy: &Path) -> anyhow::Result<(tokio::process::Child, String)> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let fixture = offload_testkit::target_bin("offload-fixture");
+    let child = tokio::process::Command::new(proxy)
+        .args([
+            "--port",
+            &port.to_string(),
+            "--host",
+            "127.0.0.1",
+            "--log-level",
+            "WARNING",
+        ])
+        .args(["--named-server", "fx", &fixture.display().to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    for _ in 0..400 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    Ok((child, format!("http://127.0.0.1:{port}/servers/fx/mcp")))
+}
