@@ -14,8 +14,19 @@ type HttpError = StreamableHttpError<reqwest::Error>;
 /// What a model is told when a server needs the user to sign in (the server's name leads the
 /// message where it is shown).
 pub const SIGN_IN_REQUIRED: &str = "it needs you to sign in: open Offload and click Sign in next to it on the Servers screen (or run `offload auth login` with its name)";
-pub const SIGN_IN_AGAIN: &str =
+const SIGN_IN_AGAIN: &str =
     "sign in to it again in Offload (Servers screen, or `offload auth login`)";
+
+/// What a model is told when a server wants more access (`insufficient_scope`) than the
+/// sign-in holds.
+pub fn needs_scope(scope: Option<&str>) -> String {
+    format!(
+        "it needs more access than Offload was granted{}; {SIGN_IN_AGAIN}",
+        scope
+            .map(|s| format!(" (scope \"{s}\")"))
+            .unwrap_or_default()
+    )
+}
 
 /// The start error for a failed handshake with the server at `url`; `signs_in` when it is
 /// reached with an OAuth sign-in (no static `Authorization` header).
@@ -40,13 +51,7 @@ pub fn explain(url: &str, e: &ClientInitializeError, signs_in: bool) -> StartErr
         },
         HttpError::InsufficientScope(e) if signs_in => StartError {
             code: ErrorCode::AuthRequired,
-            message: format!(
-                "it needs more access than Offload was granted{}; {SIGN_IN_AGAIN}",
-                e.required_scope
-                    .as_deref()
-                    .map(|s| format!(" (scope \"{s}\")"))
-                    .unwrap_or_default()
-            ),
+            message: needs_scope(e.required_scope.as_deref()),
         },
         HttpError::Auth(auth) => StartError {
             code: ErrorCode::AuthRequired,

@@ -361,7 +361,10 @@ impl Upstream {
     async fn start(&self) -> Started<Connection> {
         let stderr_ends_at_start = self.stderr.ends();
         let timeout = self.entry.start_timeout();
-        match tokio::time::timeout(timeout, self.open()).await {
+        let opened = tokio::time::timeout(timeout, self.open()).await;
+        // A refusal during the start is the start's outcome; only later ones are a call's.
+        self.auth_watch.take();
+        match opened {
             Ok(Ok((opened, tools))) => Started::Ok(Connection {
                 client: opened.client,
                 tools,
@@ -611,14 +614,9 @@ impl Upstream {
         use crate::oauth::watch::Refusal;
         let message = match &refusal {
             Refusal::SignInRequired { .. } => super::http_error::SIGN_IN_REQUIRED.to_owned(),
-            Refusal::InsufficientScope { scope, .. } => format!(
-                "it needs more access than Offload was granted{}; {}",
-                scope
-                    .as_deref()
-                    .map(|s| format!(" (scope \"{s}\")"))
-                    .unwrap_or_default(),
-                super::http_error::SIGN_IN_AGAIN
-            ),
+            Refusal::InsufficientScope { scope, .. } => {
+                super::http_error::needs_scope(scope.as_deref())
+            }
         };
         drop(self.life.refused(message.clone(), ErrorCode::AuthRequired));
         UpstreamError::Unavailable {
