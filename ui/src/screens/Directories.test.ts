@@ -51,6 +51,10 @@ describe("Directories", () => {
     expect(await screen.findByText("3 files · 2.0 KB")).toBeInTheDocument();
     expect(screen.getByText("cannot be used: No such file")).toBeInTheDocument();
     await userEvent.click(screen.getByLabelText("Remove /gone"));
+    // Escape keeps it.
+    await userEvent.keyboard("{Escape}");
+    expect(screen.queryByRole("button", { name: "Remove" })).toBeNull();
+    await userEvent.click(screen.getByLabelText("Remove /gone"));
     await userEvent.click(screen.getByRole("button", { name: "Remove" }));
     await waitFor(() => expect(screen.getAllByTestId("root-row")).toHaveLength(1));
   });

@@ -212,6 +212,9 @@ describe("Responses", () => {
     render(Responses);
     await userEvent.click(await screen.findByTestId("response-row"));
     await userEvent.click(screen.getByTestId("delete-response"));
+    await userEvent.keyboard("{Escape}");
+    expect(screen.queryByTestId("confirm-delete")).toBeNull();
+    await userEvent.click(screen.getByTestId("delete-response"));
     await userEvent.click(screen.getByTestId("confirm-delete"));
     expect(await screen.findByTestId("no-responses")).toBeInTheDocument();
     expect(deleted).toEqual([f.response().path]);

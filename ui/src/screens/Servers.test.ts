@@ -133,6 +133,24 @@ describe("Servers", () => {
     expect(screen.queryByTestId("server-sign-in-needed")).toBeNull();
   });
 
+  it("backs out of the editor and the remove confirmation with Escape", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "servers") return [f.server()];
+      if (cmd === "server_tools") return [];
+    });
+    render(Servers);
+    await screen.findByTestId("server-details");
+    await userEvent.click(screen.getByTestId("server-edit"));
+    expect(screen.queryByTestId("server-details")).toBeNull();
+    await userEvent.keyboard("{Escape}");
+    expect(await screen.findByTestId("server-details")).toBeInTheDocument();
+    await userEvent.click(screen.getByTestId("server-remove"));
+    expect(screen.getByTestId("server-remove-yes")).toBeInTheDocument();
+    await userEvent.keyboard("{Escape}");
+    expect(screen.queryByTestId("server-remove-yes")).toBeNull();
+    expect(screen.getByTestId("server-remove")).toBeInTheDocument();
+  });
+
   it("switches a tool off, shows how clients see the tools, and approves a held tool with its diff", async () => {
     const calls: any[] = [];
     let held = [

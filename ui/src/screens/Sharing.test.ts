@@ -54,6 +54,9 @@ describe("Sharing", () => {
     expect(screen.queryByTestId("token-value")).toBeNull();
 
     await userEvent.click(screen.getByTestId("token-revoke-ci-agent"));
+    await userEvent.keyboard("{Escape}");
+    expect(screen.queryByTestId("token-revoke-yes")).toBeNull();
+    await userEvent.click(screen.getByTestId("token-revoke-ci-agent"));
     await userEvent.click(screen.getByTestId("token-revoke-yes"));
     await waitFor(() => expect(screen.getByTestId("no-tokens")).toBeInTheDocument());
     expect(calls).toContainEqual(["revoke_token", { name: "ci-agent" }]);
