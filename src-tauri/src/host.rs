@@ -58,8 +58,8 @@ impl AppState {
 /// Binds the socket and serves on it, watches `config.json`, and keeps the tray and window
 /// told of changes.
 pub fn start<R: Runtime>(app: &AppHandle<R>, started: Instant) {
-    let engine = app.state::<AppState>().engine.clone();
-    let serving = app.state::<AppState>().serving.clone();
+    let state = app.state::<AppState>();
+    let engine = state.engine.clone();
     let socket = ipc::socket_path(&engine.dirs);
     let watch = tauri::async_runtime::block_on(async {
         match ipc::Host::bind(&socket).await {
@@ -74,12 +74,10 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, started: Instant) {
             // The window still shows and edits the configuration; clients use the other host.
             Err(e) => tracing::error!("not serving clients: {e}"),
         }
-        serving
-            .apply(&engine, engine.config().http.and_then(|h| h.listen))
-            .await;
+        state.apply_serving().await;
         config_watch::watch_or_warn(engine.clone())
     });
-    tauri::async_runtime::spawn(notify_changes(app.clone(), engine, serving, watch));
+    tauri::async_runtime::spawn(notify_changes(app.clone(), engine, watch));
 }
 
 /// While `window` lives, streams new calls and changes to stored responses to it a few times a
@@ -122,13 +120,14 @@ pub fn follow_activity<R: Runtime>(window: &WebviewWindow<R>) {
 async fn notify_changes<R: Runtime>(
     app: AppHandle<R>,
     engine: Arc<Engine>,
-    serving: Arc<offload_engine::http::Serving>,
     _watch: Option<ConfigWatch>,
 ) {
     let mut config = engine.watch();
     let mut sessions = engine.sessions.watch();
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(500));
     let mut shown = None;
+    // The configuration revision HTTP serving was last brought in line with.
+    let mut served = None;
     loop {
         tokio::select! {
             _ = config.changed() => {}
@@ -136,10 +135,11 @@ async fn notify_changes<R: Runtime>(
             _ = tick.tick() => {}
         }
         let revision = *config.borrow_and_update();
-        // `http.listen` edited in the file (or on the Sharing screen): serve accordingly.
-        serving
-            .apply(&engine, engine.config().http.and_then(|h| h.listen))
-            .await;
+        if served != Some(revision) {
+            // `http.listen` edited in the file (or on the Sharing screen): serve accordingly.
+            app.state::<AppState>().apply_serving().await;
+            served = Some(revision);
+        }
         let now = crate::tray::Snapshot::of(&engine, revision);
         if shown.as_ref() != Some(&now) {
             crate::tray::update(&app, &now);

@@ -4,7 +4,6 @@
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use offload_engine::config::CompatInputs;
 use offload_engine::control;
 
 use crate::mcp::{self, ConfigChoice};
@@ -27,14 +26,7 @@ pub enum AuthCommand {
 }
 
 pub fn run(config: ConfigChoice, command: AuthCommand) -> ExitCode {
-    offload_engine::logging::init();
-    let Some(runtime) = mcp::runtime() else {
-        return ExitCode::FAILURE;
-    };
-    runtime.block_on(async {
-        let Some(engine) = mcp::load(config, CompatInputs::default()) else {
-            return ExitCode::FAILURE;
-        };
+    mcp::with_engine(config, |engine| async move {
         let outcome = match command {
             AuthCommand::Login { server, no_browser } => {
                 control::sign_in(&engine, &server, |url| show(url, no_browser))
@@ -46,7 +38,6 @@ pub fn run(config: ConfigChoice, command: AuthCommand) -> ExitCode {
                 .map(|()| format!("signed out of {server}\n")),
             AuthCommand::Status => Ok(status(&control::sign_ins(&engine).await)),
         };
-        engine.shutdown().await;
         match outcome {
             Ok(text) => {
                 print(&text);

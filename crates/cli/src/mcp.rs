@@ -145,6 +145,27 @@ async fn pump(
     }
 }
 
+/// Runs a human command (`offload tools`, `offload auth`) against an engine loaded from `config`,
+/// and shuts the engine down after it.
+pub fn with_engine<F, Fut>(config: ConfigChoice, command: F) -> ExitCode
+where
+    F: FnOnce(Arc<Engine>) -> Fut,
+    Fut: std::future::Future<Output = ExitCode>,
+{
+    offload_engine::logging::init();
+    let Some(runtime) = runtime() else {
+        return ExitCode::FAILURE;
+    };
+    runtime.block_on(async {
+        let Some(engine) = load(config, CompatInputs::default()) else {
+            return ExitCode::FAILURE;
+        };
+        let code = command(engine.clone()).await;
+        engine.shutdown().await;
+        code
+    })
+}
+
 pub fn load(config: ConfigChoice, compat: CompatInputs) -> Option<Arc<Engine>> {
     let options = EngineOptions {
         require_config: config.named,

@@ -4,7 +4,6 @@
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use offload_engine::config::CompatInputs;
 use offload_engine::control;
 
 use crate::mcp::{self, ConfigChoice};
@@ -21,15 +20,8 @@ pub enum ToolsCommand {
 }
 
 pub fn run(config: ConfigChoice, command: ToolsCommand) -> ExitCode {
-    offload_engine::logging::init();
-    let Some(runtime) = mcp::runtime() else {
-        return ExitCode::FAILURE;
-    };
-    runtime.block_on(async {
-        let Some(engine) = mcp::load(config, CompatInputs::default()) else {
-            return ExitCode::FAILURE;
-        };
-        let code = match command {
+    mcp::with_engine(config, |engine| async move {
+        match command {
             ToolsCommand::List => {
                 let view = control::tools_view(&engine).await;
                 let mut out = format!("mode: {} ({})\n", view.mode, view.why);
@@ -64,9 +56,7 @@ pub fn run(config: ConfigChoice, command: ToolsCommand) -> ExitCode {
                     }
                 }
             }
-        };
-        engine.shutdown().await;
-        code
+        }
     })
 }
 

@@ -7,6 +7,15 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+/// An error message without the Rust type names some libraries put in it: rmcp's read
+/// "Transport [type::path<...>] error: ..."; the words are kept.
+pub fn without_type_names(text: &str) -> String {
+    match (text.find(" ["), text.rfind("] ")) {
+        (Some(a), Some(b)) if b > a => format!("{}{}", &text[..a], &text[b + 1..]),
+        _ => text.to_owned(),
+    }
+}
+
 /// Machine-readable error codes. Serialised in `snake_case`; part of the public contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -235,7 +235,12 @@ async fn challenge(url: &str) -> Result<Option<String>, String> {
         .timeout(Duration::from_secs(30))
         .send()
         .await
-        .map_err(|e| format!("cannot reach {url}: {}", without_types(&e.to_string())))?;
+        .map_err(|e| {
+            format!(
+                "cannot reach {url}: {}",
+                crate::error::without_type_names(&e.to_string())
+            )
+        })?;
     let status = response.status();
     let header = response
         .headers()
@@ -368,12 +373,5 @@ pub fn open_in_chosen_browser(url: &str) -> Option<Result<(), String>> {
 
 /// rmcp's auth errors in words, without Rust type names.
 pub fn describe(e: &AuthError) -> String {
-    without_types(&e.to_string())
-}
-
-fn without_types(text: &str) -> String {
-    match (text.find(" ["), text.rfind("] ")) {
-        (Some(a), Some(b)) if b > a => format!("{}{}", &text[..a], &text[b + 1..]),
-        _ => text.to_owned(),
-    }
+    crate::error::without_type_names(&e.to_string())
 }

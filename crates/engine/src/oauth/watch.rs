@@ -61,10 +61,16 @@ pub struct Watched<C> {
 }
 
 impl<C> Watched<C> {
-    async fn note(&self, refusal: Option<Refusal>) {
-        let Some(refusal) = refusal else { return };
-        super::note_refusal(&self.server, &self.url, &refusal, &self.secrets).await;
-        *self.watch.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(refusal);
+    /// Passes a request's outcome on, after noting it if it is a refusal.
+    async fn noting<T, E: std::error::Error + Send + Sync + 'static>(
+        &self,
+        result: Result<T, StreamableHttpError<E>>,
+    ) -> Result<T, StreamableHttpError<E>> {
+        if let Some(refusal) = refusal(&result) {
+            super::note_refusal(&self.server, &self.url, &refusal, &self.secrets).await;
+            *self.watch.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(refusal);
+        }
+        result
     }
 }
 
@@ -97,12 +103,12 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, Failed<Self::Error>> {
-        let result = self
-            .inner
-            .post_message(uri, message, session_id, auth_header, custom_headers)
-            .await;
-        self.note(refusal(&result)).await;
-        result
+        self.noting(
+            self.inner
+                .post_message(uri, message, session_id, auth_header, custom_headers)
+                .await,
+        )
+        .await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -114,19 +120,19 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, Failed<Self::Error>> {
-        let result = self
-            .inner
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await;
-        self.note(refusal(&result)).await;
-        result
+        self.noting(
+            self.inner
+                .post_message_with_max_sse_event_size(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                )
+                .await,
+        )
+        .await
     }
 
     async fn delete_session(
@@ -149,12 +155,12 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Failed<Self::Error>> {
-        let result = self
-            .inner
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await;
-        self.note(refusal(&result)).await;
-        result
+        self.noting(
+            self.inner
+                .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+                .await,
+        )
+        .await
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -166,18 +172,18 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Failed<Self::Error>> {
-        let result = self
-            .inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await;
-        self.note(refusal(&result)).await;
-        result
+        self.noting(
+            self.inner
+                .get_stream_with_max_sse_event_size(
+                    uri,
+                    session_id,
+                    last_event_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                )
+                .await,
+        )
+        .await
     }
 }

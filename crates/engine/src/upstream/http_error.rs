@@ -129,10 +129,5 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 fn plain(e: &dyn std::fmt::Display) -> String {
-    let text = e.to_string();
-    // rmcp's transport errors read "Transport [type::path<...>] error: ..."; keep the words.
-    match (text.find(" ["), text.rfind("] ")) {
-        (Some(a), Some(b)) if b > a => format!("{}{}", &text[..a], &text[b + 1..]),
-        _ => text,
-    }
+    crate::error::without_type_names(&e.to_string())
 }

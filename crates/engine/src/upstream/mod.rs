@@ -5,6 +5,7 @@
 //! each bounded by its own timeout, and report failures per server.
 
 mod callers;
+mod calls;
 mod connect;
 mod error;
 mod handler;
@@ -14,6 +15,7 @@ mod limited;
 mod logs;
 mod progress;
 mod search_path;
+mod sign_in;
 mod stderr;
 mod supervisor;
 mod tasks;

@@ -1,15 +1,13 @@
 //! One upstream server: its kept-open connection shared by every call (started and restarted
-//! by `lifecycle`, never while a caller waits on a lock), the cached tool list, and calls with
-//! timeout (reset by progress), cancellation and progress forwarding.
+//! by `lifecycle`, never while a caller waits on a lock), its state and health, the cached tool
+//! list, and the errors calls answer with. Calls themselves are in `calls` (and `tasks`), a
+//! server's sign-in as the pool sees it in `sign_in`.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, ServerCapabilities, ServerResult, Tool,
-};
-use rmcp::service::{PeerRequestOptions, ServiceError};
+use rmcp::model::{ServerCapabilities, Tool};
+use rmcp::service::ServiceError;
 use tokio_util::sync::CancellationToken;
 
 use super::callers::{Caller, Callers};
@@ -24,23 +22,25 @@ use crate::config::ServerEntry;
 
 /// One configured upstream server.
 pub struct Upstream {
-    name: String,
-    entry: ServerEntry,
-    ctx: Arc<PoolContext>,
-    life: Arc<Lifecycle<Connection>>,
-    stderr: Arc<StderrRing>,
+    pub(super) name: String,
+    pub(super) entry: ServerEntry,
+    pub(super) ctx: Arc<PoolContext>,
+    pub(super) life: Arc<Lifecycle<Connection>>,
+    pub(super) stderr: Arc<StderrRing>,
     /// Its recent log messages (`notifications/message`), for the app.
     logs: Arc<super::logs::LogRing>,
-    routes: Arc<ProgressRoutes>,
+    pub(super) routes: Arc<ProgressRoutes>,
     /// The client calls in flight (for relaying what the upstream sends while serving them).
-    callers: Arc<Callers>,
+    pub(super) callers: Arc<Callers>,
     /// URIs of the `resource_link`s its tools returned (so a read of one goes to this server).
-    links: std::sync::Mutex<std::collections::VecDeque<String>>,
+    pub(super) links: std::sync::Mutex<std::collections::VecDeque<String>>,
     /// Told by a remote connection's HTTP client when the server refuses its sign-in.
     auth_watch: Arc<crate::oauth::watch::AuthWatch>,
+    /// A remote server reached with an OAuth sign-in (no static `Authorization` header).
+    pub(super) signs_in: bool,
     /// While it needs a sign-in: the keychain entry last tried, so that it is started again
     /// (by a call, a listing, the app) only once the sign-in changed, not on every request.
-    sign_in_tried: std::sync::Mutex<Option<u64>>,
+    pub(super) sign_in_tried: std::sync::Mutex<Option<u64>>,
     /// Itself, for the background starter (which must not keep a removed server alive).
     me: Weak<Upstream>,
 }
@@ -48,15 +48,15 @@ pub struct Upstream {
 pub(super) struct Connection {
     pub(super) client: connect::Client,
     tools: Arc<ToolCache>,
-    process_group: Option<u32>,
+    pub(super) process_group: Option<u32>,
     _stop: Option<tokio::sync::oneshot::Sender<()>>,
-    exceeded: Arc<std::sync::atomic::AtomicU64>,
+    pub(super) exceeded: Arc<std::sync::atomic::AtomicU64>,
     /// The stderr ring's end count when this connection started (stdio only).
-    stderr_ends_at_start: u64,
+    pub(super) stderr_ends_at_start: u64,
 }
 
 impl Connection {
-    fn is_closed(&self) -> bool {
+    pub(super) fn is_closed(&self) -> bool {
         self.client.peer().is_transport_closed()
     }
 }
@@ -96,7 +96,9 @@ fn exited(stderr: &StderrRing) -> String {
 impl Upstream {
     pub(super) fn new(name: String, entry: ServerEntry, ctx: Arc<PoolContext>) -> Arc<Self> {
         let notify = Arc::downgrade(&ctx);
+        let signs_in = entry.transport(&name).is_ok_and(|t| t.signs_in());
         Arc::new_cyclic(|me| Self {
+            signs_in,
             name,
             entry,
             ctx,
@@ -188,27 +190,6 @@ impl Upstream {
         });
     }
 
-    /// Whether one of this server's tools returned a link to `uri` (the last 1,000 links).
-    pub fn handed_out(&self, uri: &str) -> bool {
-        self.links
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .any(|l| l == uri)
-    }
-
-    fn note_links(&self, result: &CallToolResult) {
-        let mut links = self.links.lock().unwrap_or_else(|p| p.into_inner());
-        for link in result.content.iter().filter_map(|c| c.as_resource_link()) {
-            if !links.contains(&link.uri) {
-                if links.len() >= 1000 {
-                    links.pop_front();
-                }
-                links.push_back(link.uri.clone());
-            }
-        }
-    }
-
     /// Its most recent log messages, oldest first (kept across restarts).
     pub fn log_lines(&self) -> Vec<super::LogLine> {
         self.logs.lines()
@@ -224,11 +205,7 @@ impl Upstream {
         let now = self.life.snapshot(Connection::is_closed);
         let state = if self.entry.disabled {
             ServerState::Disabled
-        } else if now.state == ServerState::Error
-            && !now.crashed
-            && health.last_code == Some(ErrorCode::AuthRequired)
-            && self.entry.transport(&self.name).is_ok_and(|t| t.signs_in())
-        {
+        } else if self.waits_for_sign_in(&now) {
             ServerState::SignInRequired
         } else {
             now.state
@@ -267,31 +244,13 @@ impl Upstream {
     /// The kept-open connection. A server that is not started yet (or crashed while ready) is
     /// started and waited for, at most its start timeout; a server known to be broken answers
     /// at once with its last error and when it is retried (in the background).
-    async fn connection(&self) -> Result<Arc<Connection>, UpstreamError> {
+    pub(super) async fn connection(&self) -> Result<Arc<Connection>, UpstreamError> {
         if self.entry.disabled {
             return Err(UpstreamError::Disabled {
                 name: self.name.clone(),
             });
         }
-        if self.status().status == ServerState::SignInRequired
-            && let Ok(crate::config::Transport::Http { url, .. }) = self.entry.transport(&self.name)
-            && let Ok(url) = crate::config::interpolate(&url, self.ctx.secrets.as_ref())
-        {
-            let now = crate::oauth::fingerprint(&self.name, &url, &self.ctx.secrets).await;
-            let unchanged = {
-                let mut tried = self.sign_in_tried.lock().unwrap_or_else(|p| p.into_inner());
-                tried.replace(now) == Some(now)
-            };
-            if unchanged {
-                return Err(UpstreamError::Unavailable {
-                    name: self.name.clone(),
-                    message: self
-                        .last_error()
-                        .unwrap_or_else(|| super::http_error::SIGN_IN_REQUIRED.to_owned()),
-                    code: ErrorCode::AuthRequired,
-                });
-            }
-        }
+        self.sign_in_gate().await?;
         let me = self.me.clone();
         let start_timeout = self.entry.start_timeout();
         let stderr = self.stderr.clone();
@@ -445,136 +404,6 @@ impl Upstream {
         Ok(tools)
     }
 
-    /// Calls `tool` with `arguments` on the kept-open connection.
-    pub async fn call(
-        &self,
-        tool: &str,
-        arguments: Option<rmcp::model::JsonObject>,
-        options: CallOptions,
-    ) -> Result<CallToolResult, UpstreamError> {
-        let conn = self.connection().await?;
-        let log_level = options.caller.as_ref().and_then(|c| c.log_level);
-        let _caller = options.caller.map(|c| self.callers.register(c));
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        params.arguments = arguments;
-        // On 2026-07-28 a server logs only for requests that ask: ask at the caller's level.
-        if let Some(level) = log_level {
-            params
-                .meta
-                .get_or_insert_with(Default::default)
-                .set_log_level(level);
-        }
-        if options.as_task {
-            let result = self
-                .call_as_task(&conn, params, options.progress, options.cancel)
-                .await?;
-            self.note_links(&result);
-            return Ok(result);
-        }
-        let peer = conn.client.peer().clone();
-        // A server on 2026-07-28 asks its questions in an `input_required` result: Offload
-        // answers them (through the client, as it does requests) and calls again, with the
-        // answers and the server's `requestState`, on the same connection.
-        let mut rounds = 0;
-        let answer = loop {
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
-            let handle = peer
-                .send_request_with_option(
-                    request,
-                    // The timer restarts with each progress notification: a long tool that
-                    // reports progress is not cut off, a silent one is.
-                    PeerRequestOptions::with_timeout(self.timeout()).reset_timeout_on_progress(),
-                )
-                .await
-                .map_err(|e| self.service_error(e))?;
-            let id = handle.id.clone();
-            let _route = options
-                .progress
-                .clone()
-                .map(|route| self.routes.register(handle.progress_token.clone(), route));
-            let answer = tokio::select! {
-                answer = handle.await_response() => answer,
-                () = options.cancel.cancelled() => {
-                    let cancel = CancelledNotificationParam::new(Some(id), Some("cancelled by the client".into()));
-                    let _ = peer.notify_cancelled(cancel).await;
-                    return Err(UpstreamError::Cancelled { name: self.name.clone() });
-                }
-            };
-            let Ok(ServerResult::InputRequiredResult(asked)) = answer else {
-                break answer;
-            };
-            rounds += 1;
-            if rounds > MAX_INPUT_ROUNDS {
-                return Err(UpstreamError::Rpc {
-                    name: self.name.clone(),
-                    rpc_code: -32603,
-                    data: None,
-                    message: format!(
-                        "it asked for input more than {MAX_INPUT_ROUNDS} times in one call"
-                    ),
-                });
-            }
-            let mut answers = rmcp::model::InputResponses::new();
-            for (key, question) in asked.input_requests.unwrap_or_default() {
-                let answered = tokio::select! {
-                    answered = conn.client.service().answer(question) => answered,
-                    () = options.cancel.cancelled() => {
-                        return Err(UpstreamError::Cancelled { name: self.name.clone() });
-                    }
-                };
-                let answered = answered.map_err(|e| UpstreamError::Rpc {
-                    name: self.name.clone(),
-                    rpc_code: e.code.0,
-                    data: e.data.clone(),
-                    message: e.message.into_owned(),
-                })?;
-                answers.insert(key, answered);
-            }
-            params.input_responses = Some(answers);
-            params.request_state = asked.request_state;
-        };
-        match answer {
-            Ok(ServerResult::CallToolResult(mut result)) => {
-                // Servers on older revisions omit `resultType`; clients on 2026-07-28 require
-                // it (rmcp drops it again for clients on older revisions).
-                result
-                    .result_type
-                    .get_or_insert(rmcp::model::ResultType::COMPLETE);
-                self.note_links(&result);
-                Ok(result)
-            }
-            Ok(_) => Err(UpstreamError::Rpc {
-                name: self.name.clone(),
-                rpc_code: -32603,
-                data: None,
-                message: "the server answered a tool call with a task Offload did not ask for"
-                    .into(),
-            }),
-            Err(ServiceError::TransportClosed)
-                if conn.exceeded.load(std::sync::atomic::Ordering::SeqCst) > 0 =>
-            {
-                let limit = conn.exceeded.load(std::sync::atomic::Ordering::SeqCst);
-                Err(UpstreamError::Rpc {
-                    name: self.name.clone(),
-                    rpc_code: -32603,
-                    data: None,
-                    message: format!(
-                        "its answer was larger than {}, the most Offload accepts from an upstream (\"limits.maxUpstreamAnswerBytes\"); ask for less (filters, paging), or have the user raise the limit",
-                        crate::store::human_bytes(limit)
-                    ),
-                })
-            }
-            Err(ServiceError::TransportClosed) if conn.process_group.is_some() => {
-                // The process died: let its last words reach the stderr ring first.
-                self.stderr
-                    .wait_end(conn.stderr_ends_at_start, Duration::from_millis(500))
-                    .await;
-                Err(self.service_error(ServiceError::TransportClosed))
-            }
-            Err(e) => Err(self.service_error(e)),
-        }
-    }
-
     pub(super) fn service_error(&self, e: ServiceError) -> UpstreamError {
         let name = self.name.clone();
         if let Some(refusal) = self.auth_watch.take() {
@@ -607,25 +436,6 @@ impl Upstream {
         }
     }
 
-    /// The server refused the connection's sign-in mid-session (revoked, expired beyond
-    /// refresh, or short of a scope): the call answers `auth_required` saying what to do, and
-    /// the server waits for a new sign-in (`sign_in_required`).
-    fn refused(&self, refusal: crate::oauth::watch::Refusal) -> UpstreamError {
-        use crate::oauth::watch::Refusal;
-        let message = match &refusal {
-            Refusal::SignInRequired { .. } => super::http_error::SIGN_IN_REQUIRED.to_owned(),
-            Refusal::InsufficientScope { scope, .. } => {
-                super::http_error::needs_scope(scope.as_deref())
-            }
-        };
-        drop(self.life.refused(message.clone(), ErrorCode::AuthRequired));
-        UpstreamError::Unavailable {
-            name: self.name.clone(),
-            message,
-            code: ErrorCode::AuthRequired,
-        }
-    }
-
     /// Closes the connection and terminates the server's process group; ends a start under
     /// way and any scheduled retry at once. The next use starts the server again.
     pub async fn stop(&self) {
@@ -642,9 +452,6 @@ impl Upstream {
         }
     }
 }
-
-/// The most `input_required` rounds one call may take.
-const MAX_INPUT_ROUNDS: usize = 10;
 
 /// SIGKILL to a whole process group (children and grandchildren, such as `npx`'s node).
 pub(super) fn kill_group(group: Option<u32>) {

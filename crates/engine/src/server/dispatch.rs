@@ -1,0 +1,137 @@
+//! One tool call: the scope check, the dispatch to Offload's own tools or to an upstream tool
+//! listed directly, the audit event, and the protocol error a missing client capability becomes.
+
+use std::sync::Arc;
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
+use serde::de::DeserializeOwned;
+
+use super::{
+    OffloadServer, answer, audit, call, catalog, direct, discovery, file_content, file_tools,
+    params, query, scopes, store,
+};
+use crate::events::EventKind;
+
+fn parse<T: DeserializeOwned>(
+    tool: &str,
+    args: Option<rmcp::model::JsonObject>,
+) -> Result<T, McpError> {
+    let value = serde_json::Value::Object(args.unwrap_or_default());
+    serde_json::from_value(value)
+        .map_err(|e| McpError::invalid_params(format!("{tool}: invalid arguments: {e}"), None))
+}
+
+/// Where a call notes that its upstream needed a capability the client did not declare (the
+/// upstream's `-32021`): the client gets that error rather than a tool error.
+#[derive(Clone, Default)]
+pub(crate) struct MissingCapability(pub Arc<std::sync::Mutex<Option<McpError>>>);
+
+/// Marks a call whose upstream's questions go to its client in `input_required` rounds.
+#[derive(Clone)]
+pub(crate) struct Asking(pub crate::rounds::Asks);
+
+impl OffloadServer {
+    pub(super) async fn serve_call(
+        &self,
+        request: CallToolRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResult, McpError> {
+        let missing = MissingCapability::default();
+        context.extensions.insert(missing.clone());
+        let engine = &self.engine;
+        let started = std::time::Instant::now();
+        let args = request.arguments;
+        let mut event = audit::start(&request.name, args.as_ref(), &context);
+        // A name that is not one of Offload's own may be an upstream tool listed directly.
+        let direct_tool = if self.tools.iter().any(|t| t.name == request.name) {
+            None
+        } else {
+            self.exposure().await.find(&request.name).cloned()
+        };
+        let denied = scopes::refusal(
+            &context.extensions,
+            &request.name,
+            &scopes::needed(&request.name, args.as_ref()),
+        );
+        let result = match request.name.as_ref() {
+            _ if denied.is_some() => answer::error(denied.as_ref().expect("matched above")),
+            catalog::LIST_ALLOWED_DIRECTORIES => {
+                parse::<params::ListAllowedDirectories>(&request.name, args)?;
+                discovery::list_allowed_directories(engine)
+            }
+            catalog::LIST_AVAILABLE_TOOLS => {
+                discovery::list_available_tools(engine, parse(&request.name, args)?).await
+            }
+            catalog::LIST_TOOL_DETAILS => {
+                discovery::list_tool_details(engine, parse(&request.name, args)?).await
+            }
+            catalog::CALL_TOOL => {
+                call::call_tool(engine, parse(&request.name, args)?, &context).await
+            }
+            catalog::CALL_TOOL_AND_STORE => {
+                store::call_tool_and_store(engine, parse(&request.name, args)?, &context).await
+            }
+            catalog::CALL_TOOL_WITH_FILE_CONTENT => {
+                file_content::call_tool_with_file_content(
+                    engine,
+                    parse(&request.name, args)?,
+                    &context,
+                )
+                .await
+            }
+            catalog::GET_FILE_SCHEMA => {
+                file_tools::get_file_schema(engine, parse(&request.name, args)?, &context).await
+            }
+            catalog::SUMMARIZE_FILE => {
+                file_tools::summarize_file(engine, parse(&request.name, args)?, &context).await
+            }
+            catalog::READ_FILE => {
+                file_tools::read_file(engine, parse(&request.name, args)?, &context).await
+            }
+            catalog::QUERY_FILE => {
+                query::query_file(engine, parse(&request.name, args)?, &context).await
+            }
+            _ if direct_tool.is_some() => {
+                let exposed = direct_tool.expect("matched above");
+                event.kind = EventKind::Direct;
+                event.server = Some(exposed.server.clone());
+                event.upstream_tool = Some(exposed.tool.name.to_string());
+                direct::call(engine, &exposed, args, &context).await
+            }
+            other => {
+                return Err(McpError::invalid_params(
+                    format!(
+                        "unknown tool '{other}': not one of Offload's tools ({}) nor an upstream tool listed to this client (it may be turned off or held for review; see tools/list)",
+                        self.tools
+                            .iter()
+                            .map(|t| t.name.as_ref())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    None,
+                ));
+            }
+        };
+        let file_bytes = event
+            .file
+            .as_deref()
+            .filter(|_| matches!(event.kind, EventKind::FileContent | EventKind::Batch))
+            .and_then(|f| engine.roots().resolve(f, crate::roots::Access::Read).ok())
+            .and_then(|r| std::fs::metadata(&r.path).ok())
+            .map(|m| m.len());
+        engine
+            .events
+            .emit(audit::finish(event, &result, started, file_bytes));
+        // The upstream needed a capability this client did not declare: that stays the
+        // protocol's error (-32021), so the client learns what to declare.
+        let refused = missing.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(refused) = refused
+            && result.is_error == Some(true)
+        {
+            return Err(refused);
+        }
+        Ok(result)
+    }
+}
