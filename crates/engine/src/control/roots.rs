@@ -134,25 +134,49 @@ fn bucket_view(
     }
 }
 
-/// What the Directories screen's "Add bucket" form sends.
+/// What the Directories screen's "Add bucket" form sends. The two credential fields mean what
+/// the store calls them (see [`BucketForm::settings`]).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct BucketForm {
     /// `s3://bucket/prefix` (or `gs://`, `az://`).
     pub url: String,
-    /// For S3-compatible servers (MinIO, SeaweedFS, R2, ...); empty for AWS itself.
+    /// S3-compatible servers (MinIO, SeaweedFS, R2, ...), Azurite, a GCS emulator; empty for the
+    /// cloud itself.
     #[serde(default)]
     pub endpoint: String,
+    /// S3 only.
     #[serde(default)]
     pub region: String,
-    /// Saved to the keychain; empty: from the environment.
+    /// S3: the access key ID (saved to the keychain); Azure: the storage account's name;
+    /// GCS: unused. Empty: from the environment.
     #[serde(default)]
     pub access_key_id: String,
-    /// Saved to the keychain; empty: from the environment.
+    /// S3: the secret access key; Azure: the account key; GCS: the service-account key (its
+    /// JSON). Saved to the keychain; empty: from the environment.
     #[serde(default)]
     pub secret_access_key: String,
     pub writable: bool,
+}
+
+impl BucketForm {
+    /// The root entry's settings for the URL's store: (name, value, kept in the keychain).
+    fn settings(&self, scheme: &str) -> Vec<(&'static str, &str, bool)> {
+        let mut out = vec![("endpoint", self.endpoint.trim(), false)];
+        let (id, secret) = (self.access_key_id.trim(), self.secret_access_key.trim());
+        match scheme {
+            "s3" => out.extend([
+                ("region", self.region.trim(), false),
+                ("accessKeyId", id, true),
+                ("secretAccessKey", secret, true),
+            ]),
+            "gs" => out.push(("serviceAccountKey", secret, true)),
+            _ => out.extend([("account", id, false), ("accessKey", secret, true)]),
+        }
+        out.retain(|(_, value, _)| !value.is_empty());
+        out
+    }
 }
 
 /// How long adding a bucket may wait for it to answer.
@@ -165,32 +189,23 @@ pub async fn add_bucket_root(engine: &Engine, form: &BucketForm) -> Result<(), C
     let url = ObjectUrl::parse(form.url.trim())
         .map_err(|e| ControlError::invalid(format!("'{}': {e}", form.url.trim())))?;
     let shown = url.to_string();
-    let mut plain = serde_json::Map::new();
-    for (key, value) in [
-        ("endpoint", &form.endpoint),
-        ("region", &form.region),
-        ("accessKeyId", &form.access_key_id),
-        ("secretAccessKey", &form.secret_access_key),
-    ] {
-        if !value.trim().is_empty() {
-            plain.insert(key.into(), value.trim().into());
-        }
-    }
+    let settings = form.settings(url.scheme);
+    let plain: serde_json::Map<String, serde_json::Value> = settings
+        .iter()
+        .map(|(key, value, _)| ((*key).to_owned(), (*value).into()))
+        .collect();
     let bucket = Bucket::from_entry(&shown, form.writable, &plain, &NoKeychain)
         .map_err(|e| ControlError::invalid(e.to_string()))?;
     check_bucket(&bucket).await?;
     let mut extra = plain.clone();
     let mut saved = Vec::new();
-    for key in ["accessKeyId", "secretAccessKey"] {
-        let Some(value) = plain.get(key).and_then(|v| v.as_str()) else {
-            continue;
-        };
+    for (key, value, _) in settings.iter().filter(|(_, _, secret)| *secret) {
         let name = secrets::secret_name(&format!("bucket-{}", url.bucket), key);
         if let Err(why) = engine.secrets.set_secret(&name, value) {
             secrets::forget(engine, &saved);
             return Err(ControlError::new(ErrorCode::SecretUnavailable, why));
         }
-        extra.insert(key.into(), format!("${{keyring:{name}}}").into());
+        extra.insert((*key).into(), format!("${{keyring:{name}}}").into());
         saved.push(name);
     }
     let written = append_root(
@@ -346,4 +361,55 @@ pub async fn set_root_writable(
         edit::set_roots(doc, &roots)
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BucketForm;
+
+    fn form(url: &str) -> BucketForm {
+        BucketForm {
+            url: url.into(),
+            endpoint: " http://127.0.0.1:9 ".into(),
+            region: "eu-west-1".into(),
+            access_key_id: "id".into(),
+            secret_access_key: "secret".into(),
+            writable: false,
+        }
+    }
+
+    #[test]
+    fn the_forms_credentials_mean_what_each_store_calls_them() {
+        assert_eq!(
+            form("s3://b/p").settings("s3"),
+            [
+                ("endpoint", "http://127.0.0.1:9", false),
+                ("region", "eu-west-1", false),
+                ("accessKeyId", "id", true),
+                ("secretAccessKey", "secret", true),
+            ]
+        );
+        assert_eq!(
+            form("az://c/p").settings("az"),
+            [
+                ("endpoint", "http://127.0.0.1:9", false),
+                ("account", "id", false),
+                ("accessKey", "secret", true),
+            ]
+        );
+        assert_eq!(
+            form("gs://b/p").settings("gs"),
+            [
+                ("endpoint", "http://127.0.0.1:9", false),
+                ("serviceAccountKey", "secret", true),
+            ]
+        );
+        let empty = BucketForm {
+            endpoint: String::new(),
+            access_key_id: " ".into(),
+            secret_access_key: String::new(),
+            ..form("gs://b/p")
+        };
+        assert!(empty.settings("gs").is_empty());
+    }
 }

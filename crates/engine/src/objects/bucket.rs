@@ -24,7 +24,7 @@ pub struct Bucket {
     /// `s3://bucket/prefix`, as configured (trailing slash removed).
     pub url: ObjectUrl,
     pub writable: bool,
-    /// The custom endpoint (S3-compatible servers, Azurite), if one was given.
+    /// The custom endpoint (S3-compatible servers, Azurite, a GCS emulator), if one was given.
     pub endpoint: Option<String>,
     pub store: Arc<dyn ObjectStore>,
     /// What reads from this bucket cost so far.
@@ -124,6 +124,9 @@ impl Bucket {
                     .with_url(&root)
                     .with_client_options(client)
                     .with_retry(retry);
+                if let Some(e) = &endpoint {
+                    b = b.with_base_url(e.trim_end_matches('/'));
+                }
                 if let Some(v) = setting("serviceAccountKey")? {
                     b = b.with_service_account_key(v);
                 }

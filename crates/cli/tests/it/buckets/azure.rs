@@ -2,10 +2,10 @@
 
 use std::time::{Duration, Instant};
 
-use offload_testkit::{TestContext, call, error_code, structured};
+use offload_testkit::TestContext;
 use serde_json::json;
 
-use super::csv_body;
+use super::{csv_body, reads_as_local, stores_new_objects};
 
 /// Azure Blob roots (`az://`) through the same code, against Azurite (npm, the emulator Azure
 /// documents), with its container and objects made by Azure's own Python client: the file tools
@@ -73,73 +73,6 @@ async fn azure_blob_roots_work_through_the_same_code_against_azurite() {
         "mcpServers": {"fx": TestContext::fixture(&[])},
         "tools": {"expose": "meta"},
     }));
-    same_as_local(&ctx, "az://data/team").await;
-}
-
-/// Against another store's root at `base` (holding `orders.csv` and `app.log`, copies of the
-/// files in the local root): the file tools answer as on the local copies, a response is stored
-/// as a new object and never replaces one, and a key beside the prefix is outside.
-async fn same_as_local(ctx: &TestContext, base: &str) {
-    let client = ctx.client().await;
-    for (tool, name, extra) in [
-        ("get_file_schema", "orders.csv", json!({})),
-        ("summarize_file", "app.log", json!({})),
-        (
-            "read_file",
-            "app.log",
-            json!({"offset": 21_000, "length": 4}),
-        ),
-        ("read_file", "orders.csv", json!({"offset": -3})),
-    ] {
-        let local_path = ctx.root.join(name).display().to_string();
-        let blob = format!("{base}/{name}");
-        let mut args = extra.clone();
-        args["path"] = json!(local_path);
-        let local = call(&client, tool, args.clone()).await;
-        args["path"] = json!(blob);
-        let remote = call(&client, tool, args).await;
-        assert_ne!(remote.is_error, Some(true), "{tool} {name}: {remote:?}");
-        assert_eq!(
-            serde_json::to_string(structured(&remote))
-                .unwrap()
-                .replace(&blob, &local_path),
-            serde_json::to_string(structured(&local)).unwrap(),
-            "{tool} {name} {extra}"
-        );
-    }
-    let store = |filename: &str| {
-        call(
-            &client,
-            "call_tool_and_store",
-            json!({"server": "fx", "tool_name": "rows", "tool_args": {"n": 3},
-                "storage_path": format!("{base}/answers"), "filename": filename}),
-        )
-    };
-    let stored = store("rows.csv").await;
-    assert_eq!(
-        structured(&stored)["path"],
-        format!("{base}/answers/rows.csv"),
-        "{stored:?}"
-    );
-    let back = call(
-        &client,
-        "read_file",
-        json!({"path": format!("{base}/answers/rows.csv")}),
-    )
-    .await;
-    let content = structured(&back)["content"].as_str().unwrap_or_default();
-    assert!(
-        content.starts_with("id,name,email,active,score\n")
-            && content.contains("user2@example.com"),
-        "{back:?}"
-    );
-    assert_eq!(error_code(&store("rows.csv").await), "file_exists");
-    let outside = call(
-        &client,
-        "read_file",
-        json!({"path": format!("{base}-evil/x.csv")}),
-    )
-    .await;
-    assert_eq!(error_code(&outside), "path_outside_roots");
-    client.cancel().await.unwrap();
+    reads_as_local(&ctx, "az://data/team").await;
+    stores_new_objects(&ctx, "az://data/team").await;
 }
