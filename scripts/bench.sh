@@ -28,10 +28,19 @@ if [ ! -x "$proxy/bin/mcp-proxy" ]; then
   (python3 -m venv "$proxy" && "$proxy/bin/pip" install --quiet --disable-pip-version-check mcp-proxy==0.13.0 >&2) \
     || echo "mcp-proxy not installed" >&2
 fi
+# ... and mcp-hub (npm).
+hub="$HOME/.cache/offload/mcp-hub"
+if command -v npm >/dev/null && [ ! -x "$hub/node_modules/.bin/mcp-hub" ]; then
+  mkdir -p "$hub"
+  (cd "$hub" && npm install --silent --no-audit --no-fund mcp-hub@4.2.1 >&2) || echo "mcp-hub not installed" >&2
+fi
 bench="${CARGO_TARGET_DIR:-target}/release/offload-bench"
-# The HTTP load bench, beside mcp-proxy when it is installed.
+# The HTTP load bench, beside the peers that are installed.
 http() {
-  if [ -x "$proxy/bin/mcp-proxy" ]; then "$bench" http --mcp-proxy "$proxy/bin/mcp-proxy" "$@"; else "$bench" http "$@"; fi
+  local peers=()
+  [ -x "$proxy/bin/mcp-proxy" ] && peers+=(--mcp-proxy "$proxy/bin/mcp-proxy")
+  [ -x "$hub/node_modules/.bin/mcp-hub" ] && peers+=(--mcp-hub "$hub/node_modules/.bin/mcp-hub")
+  "$bench" http "${peers[@]}" "$@"
 }
 # The app bench needs a display: a virtual one and a private D-Bus session when there is none.
 app() {

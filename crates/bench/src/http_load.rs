@@ -1,12 +1,13 @@
 //! Serving over HTTP under load: concurrent streamable-HTTP clients (rmcp's client, each with
 //! its own session) against `offload serve --http` with an access token — the load bench's
-//! mixed checked calls, and echo alone beside the published gateway mcp-proxy (PyPI, named-server
-//! mode) serving the same fixture upstream over streamable HTTP to the same client load, and
-//! beside Offload's own stdio path (`offload mcp` through one host) for the HTTP overhead.
+//! mixed checked calls, and echo alone beside the published gateways serving the same fixture
+//! upstream to the same client load: mcp-proxy (PyPI, named-server mode, streamable HTTP) and
+//! mcp-hub (npm), and beside Offload's own stdio path (`offload mcp` through one host) for the
+//! HTTP overhead.
 //!
-//! mcp-hub (npm, 4.2.1) would be the second peer, but it serves its unified endpoint only over
-//! the legacy SSE transport, which rmcp's client (and MCP since 2025-03-26) no longer speaks: it
-//! is reported as not comparable rather than measured through another client.
+//! mcp-hub 4.2.1 (the newest) serves its unified endpoint only over MCP's legacy HTTP+SSE
+//! transport, so its clients are the same rmcp client over [`SseClientTransport`]: the same
+//! calls and checks, carried the only way that peer offers.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -19,6 +20,7 @@ use serde_json::json;
 
 use crate::load::{Outcome, close, report, run_clients, write_rows};
 use crate::offload::{as_users, peak_rss_mb};
+use crate::sse::SseClientTransport;
 
 /// An rmcp streamable-HTTP client of `url`, sending `token` when given.
 async fn http_client(url: &str, token: Option<&str>) -> Client {
@@ -32,14 +34,27 @@ async fn http_client(url: &str, token: Option<&str>) -> Client {
         .expect("MCP handshake over HTTP")
 }
 
+/// An rmcp client of an MCP HTTP+SSE endpoint (2024-11-05).
+async fn sse_client(url: &str) -> anyhow::Result<Client> {
+    Ok(Recorder::default()
+        .serve(SseClientTransport::connect(url).await?)
+        .await?)
+}
+
 /// Each client calls echo `calls` times with its own text and checks the answer; through
-/// Offload's `call_tool` (`meta`) or the tool itself.
-async fn echo_clients(clients: Vec<Client>, calls: usize, meta: bool) -> (Duration, Vec<Outcome>) {
+/// Offload's `call_tool` (`meta`) or the tool itself, named `tool`.
+async fn echo_clients(
+    clients: Vec<Client>,
+    calls: usize,
+    meta: bool,
+    tool: &str,
+) -> (Duration, Vec<Outcome>) {
     let start = Instant::now();
     let tasks: Vec<_> = clients
         .into_iter()
         .enumerate()
         .map(|(id, c)| {
+            let tool = tool.to_owned();
             tokio::spawn(async move {
                 let mut out = Outcome::new(calls);
                 for n in 0..calls {
@@ -48,7 +63,7 @@ async fn echo_clients(clients: Vec<Client>, calls: usize, meta: bool) -> (Durati
                     let r = if meta {
                         call(&c, "call_tool", json!({"server": "fx", "tool_name": "echo", "tool_args": {"text": text}})).await
                     } else {
-                        call(&c, "echo", json!({"text": text})).await
+                        call(&c, &tool, json!({"text": text})).await
                     };
                     out.samples.push((0, t.elapsed()));
                     let got = offload_testkit::text(&r);
@@ -81,7 +96,12 @@ fn p99(outcomes: &[Outcome]) -> Duration {
     crate::stats::summarize(&mut all).p99
 }
 
-pub async fn run(clients: usize, calls: usize, mcp_proxy: Option<PathBuf>) -> anyhow::Result<()> {
+pub async fn run(
+    clients: usize,
+    calls: usize,
+    mcp_proxy: Option<PathBuf>,
+    mcp_hub: Option<PathBuf>,
+) -> anyhow::Result<()> {
     let ctx = TestContext::new();
     ctx.write_servers(json!({"fx": TestContext::fixture(&[])}));
     let csv = write_rows(&ctx)?;
@@ -134,7 +154,7 @@ pub async fn run(clients: usize, calls: usize, mcp_proxy: Option<PathBuf>) -> an
     for _ in 0..clients {
         over_http.push(http_client(&url, Some(&token)).await);
     }
-    let (took, mut outcomes) = echo_clients(over_http, calls, true).await;
+    let (took, mut outcomes) = echo_clients(over_http, calls, true, "echo").await;
     report(
         "echo: offload serve --http",
         took,
@@ -152,7 +172,7 @@ pub async fn run(clients: usize, calls: usize, mcp_proxy: Option<PathBuf>) -> an
     for _ in 0..clients {
         over_stdio.push(connect(as_users(ctx.offload_command(&["--mode", "app"]))).await);
     }
-    let (took, mut outcomes) = echo_clients(over_stdio, calls, true).await;
+    let (took, mut outcomes) = echo_clients(over_stdio, calls, true, "echo").await;
     report(
         "echo: offload mcp through the same host (stdio + local socket)",
         took,
@@ -175,7 +195,7 @@ pub async fn run(clients: usize, calls: usize, mcp_proxy: Option<PathBuf>) -> an
             for _ in 0..clients {
                 peers.push(http_client(&proxy_url, None).await);
             }
-            let (took, mut outcomes) = echo_clients(peers, calls, false).await;
+            let (took, mut outcomes) = echo_clients(peers, calls, false, "echo").await;
             report(
                 "echo: mcp-proxy 0.13.0 (PyPI), named server over streamable HTTP",
                 took,
@@ -190,19 +210,50 @@ pub async fn run(clients: usize, calls: usize, mcp_proxy: Option<PathBuf>) -> an
             println!("  mcp-proxy: skipped (pass --mcp-proxy; scripts/bench.sh http installs it)")
         }
     }
-    println!("  mcp-hub 4.2.1 (npm): not comparable — it serves its endpoint over legacy SSE only");
+    match mcp_hub {
+        Some(hub) => {
+            let (mut child, hub_url, dir) = start_mcp_hub(&hub).await?;
+            let hub_pid = child.id().unwrap_or_default();
+            let mut peers = Vec::new();
+            for _ in 0..clients {
+                peers.push(sse_client(&hub_url).await?);
+            }
+            // Its name for the fixture's echo (it prefixes tools with the server's name).
+            let tools = peers[0].list_all_tools().await?;
+            let echo = tools
+                .iter()
+                .map(|t| t.name.to_string())
+                .find(|n| n == "echo" || n.ends_with("echo"))
+                .ok_or_else(|| anyhow::anyhow!("mcp-hub lists no echo tool"))?;
+            let (took, mut outcomes) = echo_clients(peers, calls, false, &echo).await;
+            report(
+                "echo: mcp-hub 4.2.1 (npm), unified endpoint over HTTP+SSE",
+                took,
+                &outcomes,
+                &format!("peak RSS {:.1} MiB", peak_rss_mb(hub_pid)),
+            );
+            rows.push(("mcp-hub", throughput(took, &outcomes), p99(&outcomes)));
+            close(&mut outcomes).await;
+            let _ = child.kill().await;
+            drop(dir);
+        }
+        None => println!("  mcp-hub: skipped (pass --mcp-hub; scripts/bench.sh http installs it)"),
+    }
     println!("\n| echo, {clients} clients x {calls} | calls/s | p99 |");
     println!("|---|---|---|");
     for (name, rate, p) in &rows {
         println!("| {name} | {rate:.0} | {} |", crate::stats::ms(*p));
     }
-    if let (Some(ours), Some(peer)) = (
-        rows.iter().find(|r| r.0 == "Offload over HTTP"),
-        rows.iter().find(|r| r.0 == "mcp-proxy"),
-    ) {
+    let ours = rows.iter().find(|r| r.0 == "Offload over HTTP");
+    let better_peer = rows
+        .iter()
+        .filter(|r| r.0 == "mcp-proxy" || r.0 == "mcp-hub")
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    if let (Some(ours), Some(peer)) = (ours, better_peer) {
         println!(
-            "Offload over HTTP: {:.1}x mcp-proxy's throughput (target >= 3x), p99 {} vs {}",
+            "Offload over HTTP: {:.1}x the better peer's ({}) throughput (target >= 3x), p99 {} vs {}",
             ours.1 / peer.1,
+            peer.0,
             crate::stats::ms(ours.2),
             crate::stats::ms(peer.2)
         );
@@ -240,4 +291,45 @@ async fn start_mcp_proxy(proxy: &Path) -> anyhow::Result<(tokio::process::Child,
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     Ok((child, format!("http://127.0.0.1:{port}/servers/fx/mcp")))
+}
+
+/// mcp-hub serving the fixture as the server `fx`; its unified endpoint's URL (HTTP+SSE), once
+/// the fixture's tools are there. The directory holds its configuration.
+async fn start_mcp_hub(
+    hub: &Path,
+) -> anyhow::Result<(tokio::process::Child, String, tempfile::TempDir)> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let dir = tempfile::tempdir()?;
+    let config = dir.path().join("mcp-hub.json");
+    let fixture = offload_testkit::target_bin("offload-fixture");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"fx": {"command": fixture, "args": []}}}).to_string(),
+    )?;
+    let child = tokio::process::Command::new(hub)
+        .args(["--port", &port.to_string(), "--config"])
+        .arg(&config)
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    for _ in 0..400 {
+        if let Ok(c) = sse_client(&url).await {
+            let ready = c
+                .list_all_tools()
+                .await
+                .is_ok_and(|t| t.iter().any(|t| t.name.ends_with("echo")));
+            let _ = c.cancel().await;
+            if ready {
+                return Ok((child, url, dir));
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    anyhow::bail!("mcp-hub did not list the fixture's tools within 20 s")
 }

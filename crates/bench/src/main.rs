@@ -16,6 +16,7 @@ mod load;
 mod offload;
 mod peer;
 mod query;
+mod sse;
 mod stats;
 mod store;
 
@@ -72,7 +73,7 @@ enum Bench {
         calls: usize,
     },
     /// Concurrent streamable-HTTP clients against `offload serve --http` (mixed checked calls;
-    /// echo beside mcp-proxy from PyPI and beside Offload's stdio path).
+    /// echo beside mcp-proxy from PyPI, mcp-hub from npm and Offload's stdio path).
     Http {
         #[arg(long, default_value_t = 32)]
         clients: usize,
@@ -82,6 +83,9 @@ enum Bench {
         /// The mcp-proxy executable (scripts/bench.sh http installs it).
         #[arg(long)]
         mcp_proxy: Option<std::path::PathBuf>,
+        /// The mcp-hub executable (scripts/bench.sh http installs it).
+        #[arg(long)]
+        mcp_hub: Option<std::path::PathBuf>,
     },
     /// get_file_schema, summarize_file and read_file on a large text file, a 100 MB CSV and a
     /// 50,000-row xlsx, beside head, tail -n, sed -n and wc -l on the same files, and beside
@@ -129,7 +133,8 @@ async fn main() -> anyhow::Result<()> {
             clients,
             calls,
             mcp_proxy,
-        } => http_load::run(clients, calls, mcp_proxy).await,
+            mcp_hub,
+        } => http_load::run(clients, calls, mcp_proxy, mcp_hub).await,
         Bench::Query { megabytes } => query::run(megabytes).await,
         Bench::Buckets { gigabytes, dir } => buckets::run(gigabytes, dir).await,
     }
