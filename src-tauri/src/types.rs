@@ -4,11 +4,12 @@
 
 use offload_engine::clients::ClientView;
 use offload_engine::control::{
-    Activity, BucketForm, CallView, ClientChange, ClientEntry, ColumnView, ControlError,
-    CreatedToken, ExposedView, FileInfo, ImportReport, Imported, NewSecret, OffersView, Overview,
-    Page, Place, PlainSecret, PromptView, QueryView, ResourceView, ResponseView, Responses,
-    RootView, SchemaView, SecretRef, ServerCounts, ServerSpec, ServerView, SessionTs, SharingView,
-    Snippet, Status, TokenView, ToolView, ToolsView,
+    Activity, ActivitySeries, BucketForm, CallView, ClientChange, ClientEntry, ColumnView,
+    ControlError, CreatedToken, ExposedView, FileInfo, ImportReport, Imported, NewSecret,
+    OffersView, Overview, Page, Place, PlainSecret, PromptView, QueryView, ResourceView,
+    ResponseView, Responses, RootView, SchemaView, SecretRef, Series, ServerCounts, ServerSpec,
+    ServerView, SessionTs, SharingView, SlowCall, Snippet, Span, Status, TokenView, ToolView,
+    ToolsView,
 };
 use offload_engine::events::{Event, EventKind};
 use offload_engine::files::Summary;
@@ -38,6 +39,10 @@ pub fn declarations() -> String {
         Overview::decl(&cfg),
         SessionTs::decl(&cfg),
         Activity::decl(&cfg),
+        Span::decl(&cfg),
+        Series::decl(&cfg),
+        SlowCall::decl(&cfg),
+        ActivitySeries::decl(&cfg),
         ServerSpec::decl(&cfg),
         ServerView::decl(&cfg),
         Place::decl(&cfg),

@@ -265,6 +265,19 @@ input.dispatchEvent(new Event('input', {bubbles: true}));
   else requestAnimationFrame(wait);
 })();
 """
+# Pixels of the activity chart's canvas painted in a bar colour (not the background or text).
+CANVAS_PAINTED = """
+const c = document.querySelector('[data-testid=activity-chart] canvas');
+const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+const bar = ['#3b82f6', '#f59e0b', '#10b981', '#a855f7', '#ef4444', '#14b8a6', '#64748b']
+  .map(h => [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16)));
+let bars = 0;
+for (let i = 0; i < d.length; i += 4) {
+  if (d[i + 3] < 200) continue;
+  if (bar.some(b => Math.abs(b[0] - d[i]) + Math.abs(b[1] - d[i + 1]) + Math.abs(b[2] - d[i + 2]) < 24)) bars++;
+}
+return {bars, width: c.width, height: c.height};
+"""
 # Longest gap between animation frames while calls stream in (a frozen window shows as a gap).
 FRAMES_START = """
 window.__gaps = []; let last = performance.now();
@@ -672,6 +685,28 @@ def main():
         wd.click("[data-testid=nav-overview]")
         wd.wait_text("[data-testid=card-kept]", human_bytes(expected))
         print(f"kept out of context: {overview['today']['bytesKept']:,} bytes = the stored and sent files")
+
+        # The same figure on the activity chart (Chart.js on a canvas): drawn inside the window,
+        # with bars painted, and its total the known payload's.
+        choose = ("const s = document.querySelector('[data-testid=activity-metric]');"
+                  "s.value = arguments[0]; s.dispatchEvent(new Event('change', {bubbles: true}));")
+        wd.s("POST", "/execute/sync", {"script": choose, "args": ["bytesKept"]})
+        wd.wait_text("[data-testid=activity-total]", f"Kept out of context: {human_bytes(expected)} in the last day")
+        series = wd.invoke("activity", {"span": "day"})
+        assert sum(series["total"]["bytesKept"]) == expected, (series["total"], expected)
+        wd.s("POST", "/execute/sync", {"script": "document.querySelector('[data-testid=activity-chart]')"
+                                        ".scrollIntoView({block: 'center'})", "args": []})
+        chart = assert_inside(wd, "[data-testid=activity-chart] canvas", "the activity chart")
+        assert chart["height"] >= 150, f"the chart is {chart['height']} px high"
+        painted = wd.s("POST", "/execute/sync", {"script": CANVAS_PAINTED, "args": []})
+        assert painted["bars"] > 200, f"the chart's bars are not drawn: {painted}"
+        wd.click_with("[data-testid=activity-controls] button", "By server")
+        wd.screenshot("overview-activity.png")
+        wd.s("POST", "/execute/sync", {"script": choose, "args": ["calls"]})
+        slowest = wd.content("[data-testid=slowest] tbody tr")
+        assert "fixture/" in slowest and " s" in slowest, slowest
+        print(f"activity chart: {chart['width']:.0f}x{chart['height']:.0f} px, "
+              f"{painted['bars']} bar pixels, total = the known payload")
 
         # Nothing is cut at the sizes people use: the log's details pane inside the window, the
         # Connect button visible with readable text, badges one line high.

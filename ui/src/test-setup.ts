@@ -16,3 +16,7 @@ globalThis.ResizeObserver ??= class {
   unobserve() {}
   disconnect() {}
 } as unknown as typeof ResizeObserver;
+
+// jsdom draws nothing: a canvas has no context (charts then draw nothing, their tables remain),
+// without jsdom's "not implemented" noise.
+HTMLCanvasElement.prototype.getContext = (() => null) as unknown as HTMLCanvasElement["getContext"];

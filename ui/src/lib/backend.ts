@@ -5,6 +5,7 @@ import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import { open } from "@tauri-apps/plugin-dialog";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import type {
+  ActivitySeries,
   BucketForm,
   CallView,
   ClientChange,
@@ -27,6 +28,7 @@ import type {
   SharingView,
   CreatedToken,
   Snippet,
+  Span,
   Status,
   Summary,
   ToolView,
@@ -73,6 +75,7 @@ export function errorOf(e: unknown): ControlError {
 
 export const backend = {
   overview: () => invoke<Overview>("overview"),
+  activity: (span: Span) => invoke<ActivitySeries>("activity", { span }),
   status: () => invoke<Status>("status"),
   setPaused: (paused: boolean) => invoke<Status>("set_paused", { paused }),
 

@@ -1,5 +1,6 @@
 // Sample answers of the app's commands, for component tests.
 import type {
+  ActivitySeries,
   Event,
   Overview,
   Page,
@@ -145,3 +146,25 @@ export const event = (over: Partial<Event> = {}): Event => ({
   pid: pid++,
   ...over,
 });
+
+/** A day of activity: 24 hourly buckets, calls in the last two hours. */
+export const activity = (over: Partial<ActivitySeries> = {}): ActivitySeries => {
+  const hour = 3600_000;
+  const last = Math.floor(Date.now() / hour) * hour;
+  const starts = Array.from({ length: 24 }, (_, i) => new Date(last - (23 - i) * hour).toISOString());
+  const line = (at22: number, at23: number) => [...Array(22).fill(0), at22, at23];
+  return {
+    starts,
+    total: { name: "all", calls: line(4, 6), errors: line(0, 1), bytesKept: line(0, 1_048_576) },
+    byServer: [
+      { name: "git", calls: line(3, 5), errors: line(0, 1), bytesKept: line(0, 1_048_576) },
+      { name: "Offload", calls: line(1, 1), errors: line(0, 0), bytesKept: line(0, 0) },
+    ],
+    byClient: [{ name: "claude-code", calls: line(4, 6), errors: line(0, 1), bytesKept: line(0, 1_048_576) }],
+    slowest: [
+      { time: starts[23], what: "git/git_log", client: "claude-code", durationMs: 12_400, outcome: "ok" },
+      { time: starts[22], what: "read_file", client: "claude-code", durationMs: 850, outcome: "path_not_found" },
+    ],
+    ...over,
+  };
+};

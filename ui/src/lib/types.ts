@@ -62,6 +62,34 @@ export type Activity = { calls: number, errors: number,
  */
 bytesKept: number, since: string | null, };
 
+export type Span = "day" | "week";
+
+export type Series = { name: string, calls: number[], errors: number[], bytesKept: number[], };
+
+export type SlowCall = { time: string, 
+/**
+ * The upstream server and tool (`server/tool`), or Offload's own tool.
+ */
+what: string, client: string, durationMs: number, outcome: string, };
+
+export type ActivitySeries = { 
+/**
+ * Where each bucket starts, oldest first; the last one holds now.
+ */
+starts: string[], total: Series, 
+/**
+ * The busiest servers first (Offload's own tools as "Offload"), the rest as "others".
+ */
+byServer: Array<Series>, 
+/**
+ * The busiest clients first (by name, without version), the rest as "others".
+ */
+byClient: Array<Series>, 
+/**
+ * The slowest calls of the span, slowest first.
+ */
+slowest: Array<SlowCall>, };
+
 export type ServerSpec = { 
 /**
  * `stdio` or `http`.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { render, screen } from "@testing-library/svelte";
+import { render, screen, waitFor, within } from "@testing-library/svelte";
+import userEvent from "@testing-library/user-event";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import Overview from "./Overview.svelte";
 import * as f from "../lib/fixtures";
@@ -40,5 +41,40 @@ describe("Overview", () => {
     });
     render(Overview);
     expect(await screen.findByRole("alert")).toHaveTextContent("engine gone");
+  });
+
+  it("charts the activity of a day or a week, in total or by server or client, and lists the slowest calls", async () => {
+    const asked: string[] = [];
+    mockIPC((cmd, args: any) => {
+      if (cmd === "overview") return f.overview();
+      if (cmd === "autostart") return false;
+      if (cmd === "activity") {
+        asked.push(args.span);
+        return f.activity();
+      }
+    });
+    render(Overview);
+    expect(await screen.findByTestId("activity-total")).toHaveTextContent("Calls: 10 in the last day");
+    expect(screen.getByRole("img", { name: "Calls in the last day: 10" })).toBeInTheDocument();
+    const table = screen.getByTestId("activity-table");
+    expect(within(table).getAllByRole("row")).toHaveLength(25);
+    expect(within(table).getAllByRole("row")[24]).toHaveTextContent("6");
+
+    await userEvent.selectOptions(screen.getByTestId("activity-metric"), "bytesKept");
+    expect(screen.getByTestId("activity-total")).toHaveTextContent("Kept out of context: 1.0 MB in the last day");
+    await userEvent.click(screen.getByRole("button", { name: "By server" }));
+    expect(screen.getByRole("button", { name: "By server" })).toHaveAttribute("aria-pressed", "true");
+    // Only servers that kept something are drawn.
+    const heads = within(screen.getByTestId("activity-table")).getAllByRole("columnheader");
+    expect(heads.map((h) => h.textContent)).toEqual(["Time", "git"]);
+    await userEvent.selectOptions(screen.getByTestId("activity-metric"), "calls");
+    expect(within(screen.getByTestId("activity-table")).getAllByRole("columnheader")).toHaveLength(3);
+
+    const slowest = screen.getByTestId("slowest");
+    expect(within(slowest).getAllByRole("row")[1]).toHaveTextContent(/git\/git_log.*claude-code.*12 s.*ok/);
+    expect(within(slowest).getAllByRole("row")[2]).toHaveTextContent("0.85 s");
+
+    await userEvent.click(screen.getByRole("button", { name: "Week" }));
+    await waitFor(() => expect(asked).toEqual(["day", "week"]));
   });
 });

@@ -5,6 +5,7 @@
 //! This module holds the app's logic so that it is tested without a window; the Tauri commands
 //! only convert arguments and call it. It must never depend on a GUI toolkit.
 
+mod charts;
 mod clients;
 mod log;
 mod offers;
@@ -20,6 +21,7 @@ mod sign_in;
 mod tests;
 mod tools;
 
+pub use charts::{ActivitySeries, Series, SlowCall, Span, activity};
 pub use clients::{
     ClientChange, ImportReport, Imported, Snippet, clients, connect, disconnect, import_servers,
     snippet,

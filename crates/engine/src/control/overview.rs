@@ -78,26 +78,26 @@ pub struct Activity {
 
 impl Activity {
     fn add(&mut self, event: &Event) {
-        if matches!(event.kind, EventKind::FileRef | EventKind::BatchPart) {
-            // Counted with the call that carried the reference or ran the batches.
-        } else {
-            self.calls += 1;
-            if event.outcome != "ok" {
-                self.errors += 1;
-            }
-        }
-        self.bytes_kept += kept(event);
+        let (calls, errors, kept) = counts(event);
+        self.calls += calls;
+        self.errors += errors;
+        self.bytes_kept += kept;
         self.since = Some(self.since.map_or(event.time, |s| s.min(event.time)));
     }
 }
 
-/// The bytes an event kept out of the model's context (recorded with the event; events of
-/// versions before it was recorded count for nothing rather than for a wrong figure).
-fn kept(event: &Event) -> u64 {
-    if event.outcome != "ok" {
-        return 0;
-    }
-    event.bytes_kept
+/// What an event adds to the figures: (calls, errors, bytes kept out of the model's context).
+/// References and batch parts are counted with the call that carried them; the bytes kept were
+/// recorded with the event (events of versions before that count for nothing rather than for a
+/// wrong figure), and a failed call kept nothing.
+pub(super) fn counts(event: &Event) -> (u64, u64, u64) {
+    let call = !matches!(event.kind, EventKind::FileRef | EventKind::BatchPart);
+    let ok = event.outcome == "ok";
+    (
+        u64::from(call),
+        u64::from(call && !ok),
+        if ok { event.bytes_kept } else { 0 },
+    )
 }
 
 pub fn status(engine: &Engine) -> Status {
