@@ -247,4 +247,61 @@ describe("Responses", () => {
     expect(screen.getByTestId("schema-columns")).toBeInTheDocument();
     expect(schemas).toBe(1);
   });
+
+  it("marks several with Ctrl- and Shift-click or all shown, and deletes them together, keeping read-only ones", async () => {
+    let items = many(6).map((r, i) => ({ ...r, deletable: i !== 3, bytes: 1024 }));
+    const deleted: string[] = [];
+    mockIPC((cmd, args: any) => {
+      if (cmd === "responses") return { items, truncated: false };
+      if (cmd === "delete_response") {
+        deleted.push(args.path);
+        items = items.filter((r) => r.path !== args.path);
+      }
+    });
+    render(Responses);
+    const row = async (name: string) => (await screen.findAllByTestId("response-row")).find((r) => r.textContent?.includes(name))!;
+    await userEvent.click(await row("r0.json"));
+    expect(screen.queryByTestId("several-selected")).toBeNull();
+    const user = userEvent.setup();
+    await user.keyboard("{Control>}");
+    await user.click(await row("r2.json"));
+    await user.keyboard("{/Control}{Shift>}");
+    await user.click(await row("r4.json"));
+    await user.keyboard("{/Shift}");
+    expect(screen.getByTestId("several-selected")).toHaveTextContent("4 responses selected");
+    expect(screen.getByText(/4\.0 KB in all; 1 is in read-only directories/)).toBeInTheDocument();
+    expect((await row("r3.json")).getAttribute("aria-pressed")).toBe("true");
+    expect((await row("r1.json")).getAttribute("aria-pressed")).toBe("false");
+    await userEvent.click(screen.getByTestId("delete-several"));
+    expect(screen.getByText("Delete 3 files for good?")).toBeInTheDocument();
+    await userEvent.click(screen.getByTestId("confirm-delete"));
+    await waitFor(() => expect(screen.getByRole("status")).toHaveTextContent("Deleted 3 responses. 1 file in read-only directories kept."));
+    expect(deleted).toEqual(["/data/r0.json", "/data/r2.json", "/data/r4.json"]);
+    expect(screen.getByTestId("responses-count")).toHaveTextContent("3 responses");
+
+    // All that the filters show: only those.
+    await userEvent.selectOptions(screen.getByTestId("filter-server"), "crm");
+    await userEvent.click(screen.getByTestId("select-all"));
+    expect(screen.getByTestId("several-selected")).toHaveTextContent("3 responses selected");
+    await userEvent.selectOptions(screen.getByTestId("filter-format"), "json");
+    expect(screen.getByTestId("several-selected")).toHaveTextContent("2 responses selected");
+  });
+
+  it("moves the selection with the arrow keys, Home and End", async () => {
+    mockIPC((cmd) => (cmd === "responses" ? { items: many(50), truncated: false } : undefined));
+    render(Responses);
+    const rows = await screen.findAllByTestId("response-row");
+    await userEvent.click(rows[0]);
+    expect(screen.getByTestId("response-path")).toHaveTextContent("/data/r0.json");
+    await userEvent.keyboard("{ArrowDown}{ArrowDown}");
+    expect(screen.getByTestId("response-path")).toHaveTextContent("/data/r2.json");
+    expect(document.activeElement).toHaveAttribute("title", "/data/r2.json");
+    await userEvent.keyboard("{ArrowUp}");
+    expect(screen.getByTestId("response-path")).toHaveTextContent("/data/r1.json");
+    await userEvent.keyboard("{End}");
+    await waitFor(() => expect(screen.getByTestId("response-path")).toHaveTextContent("/data/r49.json"));
+    expect(document.activeElement).toHaveAttribute("title", "/data/r49.json");
+    await userEvent.keyboard("{Home}");
+    await waitFor(() => expect(document.activeElement).toHaveAttribute("title", "/data/r0.json"));
+  });
 });

@@ -29,6 +29,19 @@ describe("Servers", () => {
     await userEvent.click(screen.getByTestId("server-tab-stderr"));
     expect(screen.getByTestId("server-stderr")).toHaveTextContent("booting");
     expect(screen.queryByTestId("server-tools")).toBeNull();
+
+    // The tabs pattern: arrows move between tabs, the focus follows, one tab in the tab order.
+    expect(screen.getByTestId("server-tab-stderr")).toHaveAttribute("tabindex", "0");
+    expect(screen.getByTestId("server-tab-tools")).toHaveAttribute("tabindex", "-1");
+    screen.getByTestId("server-tab-stderr").focus();
+    await userEvent.keyboard("{ArrowRight}");
+    expect(screen.getByTestId("server-tab-tools")).toHaveFocus();
+    expect(screen.getByTestId("server-tab-tools")).toHaveAttribute("aria-selected", "true");
+    expect(await screen.findByTestId("server-tools")).toHaveTextContent("echo");
+    await userEvent.keyboard("{ArrowLeft}");
+    expect(screen.getByTestId("server-tab-stderr")).toHaveFocus();
+    await userEvent.keyboard("{Home}");
+    expect(screen.getByTestId("server-tab-tools")).toHaveFocus();
   });
 
   it("lists the server's prompts and resources under the names clients see, and its log", async () => {
