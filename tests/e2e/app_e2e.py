@@ -11,6 +11,7 @@ import base64
 import collections
 import csv
 import http.client
+import io
 import json
 import os
 import socket
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from PIL import Image
 
 APP, OFFLOAD, FIXTURE, DRIVER, SHOTS, FIGURES_FILE = sys.argv[1:7]
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
@@ -265,19 +267,6 @@ input.dispatchEvent(new Event('input', {bubbles: true}));
   else requestAnimationFrame(wait);
 })();
 """
-# Pixels of the activity chart's canvas painted in a bar colour (not the background or text).
-CANVAS_PAINTED = """
-const c = document.querySelector('[data-testid=activity-chart] canvas');
-const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-const bar = ['#3b82f6', '#f59e0b', '#10b981', '#a855f7', '#ef4444', '#14b8a6', '#64748b']
-  .map(h => [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16)));
-let bars = 0;
-for (let i = 0; i < d.length; i += 4) {
-  if (d[i + 3] < 200) continue;
-  if (bar.some(b => Math.abs(b[0] - d[i]) + Math.abs(b[1] - d[i + 1]) + Math.abs(b[2] - d[i + 2]) < 24)) bars++;
-}
-return {bars, width: c.width, height: c.height};
-"""
 # Longest gap between animation frames while calls stream in (a frozen window shows as a gap).
 FRAMES_START = """
 window.__gaps = []; let last = performance.now();
@@ -453,6 +442,20 @@ def assert_inside(wd, css: str, what: str):
         f"{what} is not inside the {b['vw']}x{b['vh']} window: {b}"
     assert b["visibility"] == "visible" and float(b["opacity"]) > 0.5, (what, b)
     return b
+
+
+# The activity chart's bar colours (ui/src/lib/charts.ts).
+PALETTE = ["#3b82f6", "#f59e0b", "#10b981", "#a855f7", "#ef4444", "#14b8a6", "#64748b"]
+
+
+def bar_pixels(wd, css: str) -> int:
+    """Pixels of the element, as the window shows it (WebDriver's element screenshot), that
+    are in one of the chart's bar colours."""
+    png = base64.b64decode(wd.s("GET", f"/element/{wd.find(css)}/screenshot"))
+    Path(tempfile.gettempdir(), "offload-e2e-activity-chart.png").write_bytes(png)
+    bars = [tuple(int(h[i:i + 2], 16) for i in (1, 3, 5)) for h in PALETTE]
+    pixels = Image.open(io.BytesIO(png)).convert("RGB").getdata()
+    return sum(1 for p in pixels if any(sum(abs(a - b) for a, b in zip(p, c)) < 24 for c in bars))
 
 
 def rgb(css: str):
@@ -698,15 +701,15 @@ def main():
                                         ".scrollIntoView({block: 'center'})", "args": []})
         chart = assert_inside(wd, "[data-testid=activity-chart] canvas", "the activity chart")
         assert chart["height"] >= 150, f"the chart is {chart['height']} px high"
-        painted = wd.s("POST", "/execute/sync", {"script": CANVAS_PAINTED, "args": []})
-        assert painted["bars"] > 200, f"the chart's bars are not drawn: {painted}"
+        painted = bar_pixels(wd, "[data-testid=activity-chart]")
+        assert painted > 200, f"the chart's bars are not on screen: {painted} pixels in bar colours"
         wd.click_with("[data-testid=activity-controls] button", "By server")
         wd.screenshot("overview-activity.png")
         wd.s("POST", "/execute/sync", {"script": choose, "args": ["calls"]})
         slowest = wd.content("[data-testid=slowest] tbody tr")
         assert "fixture/" in slowest and " s" in slowest, slowest
         print(f"activity chart: {chart['width']:.0f}x{chart['height']:.0f} px, "
-              f"{painted['bars']} bar pixels, total = the known payload")
+              f"{painted} pixels of bars on screen, total = the known payload")
 
         # Nothing is cut at the sizes people use: the log's details pane inside the window, the
         # Connect button visible with readable text, badges one line high.
@@ -736,6 +739,14 @@ def main():
         # client; a definition the server changed is held until it is approved here.
         wd.click("[data-testid=nav-servers]")
         wd.click("[data-testid=server-fixture]")
+        # A switch is disabled while a change is applied (a restart from an earlier step may
+        # still be listing the tools): click it once it takes clicks.
+        usable = ("const e = document.querySelector(arguments[0]);"
+                  " return !!e && !e.disabled && e.checked;")
+        deadline = time.time() + 15
+        while not wd.s("POST", "/execute/sync", {"script": usable, "args": ["[data-testid=tool-switch-counter]"]}):
+            assert time.time() < deadline, "the counter switch never took clicks"
+            time.sleep(0.1)
         wd.click("[data-testid=tool-switch-counter]")
         deadline = time.time() + 10
         while json.loads(config.read_text())["mcpServers"]["fixture"].get("disabledTools") != ["counter"]:
