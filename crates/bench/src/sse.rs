@@ -71,10 +71,7 @@ impl Transport<RoleClient> for SseClientTransport {
             if event.event.as_deref().is_some_and(|e| e != "message") {
                 continue;
             }
-            if let Some(message) = event
-                .data
-                .and_then(|data| serde_json::from_str(&data).ok())
-            {
+            if let Some(message) = event.data.and_then(|data| serde_json::from_str(&data).ok()) {
                 return Some(message);
             }
         }
