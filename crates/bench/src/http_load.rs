@@ -18,7 +18,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
 
-use crate::load::{Outcome, close, report, run_clients, write_rows};
+use crate::load::{Outcome, close, report, run_clients, spawn_each, write_rows};
 use crate::offload::{as_users, peak_rss_mb};
 use crate::sse::SseClientTransport;
 
@@ -41,59 +41,67 @@ async fn sse_client(url: &str) -> anyhow::Result<Client> {
         .await?)
 }
 
-/// Each client calls echo `calls` times with its own text and checks the answer; through
-/// Offload's `call_tool` (`meta`) or the tool itself, named `tool`.
-async fn echo_clients(
+/// Which tool a client calls to echo.
+enum Echo {
+    /// Offload's `call_tool` with the fixture's echo.
+    ThroughCallTool,
+    /// The tool under the name the peer lists it.
+    Named(String),
+}
+
+/// Each client calls echo `calls` times with its own text and checks the answer.
+async fn echo_clients(clients: Vec<Client>, calls: usize, echo: Echo) -> (Duration, Vec<Outcome>) {
+    let echo = std::sync::Arc::new(echo);
+    spawn_each(clients, move |id, c| {
+        let echo = echo.clone();
+        async move {
+            let mut out = Outcome::new(calls);
+            for n in 0..calls {
+                let text = format!("client-{id}-call-{n}");
+                let t = Instant::now();
+                let r = match &*echo {
+                    Echo::ThroughCallTool => call(
+                        &c,
+                        "call_tool",
+                        json!({"server": "fx", "tool_name": "echo", "tool_args": {"text": text}}),
+                    )
+                    .await,
+                    Echo::Named(tool) => call(&c, tool, json!({"text": text})).await,
+                };
+                out.samples.push((0, t.elapsed()));
+                let got = offload_testkit::text(&r);
+                if got != text {
+                    out.wrong
+                        .push(format!("client {id} call {n}: echo answered {got:?}"));
+                }
+            }
+            out.client = Some(c);
+            out
+        }
+    })
+    .await
+}
+
+/// One line of the echo table: who, calls/s, p99.
+type Row = (&'static str, f64, Duration);
+
+/// Echo on `clients`, printed under `label` (with the peak RSS of the process `rss` names,
+/// after its prefix); the table's row for `name`.
+async fn echo_row(
+    name: &'static str,
+    label: &str,
     clients: Vec<Client>,
     calls: usize,
-    meta: bool,
-    tool: &str,
-) -> (Duration, Vec<Outcome>) {
-    let start = Instant::now();
-    let tasks: Vec<_> = clients
-        .into_iter()
-        .enumerate()
-        .map(|(id, c)| {
-            let tool = tool.to_owned();
-            tokio::spawn(async move {
-                let mut out = Outcome::new(calls);
-                for n in 0..calls {
-                    let text = format!("client-{id}-call-{n}");
-                    let t = Instant::now();
-                    let r = if meta {
-                        call(&c, "call_tool", json!({"server": "fx", "tool_name": "echo", "tool_args": {"text": text}})).await
-                    } else {
-                        call(&c, &tool, json!({"text": text})).await
-                    };
-                    out.samples.push((0, t.elapsed()));
-                    let got = offload_testkit::text(&r);
-                    if got != text {
-                        out.wrong.push(format!("client {id} call {n}: echo answered {got:?}"));
-                    }
-                }
-                out.client = Some(c);
-                out
-            })
-        })
-        .collect();
-    let mut outcomes = Vec::new();
-    for t in tasks {
-        outcomes.push(t.await.expect("client task"));
-    }
-    (start.elapsed(), outcomes)
-}
-
-fn throughput(took: Duration, outcomes: &[Outcome]) -> f64 {
-    let calls: usize = outcomes.iter().map(|o| o.samples.len()).sum();
-    calls as f64 / took.as_secs_f64()
-}
-
-fn p99(outcomes: &[Outcome]) -> Duration {
-    let mut all: Vec<Duration> = outcomes
-        .iter()
-        .flat_map(|o| o.samples.iter().map(|s| s.1))
-        .collect();
-    crate::stats::summarize(&mut all).p99
+    echo: Echo,
+    rss: Option<(&str, u32)>,
+) -> Row {
+    let (took, mut outcomes) = echo_clients(clients, calls, echo).await;
+    let rss = rss
+        .map(|(prefix, pid)| format!("{prefix}peak RSS {:.1} MiB", peak_rss_mb(pid)))
+        .unwrap_or_default();
+    let (rate, p99) = report(label, took, &outcomes, &rss);
+    close(&mut outcomes).await;
+    (name, rate, p99)
 }
 
 pub async fn run(
@@ -148,62 +156,58 @@ pub async fn run(
     );
     close(&mut outcomes).await;
 
-    // Echo alone: Offload over HTTP, Offload over its stdio path, mcp-proxy over HTTP.
+    // Echo alone: Offload over HTTP and over its stdio path, then the peers.
     let mut rows = Vec::new();
     let mut over_http = Vec::new();
     for _ in 0..clients {
         over_http.push(http_client(&url, Some(&token)).await);
     }
-    let (took, mut outcomes) = echo_clients(over_http, calls, true, "echo").await;
-    report(
-        "echo: offload serve --http",
-        took,
-        &outcomes,
-        &format!("serve peak RSS {:.1} MiB", peak_rss_mb(pid)),
+    rows.push(
+        echo_row(
+            "Offload over HTTP",
+            "echo: offload serve --http",
+            over_http,
+            calls,
+            Echo::ThroughCallTool,
+            Some(("serve ", pid)),
+        )
+        .await,
     );
-    rows.push((
-        "Offload over HTTP",
-        throughput(took, &outcomes),
-        p99(&outcomes),
-    ));
-    close(&mut outcomes).await;
-
     let mut over_stdio = Vec::new();
     for _ in 0..clients {
         over_stdio.push(connect(as_users(ctx.offload_command(&["--mode", "app"]))).await);
     }
-    let (took, mut outcomes) = echo_clients(over_stdio, calls, true, "echo").await;
-    report(
-        "echo: offload mcp through the same host (stdio + local socket)",
-        took,
-        &outcomes,
-        "",
+    rows.push(
+        echo_row(
+            "Offload over stdio",
+            "echo: offload mcp through the same host (stdio + local socket)",
+            over_stdio,
+            calls,
+            Echo::ThroughCallTool,
+            None,
+        )
+        .await,
     );
-    rows.push((
-        "Offload over stdio",
-        throughput(took, &outcomes),
-        p99(&outcomes),
-    ));
-    close(&mut outcomes).await;
     let _ = host.kill().await;
 
     match mcp_proxy {
         Some(proxy) => {
             let (mut child, proxy_url) = start_mcp_proxy(&proxy).await?;
-            let proxy_pid = child.id().unwrap_or_default();
             let mut peers = Vec::new();
             for _ in 0..clients {
                 peers.push(http_client(&proxy_url, None).await);
             }
-            let (took, mut outcomes) = echo_clients(peers, calls, false, "echo").await;
-            report(
-                "echo: mcp-proxy 0.13.0 (PyPI), named server over streamable HTTP",
-                took,
-                &outcomes,
-                &format!("peak RSS {:.1} MiB", peak_rss_mb(proxy_pid)),
+            rows.push(
+                echo_row(
+                    "mcp-proxy",
+                    "echo: mcp-proxy 0.13.0 (PyPI), named server over streamable HTTP",
+                    peers,
+                    calls,
+                    Echo::Named("echo".into()),
+                    Some(("", child.id().unwrap_or_default())),
+                )
+                .await,
             );
-            rows.push(("mcp-proxy", throughput(took, &outcomes), p99(&outcomes)));
-            close(&mut outcomes).await;
             let _ = child.kill().await;
         }
         None => {
@@ -212,30 +216,31 @@ pub async fn run(
     }
     match mcp_hub {
         Some(hub) => {
-            let (mut child, hub_url, dir) = start_mcp_hub(&hub).await?;
-            let hub_pid = child.id().unwrap_or_default();
+            let (mut child, hub_url, _config_dir) = start_mcp_hub(&hub).await?;
             let mut peers = Vec::new();
             for _ in 0..clients {
                 peers.push(sse_client(&hub_url).await?);
             }
             // Its name for the fixture's echo (it prefixes tools with the server's name).
-            let tools = peers[0].list_all_tools().await?;
-            let echo = tools
+            let echo = peers[0]
+                .list_all_tools()
+                .await?
                 .iter()
                 .map(|t| t.name.to_string())
-                .find(|n| n == "echo" || n.ends_with("echo"))
+                .find(|n| n.ends_with("echo"))
                 .ok_or_else(|| anyhow::anyhow!("mcp-hub lists no echo tool"))?;
-            let (took, mut outcomes) = echo_clients(peers, calls, false, &echo).await;
-            report(
-                "echo: mcp-hub 4.2.1 (npm), unified endpoint over HTTP+SSE",
-                took,
-                &outcomes,
-                &format!("peak RSS {:.1} MiB", peak_rss_mb(hub_pid)),
+            rows.push(
+                echo_row(
+                    "mcp-hub",
+                    "echo: mcp-hub 4.2.1 (npm), unified endpoint over HTTP+SSE",
+                    peers,
+                    calls,
+                    Echo::Named(echo),
+                    Some(("", child.id().unwrap_or_default())),
+                )
+                .await,
             );
-            rows.push(("mcp-hub", throughput(took, &outcomes), p99(&outcomes)));
-            close(&mut outcomes).await;
             let _ = child.kill().await;
-            drop(dir);
         }
         None => println!("  mcp-hub: skipped (pass --mcp-hub; scripts/bench.sh http installs it)"),
     }

@@ -120,14 +120,26 @@ pub async fn run_clients(
     calls: usize,
     csv: &Path,
 ) -> (Duration, Vec<Outcome>) {
+    let csv = csv.to_owned();
+    spawn_each(clients, move |id, c| {
+        let csv = csv.clone();
+        async move { one_client(c, id, calls, &csv).await }
+    })
+    .await
+}
+
+/// Runs `work` for every client at once (each on a task of its own, given its index) and waits
+/// for all: the time it took and each client's outcome, in order.
+pub async fn spawn_each<F, Fut>(clients: Vec<Client>, work: F) -> (Duration, Vec<Outcome>)
+where
+    F: Fn(usize, Client) -> Fut,
+    Fut: Future<Output = Outcome> + Send + 'static,
+{
     let start = Instant::now();
     let tasks: Vec<_> = clients
         .into_iter()
         .enumerate()
-        .map(|(id, c)| {
-            let csv = csv.to_owned();
-            tokio::spawn(async move { one_client(c, id, calls, &csv).await })
-        })
+        .map(|(id, c)| tokio::spawn(work(id, c)))
         .collect();
     let mut outcomes = Vec::new();
     for t in tasks {
@@ -136,7 +148,9 @@ pub async fn run_clients(
     (start.elapsed(), outcomes)
 }
 
-pub fn report(label: &str, took: Duration, outcomes: &[Outcome], rss: &str) {
+/// Prints a run's figures (overall and per kind of call, and what went wrong); its throughput
+/// (calls/s) and p99.
+pub fn report(label: &str, took: Duration, outcomes: &[Outcome], rss: &str) -> (f64, Duration) {
     let calls: usize = outcomes.iter().map(|o| o.samples.len()).sum();
     let wrong: Vec<&String> = outcomes.iter().flat_map(|o| &o.wrong).collect();
     let mut all: Vec<Duration> = outcomes
@@ -169,6 +183,7 @@ pub fn report(label: &str, took: Duration, outcomes: &[Outcome], rss: &str) {
     for w in wrong.iter().take(5) {
         println!("    WRONG: {w}");
     }
+    (calls as f64 / took.as_secs_f64(), s.p99)
 }
 
 pub async fn run(clients: usize, calls: usize) -> anyhow::Result<()> {
