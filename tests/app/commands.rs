@@ -196,11 +196,7 @@ fn a_bucket_is_checked_then_added_with_its_keys_in_the_keychain() {
             "accessKeyId": ACCESS_KEY, "secretAccessKey": SECRET_KEY, "writable": true}})
     };
     // A port nothing listens on: refused with the reason, nothing written, no secret kept.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let closed = offload_testkit::free_port();
     let before = std::fs::read_to_string(&h.t.config_path).unwrap();
     let e = h
         .invoke(

@@ -458,6 +458,16 @@ def bar_pixels(wd, css: str) -> int:
     return sum(1 for p in pixels if any(sum(abs(a - b) for a, b in zip(p, c)) < 24 for c in bars))
 
 
+def settled_switch(wd, css: str, checked: bool, what: str, timeout: float = 15):
+    """Waits until the checkbox at `css` takes clicks (not disabled) and is `checked` or not."""
+    script = ("const e = document.querySelector(arguments[0]);"
+              " return !!e && !e.disabled && e.checked === arguments[1];")
+    deadline = time.time() + timeout
+    while not wd.s("POST", "/execute/sync", {"script": script, "args": [css, checked]}):
+        assert time.time() < deadline, what
+        time.sleep(0.1)
+
+
 def rgb(css: str):
     parts = css[css.index("(") + 1:css.index(")")].split(",")
     return [float(p) for p in parts]
@@ -741,24 +751,14 @@ def main():
         wd.click("[data-testid=server-fixture]")
         # A switch is disabled while a change is applied (a restart from an earlier step may
         # still be listing the tools): click it once it takes clicks.
-        usable = ("const e = document.querySelector(arguments[0]);"
-                  " return !!e && !e.disabled && e.checked;")
-        deadline = time.time() + 15
-        while not wd.s("POST", "/execute/sync", {"script": usable, "args": ["[data-testid=tool-switch-counter]"]}):
-            assert time.time() < deadline, "the counter switch never took clicks"
-            time.sleep(0.1)
+        settled_switch(wd, "[data-testid=tool-switch-counter]", True, "the counter switch never took clicks")
         wd.click("[data-testid=tool-switch-counter]")
         deadline = time.time() + 10
         while json.loads(config.read_text())["mcpServers"]["fixture"].get("disabledTools") != ["counter"]:
             assert time.time() < deadline, json.loads(config.read_text())["mcpServers"]["fixture"]
             time.sleep(0.1)
         # The switch is disabled while the change is applied and the tools are listed again.
-        ready = ("const e = document.querySelector(arguments[0]);"
-                 " return !!e && !e.disabled && !e.checked;")
-        deadline = time.time() + 10
-        while not wd.s("POST", "/execute/sync", {"script": ready, "args": ["[data-testid=tool-switch-counter]"]}):
-            assert time.time() < deadline, "the switch did not settle as off"
-            time.sleep(0.1)
+        settled_switch(wd, "[data-testid=tool-switch-counter]", False, "the switch did not settle as off")
         wd.click("[data-testid=tool-switch-counter]")
         deadline = time.time() + 10
         while "disabledTools" in json.loads(config.read_text())["mcpServers"]["fixture"]:

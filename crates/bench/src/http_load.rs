@@ -268,9 +268,7 @@ pub async fn run(
 
 /// mcp-proxy serving the fixture as the named server `fx`; its streamable-HTTP URL.
 async fn start_mcp_proxy(proxy: &Path) -> anyhow::Result<(tokio::process::Child, String)> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
+    let port = offload_testkit::free_port();
     let fixture = offload_testkit::target_bin("offload-fixture");
     let child = tokio::process::Command::new(proxy)
         .args([
@@ -303,9 +301,7 @@ async fn start_mcp_proxy(proxy: &Path) -> anyhow::Result<(tokio::process::Child,
 async fn start_mcp_hub(
     hub: &Path,
 ) -> anyhow::Result<(tokio::process::Child, String, tempfile::TempDir)> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
+    let port = offload_testkit::free_port();
     let dir = tempfile::tempdir()?;
     let config = dir.path().join("mcp-hub.json");
     let fixture = offload_testkit::target_bin("offload-fixture");

@@ -39,10 +39,7 @@ impl FakeGcs {
     /// Serves the buckets under `data` (each subdirectory a bucket, its files the objects) and
     /// waits until it listens (at most 30 s). Blocks.
     pub fn start(data: &Path) -> FakeGcs {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("a free port");
+        let port = crate::free_port();
         let host = format!("127.0.0.1:{port}");
         let child = Command::new(binary())
             .args([

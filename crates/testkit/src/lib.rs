@@ -22,6 +22,14 @@ pub mod keyring;
 pub mod s3;
 pub mod wire;
 
+/// A port on 127.0.0.1 that nothing listens on right now (for a server a test starts).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
 pub fn target_bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
     let mut dir = exe.parent().expect("exe dir").to_path_buf();

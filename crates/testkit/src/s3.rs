@@ -7,7 +7,6 @@
 //! test process ends, for whatever reason, the pipe closes and the shell stops the server and
 //! removes its data directory (the server lives in a static, which is never dropped).
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, OnceLock};
@@ -47,13 +46,6 @@ pub fn weed_binary() -> PathBuf {
     path
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
 impl Weed {
     /// [`Weed::shared`] from async code (starting it blocks a thread for a while).
     pub async fn get() -> &'static Weed {
@@ -71,7 +63,7 @@ impl Weed {
     fn start() -> Weed {
         // Removed by the guard shell when the server stops.
         let dir = tempfile::tempdir().expect("temp dir").keep();
-        let s3 = free_port();
+        let s3 = crate::free_port();
         let mut args: Vec<String> = vec![
             "mini".into(),
             format!("-dir={}", dir.display()),
@@ -99,7 +91,7 @@ impl Weed {
             "debug.port",
             "s3.debug.port",
         ] {
-            args.push(format!("-{flag}={}", free_port()));
+            args.push(format!("-{flag}={}", crate::free_port()));
         }
         let log = dir.join("weed.log");
         let script = r#"dir="$1"; shift; "$@" >"$dir/weed.log" 2>&1 & w=$!; cat >/dev/null; kill $w; wait $w; rm -rf "$dir""#;

@@ -122,11 +122,7 @@ async fn offload_scores_what_the_upstream_scores() {
     let server = dir.join("conformance_server.mjs");
 
     // The upstream served directly.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = offload_testkit::free_port();
     let mut upstream = tokio::process::Command::new("node")
         .arg(&server)
         .args(["--http", &port.to_string()])

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use offload_testkit::{TestContext, call, target_bin, text};
+use offload_testkit::{TestContext, call, free_port, target_bin, text};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -264,14 +264,6 @@ async fn server_everything_over_stdio_as_an_upstream() {
         "image blocks pass through: {r:?}"
     );
     client.cancel().await.unwrap();
-}
-
-pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Clients still speak the 2024 and early-2025 revisions: a raw handshake at each version is

@@ -275,7 +275,7 @@ async fn server_memory_answers_stay_within_the_inline_budget_and_keep_both_table
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
 async fn a_rejected_token_is_auth_required_in_plain_words() {
     use tokio::io::AsyncBufReadExt;
-    let port = crate::interop::free_port();
+    let port = offload_testkit::free_port();
     let mut server = tokio::process::Command::new(python())
         .arg(interop_dir().join("bearer_server.py"))
         .args([port.to_string(), "s3cret-token".into()])

@@ -15,12 +15,14 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use offload_testkit::keyring::SecretService;
-use offload_testkit::{Client, TestContext, call, connect, error_code, target_bin, text};
+use offload_testkit::{
+    Client, TestContext, call, connect, error_code, free_port, target_bin, text,
+};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::interop::{free_port, interop_dir};
+use crate::interop::interop_dir;
 
 /// The authorization server and the protected MCP server, each on a free port.
 struct Peers {

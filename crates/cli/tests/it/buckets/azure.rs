@@ -19,11 +19,7 @@ async fn azure_blob_roots_work_through_the_same_code_against_azurite() {
         "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
     let dir = crate::interop::interop_dir();
     let data = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = offload_testkit::free_port();
     let _azurite = tokio::process::Command::new(dir.join("node_modules/.bin/azurite-blob"))
         .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
         .arg("--location")

@@ -200,11 +200,7 @@ async fn keys_outside_the_prefix_and_encoded_tricks_are_refused() {
 async fn an_unreachable_bucket_answers_within_seconds_and_local_files_do_not_wait() {
     // A port nothing listens on: connections are refused at once; the client's few retries
     // must end well within the call.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let closed = offload_testkit::free_port();
     let ctx = TestContext::new();
     ctx.write_config(json!({
         "roots": [ctx.root, {
