@@ -5,18 +5,26 @@ use tauri::State;
 
 use crate::AppState;
 
-#[tauri::command]
-pub fn overview(state: State<'_, AppState>) -> Overview {
-    control::overview(&state.engine)
-}
-
-/// The Overview's charts. The audit log is read off the main thread.
-#[tauri::command]
-pub async fn activity(state: State<'_, AppState>, span: Span) -> Result<ActivitySeries, String> {
+/// Both read the whole audit log: off the main thread, where the window would wait for it.
+async fn off_main_thread<T: Send + 'static>(
+    state: State<'_, AppState>,
+    read: impl FnOnce(&offload_engine::Engine) -> T + Send + 'static,
+) -> Result<T, String> {
     let engine = state.engine.clone();
-    tokio::task::spawn_blocking(move || control::activity(&engine, span))
+    tokio::task::spawn_blocking(move || read(&engine))
         .await
         .map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+pub async fn overview(state: State<'_, AppState>) -> Result<Overview, String> {
+    off_main_thread(state, control::overview).await
+}
+
+/// The Overview's charts.
+#[tauri::command]
+pub async fn activity(state: State<'_, AppState>, span: Span) -> Result<ActivitySeries, String> {
+    off_main_thread(state, move |engine| control::activity(engine, span)).await
 }
 
 #[tauri::command]
