@@ -83,6 +83,36 @@ describe("Servers", () => {
     await waitFor(() => expect(screen.getByTestId("server-log")).toHaveTextContent("db: lost the connection"), { timeout: 3000 });
   });
 
+  it("keeps showing the prompts while a status change asks for them again", async () => {
+    let status: ServerView["status"] = "ready";
+    let answer: (v: unknown) => void = () => {};
+    let asks = 0;
+    mockIPC((cmd) => {
+      if (cmd === "servers") return [f.server({ status })];
+      if (cmd === "server_tools") return [];
+      if (cmd === "server_offers") {
+        asks += 1;
+        const offers = { prompts: [{ name: `prompt-${asks}`, exposed: `fx__prompt-${asks}`, description: null, arguments: [] }], resources: [], errors: [] };
+        if (asks === 1) return offers;
+        return new Promise((resolve) => (answer = () => resolve(offers)));
+      }
+    });
+    const view = render(Servers, { revision: 0 });
+    await screen.findByTestId("server-details");
+    await userEvent.click(screen.getByTestId("server-tab-offers"));
+    expect(await screen.findByTestId("server-prompts")).toHaveTextContent("prompt-1");
+
+    // The server goes idle (its state changes): the tab asks again, and until the answer comes
+    // the prompts already shown stay (the E2E once caught the table gone for a moment).
+    status = "idle";
+    await view.rerender({ revision: 1 });
+    await waitFor(() => expect(asks).toBe(2));
+    expect(screen.getByTestId("server-prompts")).toHaveTextContent("prompt-1");
+    expect(screen.queryByText("Asking the server for its prompts and resources…")).toBeNull();
+    answer(null);
+    await waitFor(() => expect(screen.getByTestId("server-prompts")).toHaveTextContent("prompt-2"));
+  });
+
   it("shows a failing server's error, retry countdown and Stop retrying, and does not ask it for tools", async () => {
     let current = f.server({
       status: "error",
