@@ -25,6 +25,9 @@ use crate::upstream::{Pool, PoolChange};
 pub struct Engine {
     roots: ArcSwap<Roots>,
     limits: ArcSwap<Limits>,
+    url_rules: ArcSwap<crate::urls::Rules>,
+    /// URLs fetched in the last minutes, and where their bodies are.
+    pub downloads: crate::urls::Downloads,
     pub pool: Pool,
     pub store: Store,
     pub events: Events,
@@ -120,6 +123,8 @@ impl Engine {
             Roots::from_entries_with(&config.roots, &dirs.default_root(), &*secrets);
         let (store, more) = Store::open(&dirs.data_dir, &roots);
         warnings.extend(more);
+        let (url_rules, more) = crate::urls::Rules::new(&config.urls);
+        warnings.extend(more);
         let offered = upstream_roots(&roots);
         let engine = Self {
             roots: ArcSwap::from_pointee(roots),
@@ -129,6 +134,8 @@ impl Engine {
                 config.limits.max_upstream_answer_bytes,
             ),
             limits: ArcSwap::from_pointee(config.limits.clone()),
+            url_rules: ArcSwap::from_pointee(url_rules),
+            downloads: Default::default(),
             store,
             events: Events::new(Some(&dirs.data_dir), 10 * 1024 * 1024),
             queries: offload_query::Querier::new(),
@@ -159,6 +166,11 @@ impl Engine {
     /// The size limits in effect (a snapshot).
     pub fn limits(&self) -> Arc<Limits> {
         self.limits.load_full()
+    }
+
+    /// The URLs the file tools may fetch, and how (a snapshot).
+    pub fn url_rules(&self) -> Arc<crate::urls::Rules> {
+        self.url_rules.load_full()
     }
 
     /// The configuration file, when the engine was loaded from one.
@@ -204,11 +216,14 @@ impl Engine {
     /// Puts `config` in effect: roots and limits at once for the next call, upstream servers
     /// started, stopped or restarted only where their entry changed.
     pub async fn apply(&self, config: Config) -> Reloaded {
-        let (roots, warnings) =
+        let (roots, mut warnings) =
             Roots::from_entries_with(&config.roots, &self.dirs.default_root(), &*self.secrets);
         self.pool.set_roots(upstream_roots(&roots));
         self.roots.store(Arc::new(roots));
         self.limits.store(Arc::new(config.limits.clone()));
+        let (url_rules, more) = crate::urls::Rules::new(&config.urls);
+        warnings.extend(more);
+        self.url_rules.store(Arc::new(url_rules));
         let servers = self
             .pool
             .apply(&config.mcp_servers, config.limits.max_upstream_answer_bytes)

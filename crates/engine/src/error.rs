@@ -78,6 +78,11 @@ pub enum ErrorCode {
     Forbidden,
     /// A query (`query_file`) is wrong: the message names the problem and where.
     QueryError,
+    /// The URL is not one the user allows (`urls.allow`), or it leads somewhere they did not
+    /// allow (a redirect, a private address): nothing was fetched from there.
+    UrlNotAllowed,
+    /// An allowed URL could not be fetched (no answer, an HTTP error, a broken body).
+    UrlUnreachable,
     /// A bug or an unexpected condition inside Offload.
     Internal,
 }
@@ -114,6 +119,8 @@ impl ErrorCode {
             Self::Paused => "paused",
             Self::Forbidden => "forbidden",
             Self::QueryError => "query_error",
+            Self::UrlNotAllowed => "url_not_allowed",
+            Self::UrlUnreachable => "url_unreachable",
             Self::Internal => "internal",
         }
     }

@@ -34,6 +34,7 @@ mod shared_file;
 pub mod special_files;
 pub mod store;
 pub mod upstream;
+pub mod urls;
 mod whole_file;
 
 pub use engine::{Engine, EngineOptions, Reloaded};

@@ -35,6 +35,52 @@ pub fn resolve(
     Ok(done)
 }
 
+/// The URLs that references in `args` name (`{"$file": "https://…"}`), each once.
+pub fn urls(args: &Map<String, Value>) -> Vec<String> {
+    fn collect(v: &Value, out: &mut Vec<String>, depth: usize) {
+        if depth > 64 {
+            return;
+        }
+        match v {
+            Value::Object(m) => match as_ref(m) {
+                Some((path, _)) if crate::urls::is_url(path) => {
+                    if !out.iter().any(|u| u == path) {
+                        out.push(path.to_owned());
+                    }
+                }
+                Some(_) => {}
+                None => m.values().for_each(|v| collect(v, out, depth + 1)),
+            },
+            Value::Array(items) => items.iter().for_each(|v| collect(v, out, depth + 1)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    args.values().for_each(|v| collect(v, &mut out, 0));
+    out
+}
+
+/// Points references to `url` at `path` instead (its download), in place.
+pub fn redirect(args: &mut Map<String, Value>, url: &str, path: &str) {
+    fn walk(v: &mut Value, url: &str, path: &str, depth: usize) {
+        if depth > 64 {
+            return;
+        }
+        match v {
+            Value::Object(m) => {
+                if as_ref(m).is_some_and(|(p, _)| p == url) {
+                    m.insert("$file".into(), Value::String(path.to_owned()));
+                } else {
+                    m.values_mut().for_each(|v| walk(v, url, path, depth + 1));
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, url, path, depth + 1)),
+            _ => {}
+        }
+    }
+    args.values_mut().for_each(|v| walk(v, url, path, 0));
+}
+
 /// True when `args` holds at least one reference (cheap check before doing any I/O).
 pub fn has_refs(args: &Map<String, Value>) -> bool {
     fn any(v: &Value) -> bool {

@@ -26,6 +26,7 @@ mod shim;
 mod sign_in;
 mod special_files;
 mod store;
+mod urls;
 
 use offload_testkit::TestContext;
 use serde_json::json;

@@ -12,7 +12,9 @@ mod paths;
 
 pub use compat::{CompatInputs, apply_compat};
 pub use interpolate::{NoKeychain, SecretSource, interpolate, interpolate_noting};
-pub use model::{Config, HttpConfig, Limits, OAuthConfig, RootEntry, ServerEntry, Transport};
+pub use model::{
+    Config, HttpConfig, Limits, OAuthConfig, RootEntry, ServerEntry, Transport, UrlsConfig,
+};
 pub use paths::{AppDirs, expand_tilde};
 
 use std::path::{Path, PathBuf};

@@ -31,6 +31,9 @@ pub struct Config {
     /// Serving over HTTP: accept access tokens from this OAuth authorization server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<HttpConfig>,
+    /// URLs the file tools may fetch (`urls.allow`); none unless the user lists them.
+    #[serde(default, skip_serializing_if = "UrlsConfig::is_default")]
+    pub urls: UrlsConfig,
     /// Keys Offload does not know, kept so that rewriting the file loses nothing.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -374,6 +377,40 @@ impl Default for Limits {
 }
 
 impl Limits {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// `"urls"`: what the file tools may fetch. Deny by default: no pattern, no fetch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct UrlsConfig {
+    /// URL patterns (`https://data.example.com/*`): `*` matches any characters, everything
+    /// else is literal; a pattern without a path allows the whole host. Private, loopback and
+    /// link-local addresses are reached only through a pattern that names its host without `*`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    /// The largest body fetched (default 1 GiB).
+    pub max_bytes: u64,
+    /// The whole fetch, from connecting to the last byte (default 120 s).
+    pub timeout_secs: u64,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Default for UrlsConfig {
+    fn default() -> Self {
+        Self {
+            allow: Vec::new(),
+            max_bytes: 1024 * 1024 * 1024,
+            timeout_secs: 120,
+            extra: Map::new(),
+        }
+    }
+}
+
+impl UrlsConfig {
     fn is_default(&self) -> bool {
         *self == Self::default()
     }

@@ -149,6 +149,11 @@ pub async fn resolve_refs(
     engine: &Arc<Engine>,
     mut args: serde_json::Map<String, serde_json::Value>,
 ) -> Result<serde_json::Map<String, serde_json::Value>, ToolError> {
+    // References to URLs are fetched first and then read as their downloads.
+    for url in crate::refs::urls(&args) {
+        let path = crate::urls::localize(engine, &url).await?;
+        crate::refs::redirect(&mut args, &url, &path);
+    }
     let engine = engine.clone();
     tokio::task::spawn_blocking(move || {
         let done =

@@ -95,12 +95,12 @@ pub fn tools() -> Vec<Tool> {
         tool(
             GET_FILE_SCHEMA,
             "Show a file's structure",
-            "A file's structure without its content, fast on files of many GB: CSV columns with \
+            "A file's structure without its content, fast on many-GB files: CSV columns with \
              types, exact row count and samples; JSON/YAML/XML shape; sheets; PDF pages; image \
-             size. Use it first on any data file. Example: {\"path\": \"exports/users.csv\"}",
+             size. Use it first on data files. Example: {\"path\": \"exports/users.csv\"}",
             schema_for_type::<params::GetFileSchema>(),
             Some(with_error::<files::Schema>()),
-            reads(/* contacts upstreams: */ false),
+            reads_files(),
         ),
         tool(
             SUMMARIZE_FILE,
@@ -109,18 +109,18 @@ pub fn tools() -> Vec<Tool> {
              any size. Example: {\"path\": \"logs/server.log\"}",
             schema_for_type::<params::SummarizeFile>(),
             Some(with_error::<files::Summary>()),
-            reads(/* contacts upstreams: */ false),
+            reads_files(),
         ),
         tool(
             READ_FILE,
             "Read part of a file",
             "Read part of a file exactly: text lines from offset (negative: the last lines), sheet \
-             rows (range A1:D100), PDF pages as markdown, images as images. Answers stay within \
-             a budget and say how to go on. Example: {\"path\": \"log.txt\", \"offset\": 5000, \
+             rows (range A1:D100), PDF pages as markdown, images as images. Answers fit a \
+             budget, say how to go on. Example: {\"path\": \"log.txt\", \"offset\": 5000, \
              \"length\": 100}",
             schema_for_type::<params::ReadFile>(),
             Some(with_error::<files::ReadAnswer>()),
-            reads(/* contacts upstreams: */ false),
+            reads_files(),
         ),
         tool(
             QUERY_FILE,
@@ -148,6 +148,12 @@ fn reads(open_world: bool) -> ToolAnnotations {
         .destructive(false)
         .idempotent(true)
         .open_world(open_world)
+}
+
+/// A file tool: it only reads, and reaches beyond the machine only for URLs the user allows
+/// (fetched into a stored download).
+fn reads_files() -> ToolAnnotations {
+    reads(/* allowed URLs: */ true)
 }
 
 /// A tool that calls an upstream tool, which may change or delete anything.

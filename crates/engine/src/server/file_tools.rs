@@ -54,6 +54,15 @@ pub async fn read_file(
     p: params::ReadFile,
     ctx: &RequestContext<RoleServer>,
 ) -> CallToolResult {
+    if p.is_url == Some(true) && !crate::urls::is_url(&p.path) {
+        return answer::error(
+            &ToolError::new(
+                crate::ErrorCode::InvalidArguments,
+                format!("isUrl is true but {:?} is not an http(s):// URL", p.path),
+            )
+            .with("path", p.path),
+        );
+    }
     let request = ReadRequest {
         offset: p.offset,
         length: p.length,
@@ -101,7 +110,8 @@ impl Observer for Watch {
     }
 }
 
-/// Resolves `path` inside the roots, opens it through the guard and runs `work` on it.
+/// Resolves `path` inside the roots (or fetches it, for an allowed URL), opens it through the
+/// guard and runs `work` on it.
 async fn run<T: Send + 'static>(
     engine: &Arc<Engine>,
     path: String,
@@ -115,6 +125,8 @@ async fn run<T: Send + 'static>(
         progress: token.is_some().then_some(tx),
         reached: std::sync::Mutex::default(),
     };
+    // A URL is fetched into a stored download first, then read as that file.
+    let path = crate::urls::localize(engine, &path).await?;
     let engine = engine.clone();
     let job = tokio::task::spawn_blocking(move || {
         let (source, shown) = engine.roots().open(&path)?;

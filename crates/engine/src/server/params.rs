@@ -111,7 +111,7 @@ pub struct CallToolWithFileContent {
     pub server: String,
     /// Its tool.
     pub tool_name: String,
-    /// A file or glob ("data/*.csv") in an allowed directory.
+    /// A file, glob ("data/*.csv") or allowed URL.
     #[serde(default)]
     pub file_path: String,
     /// Or several files/globs: rows joined in order.
@@ -169,7 +169,7 @@ pub struct CallToolWithFileContent {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetFileSchema {
-    /// Absolute, ~/..., relative to the default directory, or s3://...
+    /// Absolute, ~/..., relative to the default dir, s3://... or an allowed URL
     pub path: String,
     /// Sample values per column.
     #[serde(default = "five")]
@@ -179,7 +179,7 @@ pub struct GetFileSchema {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SummarizeFile {
-    /// Absolute, ~/..., relative to the default directory, or s3://...
+    /// Absolute, ~/..., relative to the default dir, s3://... or an allowed URL
     pub path: String,
     /// Lines from the start.
     #[serde(default = "twenty")]
@@ -189,8 +189,13 @@ pub struct SummarizeFile {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadFile {
-    /// Absolute, ~/..., relative to the default directory, or s3://...
+    /// Absolute, ~/..., relative to the default dir, s3://... or an allowed URL
     pub path: String,
+    /// desktop-commander's flag for a URL in `path`: accepted, not listed (a URL is known by
+    /// its scheme anyway).
+    #[serde(default, rename = "isUrl")]
+    #[schemars(skip)]
+    pub is_url: Option<bool>,
     /// First line, row or page (0-based); negative: the last lines.
     #[serde(default)]
     pub offset: i64,

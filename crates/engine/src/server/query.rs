@@ -56,6 +56,12 @@ pub async fn query_file(
     ctx: &RequestContext<RoleServer>,
 ) -> CallToolResult {
     let started = Instant::now();
+    // URLs (the file, or tables) are fetched first and queried as their downloads.
+    let mut p = p;
+    match localize(engine, &mut p).await {
+        Ok(()) => {}
+        Err(e) => return answer::error(&e),
+    }
     let progress = progress_sender(ctx);
     let cancel = ctx.ct.clone();
     let engine2 = engine.clone();
@@ -77,6 +83,19 @@ pub async fn query_file(
             format!("the query task failed: {e}"),
         )),
     }
+}
+
+/// Points `path` and `tables` that are URLs at their downloads.
+async fn localize(engine: &Arc<Engine>, p: &mut params::QueryFile) -> Result<(), ToolError> {
+    if crate::urls::is_url(&p.path) {
+        p.path = crate::urls::localize(engine, &p.path).await?;
+    }
+    for path in p.tables.iter_mut().flat_map(|t| t.values_mut()) {
+        if crate::urls::is_url(path) {
+            *path = crate::urls::localize(engine, path).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Sends `rows scanned` progress to the client when it asked for progress.

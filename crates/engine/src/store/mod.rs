@@ -5,6 +5,7 @@
 
 mod bucket_records;
 mod choice;
+mod download;
 mod names;
 mod payload;
 mod place;
@@ -12,6 +13,7 @@ mod records;
 mod summary;
 mod write;
 
+pub use download::DownloadRequest;
 pub use records::{Record, SideFile, elide, looks_secret};
 pub use summary::{Column, Summary, human_bytes};
 

@@ -41,11 +41,21 @@ pub async fn sources(
             ));
         }
     };
+    // URLs are fetched first (a `?` in one is no glob); their downloads are files as they are.
+    let mut entries = Vec::with_capacity(patterns.len());
+    for pattern in patterns {
+        if crate::urls::is_url(&pattern) {
+            entries.push((crate::urls::localize(engine, &pattern).await?, false));
+        } else {
+            let glob = is_glob(&pattern);
+            entries.push((pattern, glob));
+        }
+    }
     let roots = engine.roots();
     tokio::task::spawn_blocking(move || {
         let mut files = Vec::new();
-        for pattern in patterns {
-            if !is_glob(&pattern) {
+        for (pattern, glob) in entries {
+            if !glob {
                 files.push(pattern);
                 continue;
             }
