@@ -9,7 +9,7 @@ use offload_engine::control::{
     OffersView, Overview, Page, Place, PlainSecret, PromptView, QueryView, ResourceView,
     ResponseView, Responses, RootView, SchemaView, SecretRef, Series, ServerCounts, ServerSpec,
     ServerView, SessionTs, SharingView, SlowCall, Snippet, Span, Status, TokenView, ToolView,
-    ToolsView,
+    ToolsView, UrlPatternView, UrlsView,
 };
 use offload_engine::events::{Event, EventKind};
 use offload_engine::files::Summary;
@@ -59,6 +59,8 @@ pub fn declarations() -> String {
         Held::decl(&cfg),
         RootView::decl(&cfg),
         BucketForm::decl(&cfg),
+        UrlsView::decl(&cfg),
+        UrlPatternView::decl(&cfg),
         ResponseView::decl(&cfg),
         Responses::decl(&cfg),
         CallView::decl(&cfg),

@@ -565,6 +565,38 @@ def main():
         on_disk = json.loads(config.read_text())
         assert any(str(data) in json.dumps(r) for r in on_disk["roots"]), on_disk
         print("directory added")
+
+        # A URL pattern allowed on the same screen: a client of the app then reads a page of
+        # a local web server through it (fetched into the default folder).
+        site_dir = tmp / "site"
+        site_dir.mkdir()
+        (site_dir / "notes.txt").write_text("fetched through an allowed pattern\n")
+        site_port = free_port()
+        site = subprocess.Popen([sys.executable, "-m", "http.server", str(site_port), "--bind", "127.0.0.1",
+                                 "--directory", str(site_dir)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wd.find("[data-testid=no-urls]")
+            pattern = f"http://127.0.0.1:{site_port}/*"
+            wd.type("[data-testid=url-pattern]", pattern)
+            allow = assert_inside(wd, "[data-testid=url-allow]", "the URLs form's Allow")
+            assert contrast(allow["color"], allow["background"]) >= 4.5, allow
+            wd.click("[data-testid=url-allow]")
+            wd.wait_text("[data-testid=urls]", pattern)
+            assert_inside(wd, "[data-testid=url-row]", "the allowed pattern")
+            assert json.loads(config.read_text())["urls"]["allow"] == [pattern]
+            deadline = time.time() + 10
+            while True:
+                try:
+                    content = asyncio.run(mcp_read(env, f"http://127.0.0.1:{site_port}/notes.txt"))
+                    break
+                except Exception as e:
+                    assert time.time() < deadline, f"the URL was not read: {e!r}"
+                    time.sleep(0.3)
+            assert "fetched through an allowed pattern" in content, content
+            print("a URL pattern allowed in Directories; a client read a page through it")
+        finally:
+            site.terminate()
+            site.wait(timeout=10)
         wd.screenshot("directories.png")
 
         # A bucket through the form, against a real S3 server: checked, keys into the real

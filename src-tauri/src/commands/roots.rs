@@ -1,7 +1,7 @@
 //! The Directories screen. `add_root` is what the native folder picker's choice is given to;
-//! `add_bucket_root` what the Add bucket form sends.
+//! `add_bucket_root` what the Add bucket form sends; `allow_url` what the URLs form sends.
 
-use offload_engine::control::{self, BucketForm, ControlError, RootView};
+use offload_engine::control::{self, BucketForm, ControlError, RootView, UrlsView};
 use tauri::State;
 
 use crate::AppState;
@@ -49,4 +49,19 @@ pub async fn set_root_writable(
     writable: bool,
 ) -> Result<(), ControlError> {
     control::set_root_writable(&state.engine, &path, writable).await
+}
+
+#[tauri::command]
+pub fn urls(state: State<'_, AppState>) -> UrlsView {
+    control::urls(&state.engine)
+}
+
+#[tauri::command]
+pub async fn allow_url(state: State<'_, AppState>, pattern: String) -> Result<(), ControlError> {
+    control::allow_url(&state.engine, &pattern).await
+}
+
+#[tauri::command]
+pub async fn remove_url(state: State<'_, AppState>, pattern: String) -> Result<(), ControlError> {
+    control::remove_url(&state.engine, &pattern).await
 }

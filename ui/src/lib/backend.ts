@@ -7,6 +7,7 @@ import { getCurrentWebview } from "@tauri-apps/api/webview";
 import type {
   ActivitySeries,
   BucketForm,
+  UrlsView,
   CallView,
   ClientChange,
   ClientView,
@@ -101,6 +102,9 @@ export const backend = {
   roots: () => invoke<RootView[]>("roots"),
   addRoot: (path: string, writable: boolean) => invoke<void>("add_root", { path, writable }),
   addBucketRoot: (form: BucketForm) => invoke<void>("add_bucket_root", { form }),
+  urls: () => invoke<UrlsView>("urls"),
+  allowUrl: (pattern: string) => invoke<void>("allow_url", { pattern }),
+  removeUrl: (pattern: string) => invoke<void>("remove_url", { pattern }),
   removeRoot: (path: string) => invoke<void>("remove_root", { path }),
   setDefaultRoot: (path: string) => invoke<void>("set_default_root", { path }),
   setRootWritable: (path: string, writable: boolean) =>

@@ -266,6 +266,18 @@ accessKeyId: string,
  */
 secretAccessKey: string, writable: boolean, };
 
+export type UrlsView = { allow: Array<UrlPatternView>, maxBytes: number, timeoutSecs: number, };
+
+export type UrlPatternView = { pattern: string, 
+/**
+ * Why it is skipped, when it does not parse (a hand edit).
+ */
+problem: string | null, 
+/**
+ * True when its host has no `*`: that host may be on a private or loopback address.
+ */
+namesHost: boolean, };
+
 export type ResponseView = { path: string, name: string, 
 /**
  * The allowed directory that holds it.

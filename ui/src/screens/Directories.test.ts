@@ -123,4 +123,43 @@ describe("Directories", () => {
     expect(screen.getByLabelText("Account key")).toHaveAttribute("type", "password");
     expect(screen.queryByTestId("bucket-region")).toBeNull();
   });
+
+  it("allows URL patterns, says what each reaches, and removes them after confirmation", async () => {
+    let allow: { pattern: string; problem: string | null; namesHost: boolean }[] = [];
+    const asked: unknown[] = [];
+    mockIPC((cmd, args: any) => {
+      if (cmd === "roots") return [f.root()];
+      if (cmd === "urls") return { allow, maxBytes: 1024 * 1024 * 1024, timeoutSecs: 120 };
+      if (cmd === "allow_url") {
+        asked.push(args.pattern);
+        if (!args.pattern.includes("://")) throw { code: "invalid_arguments", message: `'${args.pattern}' is not a URL pattern: it needs a scheme` };
+        allow = [...allow, { pattern: args.pattern, problem: null, namesHost: !args.pattern.includes("*.") }];
+      }
+      if (cmd === "remove_url") allow = allow.filter((u) => u.pattern !== args.pattern);
+    });
+    render(Directories);
+    expect(await screen.findByTestId("no-urls")).toHaveTextContent("cannot fetch any");
+    expect(screen.getByTestId("url-limits")).toHaveTextContent("at most 1.0 GB and 120 s");
+    expect(screen.getByTestId("url-allow")).toBeDisabled();
+
+    await userEvent.type(screen.getByTestId("url-pattern"), "data.example.com");
+    await userEvent.click(screen.getByTestId("url-allow"));
+    expect(await screen.findByTestId("roots-error")).toHaveTextContent("needs a scheme");
+    expect(screen.getByTestId("url-pattern")).toHaveValue("data.example.com");
+
+    await userEvent.clear(screen.getByTestId("url-pattern"));
+    await userEvent.type(screen.getByTestId("url-pattern"), "https://*.cdn.example.com/*{Enter}");
+    await waitFor(() => expect(screen.getAllByTestId("url-row")).toHaveLength(1));
+    expect(screen.getByTestId("url-pattern")).toHaveValue("");
+    expect(screen.getByTestId("url-row")).toHaveTextContent("public addresses only");
+    await userEvent.type(screen.getByTestId("url-pattern"), "http://nas.local:8080/*{Enter}");
+    await waitFor(() => expect(screen.getAllByTestId("url-row")).toHaveLength(2));
+    expect(screen.getAllByTestId("url-row")[1]).toHaveTextContent("this host, wherever it is");
+    expect(asked).toEqual(["data.example.com", "https://*.cdn.example.com/*", "http://nas.local:8080/*"]);
+
+    await userEvent.click(screen.getByLabelText("Remove https://*.cdn.example.com/*"));
+    await userEvent.click(screen.getByRole("button", { name: "Remove" }));
+    await waitFor(() => expect(screen.getAllByTestId("url-row")).toHaveLength(1));
+    expect(screen.getByTestId("url-row")).toHaveTextContent("nas.local");
+  });
 });

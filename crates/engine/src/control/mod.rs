@@ -20,6 +20,7 @@ mod sign_in;
 #[cfg(test)]
 mod tests;
 mod tools;
+mod urls;
 
 pub use charts::{ActivitySeries, Series, SlowCall, Span, activity};
 pub use clients::{
@@ -54,6 +55,7 @@ pub use sharing::{
 };
 pub use sign_in::{ServerSignIn, sign_in, sign_ins, sign_out};
 pub use tools::{ExposedView, ToolsView, approve_tool, held_count, set_tool_enabled, tools_view};
+pub use urls::{UrlPatternView, UrlsView, allow_url, remove_url, urls};
 
 use serde::Serialize;
 

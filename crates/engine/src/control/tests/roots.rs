@@ -73,3 +73,70 @@ async fn directories_are_added_made_default_made_read_only_and_removed() {
         .unwrap();
     assert!(missing.problem.unwrap().contains("cannot be used"));
 }
+
+#[tokio::test]
+async fn url_patterns_are_allowed_checked_and_removed_through_the_file() {
+    let t = TestContext::new();
+    t.write_config(json!({"mcpServers": {}, "urls": {"timeoutSecs": 30}}));
+    let engine = engine(&t);
+    assert!(urls(&engine).allow.is_empty(), "none by default");
+    let url = url::Url::parse("https://data.example.com/r/a.csv").unwrap();
+    assert!(engine.url_rules().allowing(&url).is_err());
+
+    allow_url(&engine, " https://data.example.com/r/* ")
+        .await
+        .unwrap();
+    allow_url(&engine, "https://*.cdn.example.com")
+        .await
+        .unwrap();
+    let view = urls(&engine);
+    assert_eq!(
+        view.allow
+            .iter()
+            .map(|p| (p.pattern.as_str(), p.names_host))
+            .collect::<Vec<_>>(),
+        [
+            ("https://data.example.com/r/*", true),
+            ("https://*.cdn.example.com", false)
+        ]
+    );
+    assert_eq!(view.timeout_secs, 30, "the other settings stay");
+    assert_eq!(file(&t)["urls"]["timeoutSecs"], 30);
+    assert!(
+        engine.url_rules().allowing(&url).is_ok(),
+        "in effect at once"
+    );
+
+    let e = allow_url(&engine, "https://data.example.com/r/*")
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("already allowed"), "{e:?}");
+    let e = allow_url(&engine, "data.example.com").await.unwrap_err();
+    assert!(e.message.contains("scheme"), "{e:?}");
+    let e = allow_url(&engine, "https://user:pw@example.com/*")
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("user name"), "{e:?}");
+
+    remove_url(&engine, "https://data.example.com/r/*")
+        .await
+        .unwrap();
+    assert!(engine.url_rules().allowing(&url).is_err());
+    assert_eq!(
+        file(&t)["urls"]["allow"],
+        json!(["https://*.cdn.example.com"])
+    );
+
+    // A hand-written pattern that does not parse is shown with why it is skipped.
+    t.write_config(json!({"mcpServers": {}, "urls": {"allow": ["ftp://x.org/*"]}}));
+    engine.reload().await.unwrap();
+    let view = urls(&engine);
+    assert!(
+        view.allow[0]
+            .problem
+            .as_deref()
+            .unwrap()
+            .contains("only http and https"),
+        "{view:?}"
+    );
+}
