@@ -10,6 +10,7 @@ mod conformance;
 mod crash;
 mod direct;
 mod discovery;
+mod documents;
 mod escape;
 mod faults;
 mod file_content;

@@ -22,6 +22,8 @@ pub enum Kind {
     /// Apache Parquet (`PAR1` at both ends).
     Parquet,
     Pdf,
+    /// A Word document (`.docx`).
+    Docx,
     Image {
         format: image::ImageFormat,
     },
@@ -92,6 +94,9 @@ impl Probe {
             Kind::Binary { mime: None } => "application/octet-stream".to_owned(),
             Kind::Image { format } => format.to_mime_type().to_owned(),
             Kind::Pdf => "application/pdf".to_owned(),
+            Kind::Docx => {
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.document".to_owned()
+            }
             Kind::Jsonl => "application/jsonl".to_owned(),
             _ => mime_guess::from_path(super::compressed::plain_name(&self.path))
                 .first()
@@ -115,6 +120,7 @@ impl Probe {
             Kind::Binary { mime: None } => "a binary file of unknown type".to_owned(),
             Kind::Image { format } => format!("an image ({format:?})"),
             Kind::Pdf => "a PDF document".to_owned(),
+            Kind::Docx => "a Word document".to_owned(),
             Kind::Sheet => "a spreadsheet".to_owned(),
             Kind::Parquet => "a Parquet file".to_owned(),
             _ => "a text file".to_owned(),
@@ -183,6 +189,9 @@ fn by_magic(ext: &str, sample: &[u8]) -> Option<Kind> {
         )
     {
         return Some(Kind::Sheet);
+    }
+    if sample.starts_with(b"PK\x03\x04") && matches!(ext, "docx" | "docm" | "dotx") {
+        return Some(Kind::Docx);
     }
     None
 }

@@ -14,6 +14,7 @@ pub mod text;
 pub mod columns;
 mod delimited;
 pub use delimited::delimiter_of;
+pub mod docx;
 mod image;
 mod markup;
 mod parquet;

@@ -33,7 +33,7 @@ impl Default for ReadRequest {
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct ReadAnswer {
     pub path: String,
-    /// `text`, `sheet`, `table` (Parquet), `pdf` or `image`.
+    /// `text`, `sheet`, `table` (Parquet), `pdf`, `document` (docx) or `image`.
     pub kind: String,
     /// Text: the lines, joined with newlines. PDF: the pages as markdown with page markers.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -102,6 +102,7 @@ pub fn of(
         Kind::Sheet => super::sheet::read(probe, request, inspector.settings.budget)?,
         Kind::Parquet => super::parquet::read(probe, request, inspector.settings.budget)?,
         Kind::Pdf => super::pdf::read(probe, request, &inspector.settings)?,
+        Kind::Docx => super::docx::read(probe, request, inspector.settings.budget)?,
         Kind::Image { format } => super::image::read(probe, format, &inspector.settings)?,
         Kind::Binary { .. } => return Err(FileError::Binary(probe.describe())),
         _ => text(inspector, probe, request, observer)?,

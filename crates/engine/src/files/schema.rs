@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::delimited::{self, DelimitedSchema};
+use super::docx::DocxSchema;
 use super::image::ImageSchema;
 use super::markup::{self, DataSchema, XmlSchema};
 use super::pdf::PdfSchema;
@@ -16,8 +17,8 @@ use super::{FileError, Inspector, Kind, Observer, Probe};
 pub struct Schema {
     pub path: String,
     pub size: u64,
-    /// `csv`, `tsv`, `json`, `jsonl`, `yaml`, `xml`, `spreadsheet`, `parquet`, `pdf`, `image`,
-    /// `text` or `binary`.
+    /// `csv`, `tsv`, `json`, `jsonl`, `yaml`, `xml`, `spreadsheet`, `parquet`, `pdf`, `docx`,
+    /// `image`, `text` or `binary`.
     pub format: String,
     #[serde(flatten)]
     pub detail: Detail,
@@ -33,6 +34,7 @@ pub enum Detail {
     Xml(XmlSchema),
     Sheets(SheetsSchema),
     Pdf(PdfSchema),
+    Docx(DocxSchema),
     Parquet(offload_query::parquet::ParquetSchema),
     Image(ImageSchema),
     Text(TextSchema),
@@ -76,6 +78,7 @@ pub fn of(
             super::sheet::schema(&probe, sample_rows).map(|d| ("spreadsheet", Detail::Sheets(d)))
         }
         Kind::Pdf => super::pdf::schema(&probe).map(|d| ("pdf", Detail::Pdf(d))),
+        Kind::Docx => super::docx::schema(&probe).map(|d| ("docx", Detail::Docx(d))),
         Kind::Parquet => super::parquet::schema(&probe).map(|d| ("parquet", Detail::Parquet(d))),
         Kind::Image { format } => {
             super::image::schema(&probe, *format).map(|d| ("image", Detail::Image(d)))

@@ -60,7 +60,12 @@ pub fn of(
     };
     if matches!(
         probe.kind,
-        Kind::Binary { .. } | Kind::Sheet | Kind::Parquet | Kind::Pdf | Kind::Image { .. }
+        Kind::Binary { .. }
+            | Kind::Sheet
+            | Kind::Parquet
+            | Kind::Pdf
+            | Kind::Docx
+            | Kind::Image { .. }
     ) {
         let reader = match probe.kind {
             Kind::Binary { .. } => "",

@@ -231,6 +231,18 @@ pub fn schema_text(schema: &Schema) -> String {
             }
             t
         }
+        Detail::Docx(d) => {
+            let mut t = format!(
+                "{head}: Word document, {} blocks ({} paragraphs, {} tables), {} words; \
+                 read_file pages by blocks\n",
+                d.blocks, d.paragraphs, d.tables, d.words
+            );
+            for h in &d.outline {
+                let indent = "  ".repeat(usize::from(h.level.saturating_sub(1)));
+                t.push_str(&format!("{indent}- {} (block {})\n", h.text, h.block));
+            }
+            t
+        }
         Detail::Parquet(p) => {
             let mut t = format!(
                 "{head}: Parquet, {} rows in {} row groups, {} columns\n",
@@ -348,6 +360,7 @@ pub fn read_text(r: &ReadAnswer) -> String {
     let unit = match r.kind.as_str() {
         "sheet" | "table" => "rows",
         "pdf" => "pages",
+        "document" => "blocks",
         _ => "lines",
     };
     if let Some(sheet) = &r.sheet {

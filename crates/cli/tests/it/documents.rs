@@ -1,0 +1,185 @@
+//! Word documents through a real `offload mcp` session: a `.docx` written by python-docx (a
+//! real writer, not our own zip) read as Markdown blocks with its outline, and hostile ones — a
+//! zip bomb, a broken zip, a zip that is no Word document — refused with clear errors.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use offload_testkit::{TestContext, call, error_code, structured, text};
+use serde_json::json;
+
+use crate::interop::interop_dir;
+
+fn make(args: &[&str]) {
+    let out = std::process::Command::new(interop_dir().join(".venv/bin/python"))
+        .arg(interop_dir().join("make_docx.py"))
+        .args(args)
+        .output()
+        .expect("python");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn path(root: &Path, name: &str) -> String {
+    root.join(name).display().to_string()
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn word_documents_are_read_as_markdown_blocks_with_their_outline() {
+    let ctx = TestContext::new();
+    ctx.write_servers(json!({}));
+    make(&["report", &path(&ctx.root, "report.docx")]);
+    let client = ctx.client().await;
+
+    let r = call(&client, "get_file_schema", json!({"path": "report.docx"})).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let s = structured(&r);
+    assert_eq!(s["format"], "docx", "{s}");
+    assert_eq!(
+        (s["blocks"].clone(), s["tables"].clone()),
+        (json!(309), json!(1)),
+        "{s}"
+    );
+    let outline: Vec<(u64, String, u64)> = s["outline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["level"].as_u64().unwrap(),
+                h["text"].as_str().unwrap().to_owned(),
+                h["block"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outline,
+        [
+            (1, "Quarterly report".to_owned(), 0),
+            (1, "Regions".to_owned(), 2),
+            (2, "Details".to_owned(), 6),
+            (1, "Appendix".to_owned(), 307)
+        ]
+    );
+    assert!(text(&r).contains("  - Details (block 6)"), "{}", text(&r));
+
+    // Paged by blocks: headings, list items and a table as Markdown.
+    let r = call(
+        &client,
+        "read_file",
+        json!({"path": "report.docx", "length": 6}),
+    )
+    .await;
+    let s = structured(&r);
+    assert_eq!(
+        (
+            s["kind"].clone(),
+            s["count"].clone(),
+            s["total"].clone(),
+            s["next_offset"].clone()
+        ),
+        (json!("document"), json!(6), json!(309), json!(6)),
+        "{s}"
+    );
+    assert_eq!(
+        s["content"],
+        "# Quarterly report\n\nSales & costs grew in every region.\n\n# Regions\n\n- North met its target\n\n\
+         - South met its target\n\n| Region | Q1 | Q2 |\n| --- | --- | --- |\n| North | 10 | 12 |\n| South | 7 | 9\\|10 |",
+    );
+    assert!(text(&r).contains("blocks 0-5 of 309"), "{}", text(&r));
+    let r = call(
+        &client,
+        "read_file",
+        json!({"path": "report.docx", "offset": 307}),
+    )
+    .await;
+    assert_eq!(
+        structured(&r)["content"],
+        "# Appendix\n\nThe end.",
+        "{}",
+        text(&r)
+    );
+    assert!(structured(&r).get("next_offset").is_none());
+    let r = call(
+        &client,
+        "read_file",
+        json!({"path": "report.docx", "offset": -1}),
+    )
+    .await;
+    assert_eq!(structured(&r)["content"], "The end.");
+    let r = call(&client, "summarize_file", json!({"path": "report.docx"})).await;
+    assert!(text(&r).contains("a Word document"), "{}", text(&r));
+    let r = call(
+        &client,
+        "read_file",
+        json!({"path": "report.docx", "range": "A1:B2"}),
+    )
+    .await;
+    assert_eq!(error_code(&r), "invalid_arguments", "{}", text(&r));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn hostile_word_documents_are_refused_quickly() {
+    let ctx = TestContext::new();
+    ctx.write_servers(json!({}));
+    // 100 MiB of document part in a ~150 KB file.
+    make(&["bomb", &path(&ctx.root, "bomb.docx"), "100"]);
+    assert!(std::fs::metadata(ctx.root.join("bomb.docx")).unwrap().len() < 1 << 20);
+    std::fs::write(
+        ctx.root.join("broken.docx"),
+        b"PK\x03\x04 this is no zip at all",
+    )
+    .unwrap();
+    // A zip that holds no Word document.
+    make(&["report", &path(&ctx.root, "real.docx")]);
+    strip_document(&ctx.root.join("real.docx"), &ctx.root.join("other.docx"));
+    let client = ctx.client().await;
+
+    for tool in ["get_file_schema", "read_file"] {
+        let started = Instant::now();
+        let r = call(&client, tool, json!({"path": "bomb.docx"})).await;
+        assert_eq!(error_code(&r), "file_too_large", "{tool}: {}", text(&r));
+        assert!(
+            text(&r).contains("decompresses to more than 64 MiB"),
+            "{}",
+            text(&r)
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{tool}: {:?}",
+            started.elapsed()
+        );
+    }
+    let r = call(&client, "read_file", json!({"path": "broken.docx"})).await;
+    assert_eq!(error_code(&r), "parse_error", "{}", text(&r));
+    let r = call(&client, "get_file_schema", json!({"path": "other.docx"})).await;
+    assert_eq!(error_code(&r), "parse_error", "{}", text(&r));
+    assert!(text(&r).contains("no word/document.xml"), "{}", text(&r));
+    client.cancel().await.unwrap();
+}
+
+/// Copies the zip `from` to `to` without its document part (with python's zipfile).
+fn strip_document(from: &Path, to: &Path) {
+    let script = "import sys, zipfile\n\
+        src = zipfile.ZipFile(sys.argv[1])\n\
+        with zipfile.ZipFile(sys.argv[2], 'w') as out:\n\
+        \x20   for i in src.infolist():\n\
+        \x20       if i.filename != 'word/document.xml': out.writestr(i, src.read(i))\n";
+    let out = std::process::Command::new(interop_dir().join(".venv/bin/python"))
+        .args(["-c", script])
+        .arg(from)
+        .arg(to)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
