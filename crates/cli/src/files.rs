@@ -128,9 +128,10 @@ pub fn read(args: ReadArgs) -> ExitCode {
     finish(result, args.json, offload_engine::server::text::read)
 }
 
-/// `offload pdf-text FROM COUNT`: the child that extracts PDF pages for the engine.
-pub fn pdf_text(from: u32, count: u32) -> ExitCode {
-    match offload_engine::files::pdf::worker(from, count) {
+/// `offload pdf-text FROM COUNT [IMAGES]`: the child that extracts PDF pages (and their
+/// images) for the engine.
+pub fn pdf_text(from: u32, count: u32, images: u32) -> ExitCode {
+    match offload_engine::files::pdf::worker(from, count, images) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("offload pdf-text: {e}");

@@ -107,7 +107,13 @@ enum Command {
     Read(files::ReadArgs),
     /// Internal: extract PDF text from stdin (run by the engine with a deadline).
     #[command(hide = true)]
-    PdfText { from: u32, count: u32 },
+    PdfText {
+        from: u32,
+        count: u32,
+        /// Embedded images to decode and send (0: none).
+        #[arg(default_value_t = 0)]
+        images: u32,
+    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -122,7 +128,11 @@ fn main() -> std::process::ExitCode {
         Command::Schema(args) => files::schema(args),
         Command::Summarize(args) => files::summarize(args),
         Command::Read(args) => files::read(args),
-        Command::PdfText { from, count } => files::pdf_text(from, count),
+        Command::PdfText {
+            from,
+            count,
+            images,
+        } => files::pdf_text(from, count, images),
         Command::ConfigPath { config } => {
             let path = config
                 .resolve()

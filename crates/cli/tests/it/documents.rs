@@ -183,3 +183,115 @@ fn strip_document(from: &Path, to: &Path) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+fn make_pdf(args: &[&str]) {
+    let out = std::process::Command::new(interop_dir().join(".venv/bin/python"))
+        .arg(interop_dir().join("make_pdf.py"))
+        .args(args)
+        .output()
+        .expect("python");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The images of an answer: (MIME type, decoded width and height).
+fn images(r: &rmcp::model::CallToolResult) -> Vec<(String, u32, u32)> {
+    use base64::Engine as _;
+    r.content
+        .iter()
+        .filter_map(|c| c.as_image())
+        .map(|i| {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(&i.data)
+                .unwrap();
+            let picture = image::load_from_memory(&bytes).expect("a decodable image");
+            (i.mime_type.clone(), picture.width(), picture.height())
+        })
+        .collect()
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn pdf_pages_come_with_their_embedded_images() {
+    let ctx = TestContext::new();
+    ctx.write_servers(json!({}));
+    make_pdf(&["images", &path(&ctx.root, "photos.pdf")]);
+    make_pdf(&["many", &path(&ctx.root, "many.pdf"), "300"]);
+    let client = ctx.client().await;
+
+    // The schema counts images per page (written by reportlab: a JPEG, raw RGB, raw gray).
+    let r = call(&client, "get_file_schema", json!({"path": "photos.pdf"})).await;
+    assert_eq!(
+        structured(&r)["images"],
+        json!({"1": 2, "3": 1}),
+        "{}",
+        text(&r)
+    );
+    assert!(
+        text(&r).contains("embedded images: page 1: 2, page 3: 1"),
+        "{}",
+        text(&r)
+    );
+
+    // Page 1: its text, then its two images as image blocks, each within its share.
+    let r = call(
+        &client,
+        "read_file",
+        json!({"path": "photos.pdf", "offset": 0, "length": 1}),
+    )
+    .await;
+    assert!(text(&r).contains("Page one has a photo"), "{}", text(&r));
+    let shown = images(&r);
+    assert_eq!(shown.len(), 2, "{shown:?}");
+    // The 640x480 photo is scaled down to its share of the budget, keeping its shape.
+    let (w, h) = (shown[0].1, shown[0].2);
+    assert!(
+        w <= 640 && w >= 100 && (w * 3).abs_diff(h * 4) <= 4,
+        "{shown:?}"
+    );
+    assert_eq!(
+        (shown[1].1, shown[1].2),
+        (200, 100),
+        "the RGB samples: {shown:?}"
+    );
+    assert!(
+        r.content
+            .iter()
+            .filter_map(|c| c.as_image())
+            .all(|i| i.data.len() < 33 * 1024)
+    );
+    assert_eq!(
+        structured(&r)["note"],
+        "page 1: 2 images, 2 shown",
+        "{}",
+        text(&r)
+    );
+    // The whole document: three images, the text-only page notes nothing.
+    let r = call(&client, "read_file", json!({"path": "photos.pdf"})).await;
+    assert_eq!(images(&r).len(), 3);
+    assert_eq!(
+        structured(&r)["note"],
+        "page 1: 2 images, 2 shown; page 3: 1 image, 1 shown",
+    );
+
+    // Hundreds of images: counted, three shown, the rest named in the note, quickly.
+    let started = Instant::now();
+    let r = call(&client, "get_file_schema", json!({"path": "many.pdf"})).await;
+    assert_eq!(structured(&r)["images"], json!({"1": 300}), "{}", text(&r));
+    let r = call(&client, "read_file", json!({"path": "many.pdf"})).await;
+    assert_eq!(images(&r).len(), 3);
+    let note = structured(&r)["note"].as_str().unwrap().to_owned();
+    assert!(
+        note.starts_with("page 1: 300 images, 3 shown (not shown: 8x8: over the 3 images"),
+        "{note}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    client.cancel().await.unwrap();
+}

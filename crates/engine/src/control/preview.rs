@@ -302,7 +302,11 @@ pub fn content(
             .map(|r| r.into_iter().map(|c| cell(&c)).collect())
             .collect()
     });
-    let image = answer.image_data.map(|(bytes, mime)| {
+    // An image file's picture (a PDF's embedded images stay out of its text preview).
+    let picture = (answer.kind == "image")
+        .then_some(answer.images_data)
+        .unwrap_or_default();
+    let image = picture.into_iter().next().map(|(bytes, mime)| {
         format!(
             "data:{mime};base64,{}",
             base64::engine::general_purpose::STANDARD.encode(bytes)

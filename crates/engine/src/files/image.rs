@@ -72,16 +72,16 @@ pub fn read(
             shown_mime_type: mime.to_owned(),
             shown_bytes: bytes.len() as u64,
         }),
-        image_data: Some((bytes, mime)),
+        images_data: vec![(bytes, mime)],
         ..ReadAnswer::default()
     })
 }
 
 /// The encoded bytes, their MIME type and the size shown.
-type Fitted = (Vec<u8>, &'static str, (u32, u32));
+pub(super) type Fitted = (Vec<u8>, &'static str, (u32, u32));
 
 /// Scales `picture` down and encodes it until the bytes fit `budget`.
-fn fit(picture: DynamicImage, budget: usize) -> Result<Fitted, FileError> {
+pub(super) fn fit(picture: DynamicImage, budget: usize) -> Result<Fitted, FileError> {
     let alpha = picture.color().has_alpha();
     let (format, mime) = if alpha {
         (ImageFormat::Png, "image/png")

@@ -19,6 +19,7 @@ mod image;
 mod markup;
 mod parquet;
 pub mod pdf;
+mod pdf_images;
 mod read;
 mod records;
 pub mod schema;

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::pdf_images::{self, PageImages};
 use super::read::{ReadAnswer, ReadRequest};
 use super::{FileError, Probe, Settings};
 
@@ -28,6 +29,10 @@ pub struct PdfSchema {
     pub encrypted: bool,
     /// Title, author, subject, keywords, creator, producer, dates — those present.
     pub metadata: std::collections::BTreeMap<String, String>,
+    /// Embedded images by page (from 1), pages without any left out; absent if not counted in
+    /// time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub images: Option<std::collections::BTreeMap<u32, u32>>,
 }
 
 /// One line of the extraction protocol.
@@ -35,11 +40,21 @@ pub struct PdfSchema {
 #[serde(rename_all = "snake_case")]
 pub enum Line {
     Pages(u32),
-    Page { number: u32, text: String },
+    Page {
+        number: u32,
+        text: String,
+    },
+    /// The images of the page just sent.
+    Images {
+        number: u32,
+        images: PageImages,
+    },
+    /// Images on each page, when only they were asked for.
+    ImageCounts(Vec<u32>),
     Error(String),
 }
 
-pub fn schema(probe: &Probe) -> Result<PdfSchema, FileError> {
+pub fn schema(probe: &Probe, settings: &Settings) -> Result<PdfSchema, FileError> {
     let bytes = whole(probe)?;
     let meta = std::panic::catch_unwind(|| lopdf::Document::load_metadata_mem(&bytes))
         .map_err(|_| FileError::Parse("the PDF could not be parsed".into()))?
@@ -65,7 +80,37 @@ pub fn schema(probe: &Probe) -> Result<PdfSchema, FileError> {
         version: meta.version,
         encrypted,
         metadata,
+        images: image_counts(bytes, settings),
     })
+}
+
+/// Images per page, counted where text is extracted (within the PDF deadline).
+fn image_counts(
+    bytes: Vec<u8>,
+    settings: &Settings,
+) -> Option<std::collections::BTreeMap<u32, u32>> {
+    let deadline = Instant::now() + settings.pdf_deadline;
+    let mut counts = None;
+    let mut on_line = |line: Line| {
+        if let Line::ImageCounts(c) = line {
+            counts = Some(c);
+        }
+        true
+    };
+    match &settings.pdf_helper {
+        Some(helper) => {
+            in_child(helper, bytes, 1, 0, 0, deadline, &mut on_line).ok()?;
+        }
+        None => extract(&bytes, 1, 0, 0, deadline, &mut on_line),
+    }
+    Some(
+        counts?
+            .into_iter()
+            .enumerate()
+            .filter(|&(_, n)| n > 0)
+            .map(|(i, n)| (i as u32 + 1, n))
+            .collect(),
+    )
 }
 
 fn whole(probe: &Probe) -> Result<Vec<u8>, FileError> {
@@ -101,9 +146,39 @@ pub fn read(
     let mut delivered = 0u64;
     let mut truncated = false;
     let mut failure = None;
+    let mut images: Vec<(Vec<u8>, &'static str)> = Vec::new();
+    let mut image_notes: Vec<String> = Vec::new();
     let mut on_line = |line: Line| -> bool {
         match line {
             Line::Pages(n) => total = Some(u64::from(n)),
+            Line::ImageCounts(_) => {}
+            Line::Images {
+                number,
+                images: found,
+            } => {
+                let shown = found.shown.len();
+                for image in found.shown {
+                    let mime = if image.mime == "image/png" {
+                        "image/png"
+                    } else {
+                        "image/jpeg"
+                    };
+                    if let Ok(bytes) = base64::Engine::decode(
+                        &base64::engine::general_purpose::STANDARD,
+                        image.data,
+                    ) {
+                        images.push((bytes, mime));
+                    }
+                }
+                if found.found > 0 {
+                    let noun = if found.found == 1 { "image" } else { "images" };
+                    let mut note = format!("page {number}: {} {noun}, {shown} shown", found.found);
+                    if !found.left_out.is_empty() {
+                        note.push_str(&format!(" (not shown: {})", found.left_out.join("; ")));
+                    }
+                    image_notes.push(note);
+                }
+            }
             Line::Page { number, text } => {
                 let page = format!(
                     "<!-- page {number}{} -->\n\n{}\n\n",
@@ -131,10 +206,11 @@ pub fn read(
         }
         true
     };
+    let shown = pdf_images::PER_CALL;
     let finished = match &settings.pdf_helper {
-        Some(helper) => in_child(helper, bytes, from, count, deadline, &mut on_line)?,
+        Some(helper) => in_child(helper, bytes, from, count, shown, deadline, &mut on_line)?,
         None => {
-            extract(&bytes, from, count, deadline, &mut on_line);
+            extract(&bytes, from, count, shown, deadline, &mut on_line);
             Instant::now() < deadline
         }
     };
@@ -159,22 +235,30 @@ pub fn read(
         total,
         next_offset: more.then_some(next),
         truncated: truncated || !finished,
-        note: (!finished).then(|| {
-            format!(
-                "stopped at the {} s time limit; continue with offset={next}",
-                settings.pdf_deadline.as_secs_f32()
-            )
-        }),
+        note: {
+            let mut notes = image_notes;
+            if !finished {
+                notes.push(format!(
+                    "stopped at the {} s time limit; continue with offset={next}",
+                    settings.pdf_deadline.as_secs_f32()
+                ));
+            }
+            (!notes.is_empty()).then(|| notes.join("; "))
+        },
+        images_data: images,
         ..ReadAnswer::default()
     })
 }
 
-/// Extracts pages `[from, from + count)` (1-based), calling `emit` with each; stops when `emit`
-/// says so or the deadline passes. Panics inside the PDF library become an error line.
+/// Extracts pages `[from, from + count)` (1-based), calling `emit` with each and then its
+/// images (decoding at most `images` in all); stops when `emit` says so or the deadline passes.
+/// With `count` 0 it only counts the images of every page. Panics inside the PDF library
+/// become an error line.
 pub fn extract(
     bytes: &[u8],
     from: u32,
     count: u32,
+    images: u32,
     deadline: Instant,
     emit: &mut dyn FnMut(Line) -> bool,
 ) {
@@ -189,11 +273,25 @@ pub fn extract(
             return;
         }
     };
-    let pages: Vec<u32> = doc.get_pages().keys().copied().collect();
+    let pages = doc.get_pages();
     if !emit(Line::Pages(pages.len() as u32)) {
         return;
     }
-    for &number in pages.iter().filter(|&&n| n >= from).take(count as usize) {
+    if count == 0 {
+        let counts =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pdf_images::counts(&doc)));
+        emit(match counts {
+            Ok(counts) => Line::ImageCounts(counts),
+            Err(_) => Line::Error("the PDF's images could not be counted".into()),
+        });
+        return;
+    }
+    let mut left = images;
+    for (&number, &page_id) in pages
+        .iter()
+        .filter(|&(&n, _)| n >= from)
+        .take(count as usize)
+    {
         if Instant::now() >= deadline {
             return;
         }
@@ -216,11 +314,29 @@ pub fn extract(
         if !emit(line) {
             return;
         }
+        if Instant::now() >= deadline {
+            return;
+        }
+        let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pdf_images::page(&doc, page_id, &mut left)
+        }))
+        .unwrap_or_else(|_| PageImages {
+            left_out: vec!["the page's images could not be read".into()],
+            ..PageImages::default()
+        });
+        if found.found > 0 || !found.left_out.is_empty() {
+            if !emit(Line::Images {
+                number,
+                images: found,
+            }) {
+                return;
+            }
+        }
     }
 }
 
 /// The child side: reads a PDF on stdin, writes protocol lines on stdout.
-pub fn worker(from: u32, count: u32) -> std::io::Result<()> {
+pub fn worker(from: u32, count: u32, images: u32) -> std::io::Result<()> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .lock()
@@ -229,7 +345,7 @@ pub fn worker(from: u32, count: u32) -> std::io::Result<()> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let far = Instant::now() + Duration::from_secs(24 * 3600);
-    extract(&bytes, from, count, far, &mut |line| {
+    extract(&bytes, from, count, images, far, &mut |line| {
         let written = serde_json::to_writer(&mut out, &line).map_err(std::io::Error::from);
         written
             .and_then(|()| out.write_all(b"\n"))
@@ -245,11 +361,17 @@ fn in_child(
     bytes: Vec<u8>,
     from: u32,
     count: u32,
+    images: u32,
     deadline: Instant,
     on_line: &mut dyn FnMut(Line) -> bool,
 ) -> Result<bool, FileError> {
     let mut child = Command::new(helper)
-        .args(["pdf-text", &from.to_string(), &count.to_string()])
+        .args([
+            "pdf-text",
+            &from.to_string(),
+            &count.to_string(),
+            &images.to_string(),
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

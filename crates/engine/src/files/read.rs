@@ -74,9 +74,10 @@ pub struct ReadAnswer {
     pub image: Option<ImageInfo>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    /// The re-encoded image (sent as an MCP image block, not in the structured answer).
+    /// The images shown, re-encoded (sent as MCP image blocks, not in the structured answer):
+    /// an image file's picture, a PDF page's embedded images.
     #[serde(skip)]
-    pub image_data: Option<(Vec<u8>, &'static str)>,
+    pub images_data: Vec<(Vec<u8>, &'static str)>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

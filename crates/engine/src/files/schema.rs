@@ -77,7 +77,7 @@ pub fn of(
         Kind::Sheet => {
             super::sheet::schema(&probe, sample_rows).map(|d| ("spreadsheet", Detail::Sheets(d)))
         }
-        Kind::Pdf => super::pdf::schema(&probe).map(|d| ("pdf", Detail::Pdf(d))),
+        Kind::Pdf => super::pdf::schema(&probe, settings).map(|d| ("pdf", Detail::Pdf(d))),
         Kind::Docx => super::docx::schema(&probe).map(|d| ("docx", Detail::Docx(d))),
         Kind::Parquet => super::parquet::schema(&probe).map(|d| ("parquet", Detail::Parquet(d))),
         Kind::Image { format } => {

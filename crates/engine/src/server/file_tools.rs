@@ -76,11 +76,17 @@ pub async fn read_file(
     .await;
     match result {
         Ok(mut read) => {
-            let image = read.image_data.take();
+            let images = std::mem::take(&mut read.images_data);
             let mut result = answer::structured(&read, read_text(&read));
-            if let Some((bytes, mime)) = image {
+            // An image file is its picture (first); a PDF's images follow its pages' text.
+            let at = if read.kind == "image" {
+                0
+            } else {
+                result.content.len()
+            };
+            for (i, (bytes, mime)) in images.into_iter().enumerate() {
                 let data = base64::engine::general_purpose::STANDARD.encode(bytes);
-                result.content.insert(0, Content::image(data, mime));
+                result.content.insert(at + i, Content::image(data, mime));
             }
             result
         }
@@ -228,6 +234,17 @@ pub fn schema_text(schema: &Schema) -> String {
             );
             for (key, value) in &p.metadata {
                 t.push_str(&format!("- {key}: {value}\n"));
+            }
+            match &p.images {
+                Some(pages) if !pages.is_empty() => {
+                    let each: Vec<String> = pages
+                        .iter()
+                        .map(|(page, n)| format!("page {page}: {n}"))
+                        .collect();
+                    t.push_str(&format!("embedded images: {}\n", each.join(", ")));
+                }
+                Some(_) => t.push_str("no embedded images\n"),
+                None => {}
             }
             t
         }
