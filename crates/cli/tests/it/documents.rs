@@ -249,7 +249,7 @@ async fn pdf_pages_come_with_their_embedded_images() {
     // The 640x480 photo is scaled down to its share of the budget, keeping its shape.
     let (w, h) = (shown[0].1, shown[0].2);
     assert!(
-        w <= 640 && w >= 100 && (w * 3).abs_diff(h * 4) <= 4,
+        (100..=640).contains(&w) && (w * 3).abs_diff(h * 4) <= 4,
         "{shown:?}"
     );
     assert_eq!(

@@ -303,9 +303,11 @@ pub fn content(
             .collect()
     });
     // An image file's picture (a PDF's embedded images stay out of its text preview).
-    let picture = (answer.kind == "image")
-        .then_some(answer.images_data)
-        .unwrap_or_default();
+    let picture = if answer.kind == "image" {
+        answer.images_data
+    } else {
+        Vec::new()
+    };
     let image = picture.into_iter().next().map(|(bytes, mime)| {
         format!(
             "data:{mime};base64,{}",

@@ -324,13 +324,13 @@ pub fn extract(
             left_out: vec!["the page's images could not be read".into()],
             ..PageImages::default()
         });
-        if found.found > 0 || !found.left_out.is_empty() {
-            if !emit(Line::Images {
+        if (found.found > 0 || !found.left_out.is_empty())
+            && !emit(Line::Images {
                 number,
                 images: found,
-            }) {
-                return;
-            }
+            })
+        {
+            return;
         }
     }
 }
