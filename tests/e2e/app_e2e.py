@@ -14,6 +14,7 @@ import http.client
 import io
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -1101,6 +1102,8 @@ def main():
     assert asyncio.run(mcp_call(env, "env", {"name": "API_KEY"})) == "rotated"
     print("embedded offload mcp read the keychain; offload secret set rotated the value")
     Path(FIGURES_FILE).write_text(json.dumps(FIGURES, indent=2) + "\n")
+    # A passing run leaves nothing behind (a failing one keeps its logs and data to look at).
+    shutil.rmtree(tmp, ignore_errors=True)
     print("e2e: all passed")
 
 
