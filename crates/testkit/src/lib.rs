@@ -22,6 +22,18 @@ pub mod keyring;
 pub mod s3;
 pub mod wire;
 
+/// `tests/interop` of the checkout the tests run in, found from the working directory (cargo
+/// runs a test in its package's directory) rather than from where this library was compiled:
+/// one target directory serves several checkouts (CI's clone, the working copy), and a library
+/// built for one must not point another's tests at files that are gone.
+pub fn interop_dir() -> PathBuf {
+    let here = std::env::current_dir().unwrap_or_default();
+    here.ancestors()
+        .map(|d| d.join("tests/interop"))
+        .find(|d| d.join("requirements.txt").is_file())
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop"))
+}
+
 /// A port on 127.0.0.1 that nothing listens on right now (for a server a test starts).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

