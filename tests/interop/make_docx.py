@@ -3,6 +3,7 @@ a zip bomb shaped like one.
 
     make_docx.py report OUT.docx     headings, paragraphs, a bulleted list, a table
     make_docx.py bomb OUT.docx MIB   word/document.xml decompresses to MIB MiB
+    make_docx.py strip IN OUT        IN without its word/document.xml (a zip, no Word document)
 """
 import sys
 import zipfile
@@ -46,8 +47,17 @@ def bomb(out: str, mib: int) -> None:
             w.write(b"</w:body></w:document>")
 
 
+def strip(src: str, out: str) -> None:
+    with zipfile.ZipFile(src) as z, zipfile.ZipFile(out, "w") as w:
+        for info in z.infolist():
+            if info.filename != "word/document.xml":
+                w.writestr(info, z.read(info))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "report":
         report(sys.argv[2])
+    elif sys.argv[1] == "strip":
+        strip(sys.argv[2], sys.argv[3])
     else:
         bomb(sys.argv[2], int(sys.argv[3]))

@@ -37,18 +37,24 @@ pub fn resolve(
 
 /// The URLs that references in `args` name (`{"$file": "https://…"}`), each once.
 pub fn urls(args: &Map<String, Value>) -> Vec<String> {
-    fn collect(v: &Value, out: &mut Vec<String>, depth: usize) {
+    let mut out: Vec<String> = Vec::new();
+    for path in paths(args) {
+        if crate::urls::is_url(path) && !out.iter().any(|u| u == path) {
+            out.push(path.to_owned());
+        }
+    }
+    out
+}
+
+/// The paths of every reference inside `args`, in order (as deep as `resolve` goes).
+fn paths(args: &Map<String, Value>) -> Vec<&str> {
+    fn collect<'a>(v: &'a Value, out: &mut Vec<&'a str>, depth: usize) {
         if depth > 64 {
             return;
         }
         match v {
             Value::Object(m) => match as_ref(m) {
-                Some((path, _)) if crate::urls::is_url(path) => {
-                    if !out.iter().any(|u| u == path) {
-                        out.push(path.to_owned());
-                    }
-                }
-                Some(_) => {}
+                Some((path, _)) => out.push(path),
                 None => m.values().for_each(|v| collect(v, out, depth + 1)),
             },
             Value::Array(items) => items.iter().for_each(|v| collect(v, out, depth + 1)),
@@ -83,14 +89,7 @@ pub fn redirect(args: &mut Map<String, Value>, url: &str, path: &str) {
 
 /// True when `args` holds at least one reference (cheap check before doing any I/O).
 pub fn has_refs(args: &Map<String, Value>) -> bool {
-    fn any(v: &Value) -> bool {
-        match v {
-            Value::Object(m) => as_ref(m).is_some() || m.values().any(any),
-            Value::Array(items) => items.iter().any(any),
-            _ => false,
-        }
-    }
-    args.values().any(any)
+    !paths(args).is_empty()
 }
 
 /// `(path, as)` when `m` is a reference: keys exactly `$file` and optionally `as`, strings.

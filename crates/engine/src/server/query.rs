@@ -87,13 +87,9 @@ pub async fn query_file(
 
 /// Points `path` and `tables` that are URLs at their downloads.
 async fn localize(engine: &Arc<Engine>, p: &mut params::QueryFile) -> Result<(), ToolError> {
-    if crate::urls::is_url(&p.path) {
-        p.path = crate::urls::localize(engine, &p.path).await?;
-    }
+    p.path = crate::urls::localize(engine, &p.path).await?;
     for path in p.tables.iter_mut().flat_map(|t| t.values_mut()) {
-        if crate::urls::is_url(path) {
-            *path = crate::urls::localize(engine, path).await?;
-        }
+        *path = crate::urls::localize(engine, path).await?;
     }
     Ok(())
 }

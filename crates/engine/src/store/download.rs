@@ -39,10 +39,8 @@ impl Store {
             .publish(roots, &[path], 0)?
             .pop()
             .expect("one published file");
-        let mime_type = req
-            .content_type
-            .map(|t| t.split(';').next().unwrap_or(t).trim().to_owned())
-            .filter(|t| !t.is_empty())
+        let mime_type = essence(req.content_type)
+            .map(str::to_owned)
             .unwrap_or_else(|| {
                 mime_guess::from_path(&name)
                     .first_or_octet_stream()
@@ -95,8 +93,7 @@ fn download_name(url: &url::Url, content_type: Option<&str>) -> String {
         // `rows.gz` holds something unnamed: it stays `.gz`.
         _ if codec.is_some() => (inner, None),
         _ => {
-            let essence = content_type.map(|t| t.split(';').next().unwrap_or(t).trim());
-            let ext = essence
+            let ext = essence(content_type)
                 .and_then(mime_guess::get_mime_extensions_str)
                 .and_then(preferred)
                 .unwrap_or("bin");
@@ -111,6 +108,12 @@ fn download_name(url: &url::Url, content_type: Option<&str>) -> String {
     };
     let what = format!("{}-{stem}", url.host_str().unwrap_or("host"));
     names::default_name("download", &what, chrono::Utc::now(), &ext)
+}
+
+/// A `Content-Type` without its parameters (`text/csv; charset=utf-8` → `text/csv`).
+fn essence(content_type: Option<&str>) -> Option<&str> {
+    let t = content_type?.split(';').next()?.trim();
+    (!t.is_empty()).then_some(t)
 }
 
 /// The usual extension among a MIME type's (`text/plain` → `txt`, not `asc`).

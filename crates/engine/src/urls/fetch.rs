@@ -46,8 +46,13 @@ pub fn parse(input: &str) -> Result<Url, ToolError> {
 /// Opens `url` (following up to five redirects, each checked), by `deadline`.
 pub async fn open(rules: &Rules, url: &Url, deadline: Instant) -> Result<Opened, ToolError> {
     let mut at = url.clone();
+    // The URL that redirected to `at`, for the message when `at` is not allowed.
+    let mut from: Option<Url> = None;
     for _ in 0..=MAX_REDIRECTS {
-        let pattern = rules.allowing(&at)?;
+        let pattern = rules.allowing(&at).map_err(|e| match &from {
+            Some(from) => redirected(from, &at, &e),
+            None => e,
+        })?;
         let addresses = addresses(&at, pattern.names_host(), deadline).await?;
         let client = client(&at, &addresses)?;
         let response = tokio::time::timeout_at(deadline, client.get(at.clone()).send())
@@ -64,8 +69,8 @@ pub async fn open(rules: &Rules, url: &Url, deadline: Instant) -> Result<Opened,
             let next = at.join(location).map_err(|e| {
                 unreachable(&at, &format!("{status} to {location:?}, not a URL: {e}"))
             })?;
-            at = parse(next.as_str()).map_err(|e| redirected(&at, &next, &e))?;
-            rules.allowing(&at).map_err(|e| redirected(url, &at, &e))?;
+            let next = parse(next.as_str()).map_err(|e| redirected(&at, &next, &e))?;
+            from = Some(std::mem::replace(&mut at, next));
             continue;
         }
         if !status.is_success() {

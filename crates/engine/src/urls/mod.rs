@@ -148,9 +148,9 @@ async fn download(engine: &Arc<Engine>, rules: &Rules, url: &Url) -> Result<Stri
     let mut opened = fetch::open(rules, url, deadline).await?;
 
     // The body goes from this task to the blocking writer through a small channel (what is
-    // in flight is bounded); why the body stopped is kept here, not in the writer's I/O error.
+    // in flight is bounded). An empty chunk says the body is whole; a closed channel without
+    // it, that it stopped — why is what the pump answers, not the writer's I/O error.
     let (tx, mut rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(16);
-    let failure: Arc<Mutex<Option<ToolError>>> = Arc::default();
     let writer = {
         let engine = engine.clone();
         let (url, final_url) = (url.clone(), opened.final_url.clone());
@@ -164,63 +164,51 @@ async fn download(engine: &Arc<Engine>, rules: &Rules, url: &Url) -> Result<Stri
                 duration: started.elapsed(),
             };
             engine.store.store_download(&roots, request, |w| {
-                let mut whole = false;
                 while let Some(chunk) = rx.blocking_recv() {
                     if chunk.is_empty() {
-                        whole = true;
-                        break;
+                        return Ok(());
                     }
                     w.write_all(&chunk)?;
                 }
-                if whole {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::other("the download stopped"))
-                }
+                Err(std::io::Error::other("the download stopped"))
             })
         })
     };
-    let pump = {
-        let failure = failure.clone();
-        async move {
-            let mut total = 0u64;
-            let stop = |e: ToolError| *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-            loop {
-                match tokio::time::timeout_at(deadline, opened.response.chunk()).await {
-                    Err(_) => return stop(fetch::timed_out(url, rules)),
-                    Ok(Err(e)) => {
-                        return stop(fetch::unreachable(
-                            &opened.final_url,
-                            &format!("the body broke off: {e}"),
-                        ));
+    let pump = async move {
+        let mut total = 0u64;
+        loop {
+            match tokio::time::timeout_at(deadline, opened.response.chunk()).await {
+                Err(_) => return Some(fetch::timed_out(url, rules)),
+                Ok(Err(e)) => {
+                    return Some(fetch::unreachable(
+                        &opened.final_url,
+                        &format!("the body broke off: {e}"),
+                    ));
+                }
+                Ok(Ok(None)) => {
+                    let _ = tx.send(bytes::Bytes::new()).await;
+                    return None;
+                }
+                Ok(Ok(Some(chunk))) => {
+                    total += chunk.len() as u64;
+                    if total > rules.max_bytes {
+                        return Some(fetch::too_large(url, rules.max_bytes));
                     }
-                    // The end: an empty chunk tells the writer the body is whole.
-                    Ok(Ok(None)) => {
-                        let _ = tx.send(bytes::Bytes::new()).await;
-                        return;
-                    }
-                    Ok(Ok(Some(chunk))) => {
-                        total += chunk.len() as u64;
-                        if total > rules.max_bytes {
-                            return stop(fetch::too_large(url, rules.max_bytes));
-                        }
-                        if chunk.is_empty() {
-                            continue;
-                        }
-                        if tx.send(chunk).await.is_err() {
-                            return; // the writer failed; its error says why
-                        }
+                    // An empty chunk would read as the end; a failed send means the writer
+                    // failed, and its error says why.
+                    if !chunk.is_empty() && tx.send(chunk).await.is_err() {
+                        return None;
                     }
                 }
             }
         }
     };
-    let ((), written) = tokio::join!(pump, writer);
-    let written =
-        written.map_err(|e| ToolError::new(ErrorCode::Internal, format!("the download: {e}")))?;
-    if let Some(e) = failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
+    let (stopped, written) = tokio::join!(pump, writer);
+    if let Some(e) = stopped {
         return Err(e);
     }
+    let written =
+        written.map_err(|e| ToolError::new(ErrorCode::Internal, format!("the download: {e}")))?;
     let record = written?;
     tracing::info!(
         url = %shown(url),
