@@ -75,6 +75,11 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, started: Instant) {
             Err(e) => tracing::error!("not serving clients: {e}"),
         }
         state.apply_serving().await;
+        // Retention rules (off unless the user sets one in Directories).
+        let told = app.clone();
+        offload_engine::control::keep_tidy(&engine, move |_| {
+            let _ = told.emit(RESPONSES, ());
+        });
         config_watch::watch_or_warn(engine.clone())
     });
     tauri::async_runtime::spawn(notify_changes(app.clone(), engine, watch));

@@ -3,19 +3,20 @@
 //! is stale; `OFFLOAD_UPDATE_TYPES=1 cargo test -p offload-app types` rewrites it).
 
 use offload_engine::clients::ClientView;
+use offload_engine::config::Retention;
 use offload_engine::control::{
     Activity, ActivitySeries, BucketForm, CallView, ClientChange, ClientEntry, ColumnView,
     ControlError, CreatedToken, ExposedView, FileInfo, ImportReport, Imported, NewSecret,
     OffersView, Overview, Page, Place, PlainSecret, PromptView, QueryView, ResourceView,
     ResponseView, Responses, RootView, SchemaView, SecretRef, Series, ServerCounts, ServerSpec,
-    ServerView, SessionTs, SharingView, SlowCall, Snippet, Span, Status, TokenView, ToolView,
-    ToolsView, UrlPatternView, UrlsView,
+    ServerView, SessionTs, SharingView, SlowCall, Snippet, Span, Status, Swept, TokenView,
+    ToolView, ToolsView, Trial, UrlPatternView, UrlsView,
 };
 use offload_engine::events::{Event, EventKind};
 use offload_engine::files::Summary;
 use offload_engine::gateway::Held;
 use offload_engine::http::ServingState;
-use offload_engine::upstream::LogLine;
+use offload_engine::upstream::{LogLine, StderrLine};
 use ts_rs::{Config, TS};
 
 /// Where the generated declarations live, from the repository root.
@@ -54,10 +55,14 @@ pub fn declarations() -> String {
         ResourceView::decl(&cfg),
         OffersView::decl(&cfg),
         LogLine::decl(&cfg),
+        StderrLine::decl(&cfg),
+        Trial::decl(&cfg),
         ToolsView::decl(&cfg),
         ExposedView::decl(&cfg),
         Held::decl(&cfg),
         RootView::decl(&cfg),
+        Retention::decl(&cfg),
+        Swept::decl(&cfg),
         BucketForm::decl(&cfg),
         UrlsView::decl(&cfg),
         UrlPatternView::decl(&cfg),

@@ -203,6 +203,8 @@ async fn serve(config: ConfigChoice, args: McpArgs) -> ExitCode {
         None => tracing::info!("serving in embedded mode"),
     }
     let _watch = offload_engine::config_watch::watch_or_warn(engine.clone());
+    // Retention rules (off unless the user sets one).
+    let _tidy = offload_engine::control::keep_tidy(&engine, |_| {});
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         eprintln!(
             "offload mcp is serving MCP on stdin/stdout and waits for a client.\n\

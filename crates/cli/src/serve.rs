@@ -84,6 +84,8 @@ pub fn run(config: ConfigChoice, args: ServeArgs) -> ExitCode {
             }
         };
         let _watch = offload_engine::config_watch::watch_or_warn(engine.clone());
+        // Retention rules (off unless the user sets one).
+        let _tidy = offload_engine::control::keep_tidy(&engine, |_| {});
         let stop = CancellationToken::new();
         let http_task = http.map(|server| tokio::spawn(server.serve(stop.clone())));
         let local = async {

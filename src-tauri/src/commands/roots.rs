@@ -1,9 +1,11 @@
 //! The Directories screen. `add_root` is what the native folder picker's choice is given to;
 //! `add_bucket_root` what the Add bucket form sends; `allow_url` what the URLs form sends.
 
-use offload_engine::control::{self, BucketForm, ControlError, RootView, UrlsView};
+use offload_engine::config::Retention;
+use offload_engine::control::{self, BucketForm, ControlError, RootView, Swept, UrlsView};
 use tauri::State;
 
+use super::blocking;
 use crate::AppState;
 
 #[tauri::command]
@@ -49,6 +51,31 @@ pub async fn set_root_writable(
     writable: bool,
 ) -> Result<(), ControlError> {
     control::set_root_writable(&state.engine, &path, writable).await
+}
+
+/// Sets (or, with `None`, removes) a root's retention rule and applies it at once; answers what
+/// that deleted.
+#[tauri::command]
+pub async fn set_root_retention(
+    state: State<'_, AppState>,
+    path: String,
+    retention: Option<Retention>,
+) -> Result<Vec<Swept>, ControlError> {
+    control::set_root_retention(&state.engine, &path, retention).await?;
+    blocking(state, |e| Ok(control::sweep(e))).await
+}
+
+/// What a retention rule would delete in `path` now (the confirmation asks with it).
+#[tauri::command]
+pub async fn retention_preview(
+    state: State<'_, AppState>,
+    path: String,
+    retention: Retention,
+) -> Result<Swept, ControlError> {
+    blocking(state, move |e| {
+        Ok(control::retention_preview(e, &path, retention))
+    })
+    .await
 }
 
 #[tauri::command]

@@ -3,7 +3,7 @@
 use offload_engine::control::{
     self, ControlError, NewSecret, OffersView, ServerSpec, ServerView, ToolView,
 };
-use offload_engine::upstream::LogLine;
+use offload_engine::upstream::{LogLine, StderrLine};
 use tauri::State;
 
 use crate::AppState;
@@ -34,6 +34,27 @@ pub async fn server_offers(
 #[tauri::command]
 pub fn server_log(state: State<'_, AppState>, name: String) -> Result<Vec<LogLine>, ControlError> {
     control::server_log(&state.engine, &name)
+}
+
+/// Every stderr line of the server that is kept, oldest first.
+#[tauri::command]
+pub fn server_stderr(
+    state: State<'_, AppState>,
+    name: String,
+) -> Result<Vec<StderrLine>, ControlError> {
+    control::server_stderr(&state.engine, &name)
+}
+
+/// *Test connection*: starts the server as the editor has it, lists its tools, stops it.
+#[tauri::command]
+pub async fn test_server(
+    state: State<'_, AppState>,
+    name: String,
+    spec: ServerSpec,
+    secrets: Option<Vec<NewSecret>>,
+) -> Result<control::Trial, ControlError> {
+    let secrets = secrets.unwrap_or_default();
+    control::test_server(&state.engine, &name, &spec, &secrets).await
 }
 
 /// Adds a server, or replaces `previous` (renaming it when `name` differs).

@@ -188,6 +188,22 @@ level: string, logger: string | null,
  */
 message: string, };
 
+export type StderrLine = { time: string, text: string, };
+
+export type Trial = { 
+/**
+ * The tools it listed, when it started and answered.
+ */
+tools: Array<string> | null, 
+/**
+ * Why not, when it did not.
+ */
+error: string | null, millis: number, 
+/**
+ * Its last stderr lines.
+ */
+stderr: string, };
+
 export type ToolsView = { 
 /**
  * `direct` or `meta`, as the configuration's `tools.expose` decides for a client that
@@ -237,9 +253,22 @@ configured: boolean,
  */
 problem: string | null, 
 /**
- * Stored responses inside it, and their size.
+ * Files Offload stored inside it (responses and the files beside them), and their size:
+ * what the Responses screen lists as stored for it.
  */
-files: number, bytes: number, };
+files: number, bytes: number, 
+/**
+ * Other files the Responses screen lists for it (inputs, files put there by hand).
+ */
+others: number, 
+/**
+ * Its retention rule, if the user set one (off by default).
+ */
+retention: Retention | null, };
+
+export type Retention = { days?: number | null, maxGb?: number | null, };
+
+export type Swept = { root: string, files: number, bytes: number, };
 
 export type BucketForm = { 
 /**
@@ -300,6 +329,15 @@ format: string,
  */
 recorded: boolean, 
 /**
+ * Whether Offload stored it (a response, or a file written beside one); false for other
+ * files found in the directory (inputs, files the user put there).
+ */
+stored: boolean, 
+/**
+ * For a file written beside a response (an image, audio): that response's path.
+ */
+beside: string | null, 
+/**
  * Whether it may be deleted (it is in a writable directory).
  */
 deletable: boolean, };
@@ -328,7 +366,11 @@ path: string, name: string, folder: string, bytes: number,
 /**
  * The allowed directory that holds it, if any.
  */
-root: string | null, };
+root: string | null, 
+/**
+ * A folder (dropped on the window): the window offers to allow it.
+ */
+directory: boolean, };
 
 export type ColumnView = { name: string, 
 /**

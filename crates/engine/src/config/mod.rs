@@ -13,7 +13,8 @@ mod paths;
 pub use compat::{CompatInputs, apply_compat};
 pub use interpolate::{NoKeychain, SecretSource, interpolate, interpolate_noting};
 pub use model::{
-    Config, HttpConfig, Limits, OAuthConfig, RootEntry, ServerEntry, Transport, UrlsConfig,
+    Config, HttpConfig, Limits, OAuthConfig, Retention, RootEntry, ServerEntry, Transport,
+    UrlsConfig,
 };
 pub use paths::{AppDirs, expand_tilde};
 

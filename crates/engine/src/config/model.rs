@@ -75,7 +75,15 @@ impl RootEntry {
             Self::Full { writable, .. } => *writable,
         }
     }
-    /// The entry's other settings (a bucket root's endpoint, region, credentials).
+    /// How long the responses Offload stores here are kept (`retention`); none: for good.
+    /// A malformed rule keeps everything (nothing is deleted on a guess).
+    pub fn retention(&self) -> Option<Retention> {
+        self.extra()
+            .get("retention")
+            .and_then(|v| serde_json::from_value::<Retention>(v.clone()).ok())
+            .filter(Retention::is_on)
+    }
+    /// The entry's other settings (a bucket root's endpoint, region, credentials, retention).
     pub fn extra(&self) -> &Map<String, Value> {
         static NONE: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
         match self {
@@ -87,6 +95,30 @@ impl RootEntry {
 
 fn yes() -> bool {
     true
+}
+
+/// A root's retention rule (off unless written): stored responses older than `days` are
+/// deleted, and the oldest beyond `maxGb` in all. Only files Offload stored are ever deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct Retention {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub days: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_gb: Option<f64>,
+}
+
+impl Retention {
+    pub fn is_on(&self) -> bool {
+        self.days.is_some_and(|d| d > 0) || self.max_gb.is_some_and(|g| g > 0.0 && g.is_finite())
+    }
+    /// The byte budget, if any.
+    pub fn max_bytes(&self) -> Option<u64> {
+        self.max_gb
+            .filter(|g| *g > 0.0 && g.is_finite())
+            .map(|g| (g * 1e9) as u64)
+    }
 }
 
 /// One upstream server, stdio or remote, exactly as MCP clients write it.

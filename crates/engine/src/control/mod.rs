@@ -12,6 +12,7 @@ mod offers;
 mod overview;
 mod preview;
 mod responses;
+mod retention;
 mod roots;
 mod secrets;
 mod servers;
@@ -40,14 +41,16 @@ pub use responses::{
     CallView, ResponseView, Responses, delete_response, refresh_bucket_records, response_call,
     responses,
 };
+pub use retention::{SWEEP_EVERY, Swept, keep_tidy, preview as retention_preview, sweep, sweep_at};
 pub use roots::{
     BucketForm, RootView, add_bucket_root, add_root, remove_root, roots, set_default_root,
-    set_root_writable,
+    set_root_retention, set_root_writable,
 };
 pub use secrets::{NewSecret, Place, PlainSecret, SecretRef, secret_name};
 pub use servers::{
-    ServerSpec, ServerView, ToolView, move_secrets_to_keychain, put_server, remove_server,
-    restart_server, server_tools, servers, set_server_enabled, stop_retrying,
+    ServerSpec, ServerView, ToolView, Trial, move_secrets_to_keychain, put_server, remove_server,
+    restart_server, server_stderr, server_tools, servers, set_server_enabled, stop_retrying,
+    test_server,
 };
 pub use sharing::{
     ClientEntry, CreatedToken, DEFAULT_LISTEN, SharingView, TokenView, client_entries,

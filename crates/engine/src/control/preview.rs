@@ -34,6 +34,8 @@ pub struct FileInfo {
     pub bytes: u64,
     /// The allowed directory that holds it, if any.
     pub root: Option<String>,
+    /// A folder (dropped on the window): the window offers to allow it.
+    pub directory: bool,
 }
 
 /// One row of the schema table.
@@ -118,6 +120,23 @@ fn open(engine: &Engine, path: &str) -> Result<(Source, PathBuf), ControlError> 
 
 /// Where `path` is and whether an allowed directory holds it.
 pub fn file_info(engine: &Engine, path: &str) -> Result<FileInfo, ControlError> {
+    if !crate::objects::is_object_url(path)
+        && let Ok(dir) = std::fs::canonicalize(crate::config::expand_tilde(path))
+        && dir.is_dir()
+    {
+        return Ok(FileInfo {
+            name: file_name_of(&dir),
+            folder: dir.display().to_string(),
+            root: engine
+                .roots()
+                .resolve(&dir.display().to_string(), Access::Read)
+                .ok()
+                .map(|r| r.root.path.display().to_string()),
+            path: dir.display().to_string(),
+            bytes: 0,
+            directory: true,
+        });
+    }
     let (file, canonical) = open(engine, path)?;
     // A compressed file's own size (not what it holds).
     let file = match file {
@@ -144,10 +163,7 @@ pub fn file_info(engine: &Engine, path: &str) -> Result<FileInfo, ControlError> 
             .map(|r| r.root.path.display().to_string()),
     };
     Ok(FileInfo {
-        name: canonical
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        name: file_name_of(&canonical),
         folder: canonical
             .parent()
             .map(|p| p.display().to_string())
@@ -155,7 +171,14 @@ pub fn file_info(engine: &Engine, path: &str) -> Result<FileInfo, ControlError> 
         path: canonical.display().to_string(),
         bytes,
         root,
+        directory: false,
     })
+}
+
+fn file_name_of(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// `summarize_file` of `path`.

@@ -41,6 +41,11 @@ pub struct ResponseView {
     pub format: String,
     /// Whether the records index holds its call (the Call tab).
     pub recorded: bool,
+    /// Whether Offload stored it (a response, or a file written beside one); false for other
+    /// files found in the directory (inputs, files the user put there).
+    pub stored: bool,
+    /// For a file written beside a response (an image, audio): that response's path.
+    pub beside: Option<String>,
     /// Whether it may be deleted (it is in a writable directory).
     pub deletable: bool,
 }
@@ -83,62 +88,12 @@ pub async fn refresh_bucket_records(engine: &Engine) {
     engine.store.refresh_buckets(&engine.roots()).await;
 }
 
+/// Stored responses first (with the files written beside them), then the other files found in
+/// the roots, newest first.
 pub fn responses(engine: &Engine) -> Responses {
     let roots = engine.roots();
-    let root_of = |path: &Path| {
-        roots
-            .list()
-            .iter()
-            .filter(|r| path.starts_with(&r.path))
-            .max_by_key(|r| r.path.as_os_str().len())
-            .cloned()
-    };
-    let mut seen: HashSet<PathBuf> = HashSet::new();
-    let mut items = Vec::new();
-    for record in engine.store.records() {
-        let path = PathBuf::from(&record.path);
-        if !seen.insert(path.clone()) {
-            continue;
-        }
-        seen.extend(record.files.iter().map(|f| PathBuf::from(&f.path)));
-        if crate::objects::is_object_url(&record.path) {
-            // Stored in a bucket root: listed while that root is configured (its records are
-            // read from the bucket, so a deleted object's record is gone too).
-            let Ok(inside) = roots.resolve_object(&record.path, Access::Read) else {
-                continue;
-            };
-            items.push(ResponseView {
-                name: file_name(&path),
-                root: inside.bucket.url.to_string(),
-                server: Some(record.server),
-                tool: Some(record.tool),
-                description: record.description,
-                time: record.time,
-                bytes: record.bytes,
-                format: record.format,
-                recorded: true,
-                deletable: inside.bucket.writable,
-                path: record.path,
-            });
-            continue;
-        }
-        let (Ok(meta), Some(root)) = (std::fs::metadata(&path), root_of(&path)) else {
-            continue; // deleted, or no longer in an allowed directory
-        };
-        items.push(ResponseView {
-            name: file_name(&path),
-            root: root.path.display().to_string(),
-            server: Some(record.server),
-            tool: Some(record.tool),
-            description: record.description,
-            time: record.time,
-            bytes: meta.len(),
-            format: record.format,
-            recorded: !record.recovered,
-            deletable: root.writable,
-            path: record.path,
-        });
-    }
+    let mut items = stored(engine);
+    let mut seen: HashSet<PathBuf> = items.iter().map(|r| PathBuf::from(&r.path)).collect();
     let mut truncated = false;
     for root in roots.list() {
         let mut found = Vec::new();
@@ -168,6 +123,8 @@ pub fn responses(engine: &Engine) -> Responses {
                     .map(|e| e.to_string_lossy().to_lowercase())
                     .unwrap_or_default(),
                 recorded: false,
+                stored: false,
+                beside: None,
                 deletable: root.writable,
                 path: path.display().to_string(),
             });
@@ -175,6 +132,83 @@ pub fn responses(engine: &Engine) -> Responses {
     }
     items.sort_by_key(|r| std::cmp::Reverse(r.time));
     Responses { items, truncated }
+}
+
+/// The responses Offload stored that are still there, in the roots configured now, each
+/// followed by the files written beside it (images, audio): the records index, not the disk.
+pub fn stored(engine: &Engine) -> Vec<ResponseView> {
+    let roots = engine.roots();
+    let root_of = |path: &Path| {
+        roots
+            .list()
+            .iter()
+            .filter(|r| path.starts_with(&r.path))
+            .max_by_key(|r| r.path.as_os_str().len())
+            .cloned()
+    };
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut items = Vec::new();
+    for record in engine.store.records() {
+        if !seen.insert(record.path.clone()) {
+            continue;
+        }
+        // Where it is: a bucket root's (its records are read from the bucket, so a deleted
+        // object's record is gone too), or an allowed directory's (while the file is there).
+        let (root, deletable, bytes) = if crate::objects::is_object_url(&record.path) {
+            let Ok(inside) = roots.resolve_object(&record.path, Access::Read) else {
+                continue;
+            };
+            (
+                inside.bucket.url.to_string(),
+                inside.bucket.writable,
+                record.bytes,
+            )
+        } else {
+            let path = Path::new(&record.path);
+            let (Ok(meta), Some(root)) = (std::fs::metadata(path), root_of(path)) else {
+                continue; // deleted, or no longer in an allowed directory
+            };
+            (root.path.display().to_string(), root.writable, meta.len())
+        };
+        let main = ResponseView {
+            name: file_name(Path::new(&record.path)),
+            root,
+            server: Some(record.server),
+            tool: Some(record.tool),
+            description: record.description,
+            time: record.time,
+            bytes,
+            format: record.format,
+            recorded: !record.recovered,
+            stored: true,
+            beside: None,
+            deletable,
+            path: record.path,
+        };
+        for side in record.files {
+            if !seen.insert(side.path.clone())
+                || (!crate::objects::is_object_url(&side.path) && !Path::new(&side.path).is_file())
+            {
+                continue;
+            }
+            let side_path = Path::new(&side.path);
+            items.push(ResponseView {
+                name: file_name(side_path),
+                description: None,
+                bytes: side.bytes,
+                format: side_path
+                    .extension()
+                    .map(|e| e.to_string_lossy().to_lowercase())
+                    .unwrap_or_default(),
+                recorded: false,
+                beside: Some(main.path.clone()),
+                path: side.path,
+                ..main.clone()
+            });
+        }
+        items.push(main);
+    }
+    items
 }
 
 fn file_name(path: &Path) -> String {

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{ControlError, edit_config, secrets};
-use crate::config::{NoKeychain, RootEntry, edit, expand_tilde};
+use crate::config::{NoKeychain, Retention, RootEntry, edit, expand_tilde};
 use crate::objects::{Bucket, ObjectUrl, is_object_url};
 use crate::{Engine, ErrorCode};
 
 /// One allowed directory.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RootView {
@@ -26,11 +26,17 @@ pub struct RootView {
     pub configured: bool,
     /// Why the directory is not in use (missing, not a directory, ...).
     pub problem: Option<String>,
-    /// Stored responses inside it, and their size.
+    /// Files Offload stored inside it (responses and the files beside them), and their size:
+    /// what the Responses screen lists as stored for it.
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub files: u64,
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub bytes: u64,
+    /// Other files the Responses screen lists for it (inputs, files put there by hand).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub others: u64,
+    /// Its retention rule, if the user set one (off by default).
+    pub retention: Option<Retention>,
 }
 
 fn canonical(path: &str) -> Option<PathBuf> {
@@ -40,16 +46,35 @@ fn canonical(path: &str) -> Option<PathBuf> {
 pub fn roots(engine: &Engine) -> Vec<RootView> {
     let effective = engine.roots();
     let default = effective.default_dir().map(Path::to_owned);
-    let records = engine.store.records();
-    let stored = |dir: &Path| {
-        records
+    // Counted from what the Responses screen lists, so that the two screens agree.
+    let listed = super::responses::responses(engine).items;
+    let count = |root: &str| {
+        listed
             .iter()
-            .filter(|r| Path::new(&r.path).starts_with(dir))
-            .fold((0, 0), |(n, b), r| (n + 1, b + r.bytes))
+            .filter(|r| r.root == root)
+            .fold((0, 0, 0), |(n, b, o), r| {
+                if r.stored {
+                    (n + 1, b + r.bytes, o)
+                } else {
+                    (n, b, o + 1)
+                }
+            })
+    };
+    let config = engine.config();
+    let retention_of = |path: &str| {
+        config
+            .roots
+            .iter()
+            .find(|e| e.path() == path)
+            .and_then(RootEntry::retention)
     };
     let view = |path: String, resolved: Option<PathBuf>, writable, configured, problem| {
-        let (files, bytes) = resolved.as_deref().map_or((0, 0), stored);
+        let (files, bytes, others) = resolved
+            .as_deref()
+            .map_or((0, 0, 0), |r| count(&r.display().to_string()));
         RootView {
+            retention: retention_of(&path),
+            others,
             default: resolved.is_some() && resolved == default,
             resolved: resolved.map(|r| r.display().to_string()),
             path,
@@ -75,7 +100,7 @@ pub fn roots(engine: &Engine) -> Vec<RootView> {
         .iter()
         .map(|entry| {
             if is_object_url(entry.path()) {
-                return bucket_view(&effective, entry, &records);
+                return bucket_view(&effective, entry, &count);
             }
             let resolved =
                 canonical(entry.path()).filter(|c| effective.list().iter().any(|r| &r.path == c));
@@ -102,7 +127,7 @@ pub fn roots(engine: &Engine) -> Vec<RootView> {
 fn bucket_view(
     effective: &crate::roots::Roots,
     entry: &RootEntry,
-    records: &[crate::store::Record],
+    count: &dyn Fn(&str) -> (u64, u64, u64),
 ) -> RootView {
     let url = ObjectUrl::parse(entry.path()).map(|u| u.to_string()).ok();
     let in_use = url
@@ -115,14 +140,10 @@ fn bucket_view(
             .find(|u| u.path == entry.path())
             .map_or_else(|| "is listed twice".to_owned(), |u| u.reason.clone())
     });
-    let (files, bytes) = in_use.map_or((0, 0), |u| {
-        let inside = format!("{u}/");
-        records
-            .iter()
-            .filter(|r| r.path.starts_with(&inside))
-            .fold((0, 0), |(n, b), r| (n + 1, b + r.bytes))
-    });
+    let (files, bytes, others) = in_use.map_or((0, 0, 0), |u| count(u));
     RootView {
+        retention: entry.retention(),
+        others,
         path: entry.path().to_owned(),
         resolved: in_use.cloned(),
         writable: entry.writable(),
@@ -357,6 +378,66 @@ pub async fn set_root_writable(
                 extra,
             },
             other => entry(other.path().to_owned(), writable),
+        };
+        edit::set_roots(doc, &roots)
+    })
+    .await
+}
+
+/// Sets (or, with `None`, removes) the retention rule of the root `path`; it must be writable
+/// (Offload deletes nothing in a read-only root).
+pub async fn set_root_retention(
+    engine: &Engine,
+    path: &str,
+    retention: Option<Retention>,
+) -> Result<(), ControlError> {
+    if let Some(r) = &retention {
+        if r.days == Some(0) {
+            return Err(ControlError::invalid("keep responses for at least one day"));
+        }
+        if r.max_gb.is_some_and(|g| !(g > 0.0 && g.is_finite())) {
+            return Err(ControlError::invalid(
+                "the size limit must be a number of gigabytes above 0",
+            ));
+        }
+    }
+    let retention = retention.filter(Retention::is_on);
+    edit_config(engine, |doc| {
+        let mut roots = edit::roots(doc)?;
+        let at = position(&roots, path)?;
+        let (path, writable, mut extra) = match roots[at].clone() {
+            RootEntry::Path(path) => (path, true, serde_json::Map::new()),
+            RootEntry::Full {
+                path,
+                writable,
+                extra,
+            } => (path, writable, extra),
+        };
+        match &retention {
+            Some(_) if !writable => {
+                return Err(edit::EditError::Invalid(format!(
+                    "'{path}' is read-only: Offload deletes nothing there"
+                )));
+            }
+            Some(rule) => {
+                extra.insert(
+                    "retention".into(),
+                    serde_json::to_value(rule)
+                        .map_err(|e| edit::EditError::Invalid(e.to_string()))?,
+                );
+            }
+            None => {
+                extra.remove("retention");
+            }
+        }
+        roots[at] = if extra.is_empty() {
+            entry(path, writable)
+        } else {
+            RootEntry::Full {
+                path,
+                writable,
+                extra,
+            }
         };
         edit::set_roots(doc, &roots)
     })

@@ -147,6 +147,17 @@ pub(super) fn save(
     Ok(saved)
 }
 
+/// Writes `secrets` into `spec` as they are (for a trial that saves nothing).
+pub(super) fn inline(spec: &mut ServerSpec, secrets: &[NewSecret]) -> Result<(), ControlError> {
+    for s in secrets {
+        if s.key.trim().is_empty() {
+            return Err(ControlError::invalid("a secret needs a name"));
+        }
+        field_mut(spec, s.place).insert(s.key.clone(), s.value.clone());
+    }
+    Ok(())
+}
+
 /// Takes back secrets saved for a change that did not happen.
 pub(super) fn forget(engine: &Engine, names: &[String]) {
     for name in names {

@@ -57,7 +57,7 @@ impl ServerSpec {
         }
     }
 
-    fn to_entry(&self) -> Result<ServerEntry, ControlError> {
+    pub(super) fn to_entry(&self) -> Result<ServerEntry, ControlError> {
         let some = |s: &str| Some(s.trim().to_owned()).filter(|s| !s.is_empty());
         let mut entry = ServerEntry {
             disabled: !self.enabled,
@@ -192,6 +192,61 @@ fn tool_view(t: &rmcp::model::Tool) -> ToolView {
 pub(super) fn tool_error(e: crate::upstream::UpstreamError) -> ControlError {
     let e: crate::ToolError = e.into();
     ControlError::new(e.code, e.message)
+}
+
+/// Every stderr line of `name` that is kept (the newest 256 KiB, across restarts).
+pub fn server_stderr(
+    engine: &Engine,
+    name: &str,
+) -> Result<Vec<crate::upstream::StderrLine>, ControlError> {
+    Ok(engine.pool.get(name).map_err(tool_error)?.stderr_lines())
+}
+
+/// What *Test connection* found.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Trial {
+    /// The tools it listed, when it started and answered.
+    pub tools: Option<Vec<String>>,
+    /// Why not, when it did not.
+    pub error: Option<String>,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub millis: u64,
+    /// Its last stderr lines.
+    pub stderr: String,
+}
+
+/// Starts the server as the editor has it (`new_secrets` used as they are, not saved), lists
+/// its tools and stops it: nothing is saved and the running servers are not touched. Answers
+/// within the entry's start timeout and call timeout.
+pub async fn test_server(
+    engine: &Engine,
+    name: &str,
+    spec: &ServerSpec,
+    new_secrets: &[NewSecret],
+) -> Result<Trial, ControlError> {
+    let mut spec = spec.clone();
+    secrets::inline(&mut spec, new_secrets)?;
+    let mut entry = spec.to_entry()?;
+    entry.disabled = false;
+    let limit = entry.start_timeout() + entry.timeout();
+    let started = std::time::Instant::now();
+    let (listed, stderr) = engine.pool.trial(name, entry, limit).await;
+    let millis = started.elapsed().as_millis() as u64;
+    Ok(match listed {
+        Ok(tools) => Trial {
+            tools: Some(tools.iter().map(|t| t.name.to_string()).collect()),
+            error: None,
+            millis,
+            stderr,
+        },
+        Err(e) => Trial {
+            tools: None,
+            error: Some(tool_error(e).message),
+            millis,
+            stderr,
+        },
+    })
 }
 
 /// Adds a server, or replaces `previous` (renaming it when `name` differs). `new_secrets` are

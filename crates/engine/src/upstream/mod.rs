@@ -24,7 +24,8 @@ pub use callers::{Caller, severity};
 pub use error::{UpstreamError, closest};
 pub use logs::LogLine;
 pub use progress::ProgressRoute;
-pub use supervisor::{CallOptions, Upstream};
+pub use stderr::StderrLine;
+pub use supervisor::{CallOptions, STDERR_KEPT, Upstream};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -232,6 +233,27 @@ impl Pool {
                 name: name.to_owned(),
                 suggestions: closest(name, servers.iter().map(|s| s.name())),
             })
+    }
+
+    /// Starts `entry` apart from the pool (what *Test connection* does before a server is
+    /// saved), lists its tools and stops it again, all within `limit`: no process, connection or
+    /// retry is left behind. Answers the tools (or why not) and what the server wrote to stderr.
+    pub async fn trial(
+        &self,
+        name: &str,
+        entry: ServerEntry,
+        limit: std::time::Duration,
+    ) -> (Result<Arc<Vec<rmcp::model::Tool>>, UpstreamError>, String) {
+        let upstream = Upstream::new(name.to_owned(), entry, self.ctx.clone());
+        let listed = tokio::time::timeout(limit, upstream.tools()).await;
+        upstream.stop().await;
+        let listed = listed.unwrap_or_else(|_| {
+            Err(UpstreamError::Timeout {
+                name: name.to_owned(),
+                secs: limit.as_secs(),
+            })
+        });
+        (listed, upstream.stderr_tail(20))
     }
 
     /// Makes the pool match `servers`: a server whose entry is unchanged keeps its connection

@@ -1,14 +1,32 @@
-//! A bounded ring of an upstream's most recent stderr lines: for the app's server view and for
-//! error messages. It never grows past its byte budget, whatever the server prints.
+//! A bounded ring of an upstream's most recent stderr lines, each with the time it was read: for
+//! the app's server view (its Output tab, searchable and saved whole) and for error messages. It never grows past its byte budget, whatever the server prints.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
+use chrono::{DateTime, Utc};
+use serde::Serialize;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+
+/// One line the server wrote, and when Offload read it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct StderrLine {
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub time: DateTime<Utc>,
+    pub text: String,
+}
+
+#[derive(Debug, Default)]
+struct Lines {
+    lines: VecDeque<StderrLine>,
+    /// The text bytes in `lines` (kept, not summed on each push).
+    bytes: usize,
+}
 
 #[derive(Debug)]
 pub struct StderrRing {
-    lines: Mutex<VecDeque<String>>,
+    lines: Mutex<Lines>,
     max_bytes: usize,
     max_line: usize,
     /// Incremented each time a drained stream reaches its end (the process closed stderr).
@@ -18,7 +36,7 @@ pub struct StderrRing {
 impl StderrRing {
     pub fn new(max_bytes: usize) -> Self {
         Self {
-            lines: Mutex::new(VecDeque::new()),
+            lines: Mutex::default(),
             max_bytes,
             max_line: 2048,
             ended: tokio::sync::watch::Sender::new(0),
@@ -38,27 +56,36 @@ impl StderrRing {
     }
 
     pub fn push(&self, line: &str) {
-        let line = crate::clip::clip(line, self.max_line).into_owned();
-        let mut lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
-        lines.push_back(line);
-        let mut total: usize = lines.iter().map(String::len).sum();
-        while total > self.max_bytes && lines.len() > 1 {
-            if let Some(old) = lines.pop_front() {
-                total -= old.len();
+        let text = crate::clip::clip(line, self.max_line).into_owned();
+        let mut kept = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        kept.bytes += text.len();
+        kept.lines.push_back(StderrLine {
+            time: Utc::now(),
+            text,
+        });
+        while kept.bytes > self.max_bytes && kept.lines.len() > 1 {
+            if let Some(old) = kept.lines.pop_front() {
+                kept.bytes -= old.text.len();
             }
         }
     }
 
     /// The last `n` lines, oldest first, joined with newlines.
     pub fn tail(&self, n: usize) -> String {
-        let lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
-        let skip = lines.len().saturating_sub(n);
-        lines
+        let kept = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        let skip = kept.lines.len().saturating_sub(n);
+        kept.lines
             .iter()
             .skip(skip)
-            .cloned()
+            .map(|l| l.text.as_str())
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    /// Every line kept, oldest first.
+    pub fn lines(&self) -> Vec<StderrLine> {
+        let kept = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        kept.lines.iter().cloned().collect()
     }
 
     /// Reads `stream` line by line into the ring until it closes (lossy UTF-8, no line limit
@@ -129,6 +156,10 @@ mod tests {
         assert!(tail.len() <= 100 + 10, "{}", tail.len());
         assert!(tail.ends_with("line 099 ........"));
         assert_eq!(ring.tail(1), "line 099 ........");
+        let lines = ring.lines();
+        assert_eq!(lines.last().unwrap().text, "line 099 ........");
+        assert!(lines.iter().map(|l| l.text.len()).sum::<usize>() <= 100);
+        assert!(lines.windows(2).all(|w| w[0].time <= w[1].time));
     }
 
     #[tokio::test]

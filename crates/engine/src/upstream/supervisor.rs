@@ -93,6 +93,9 @@ fn exited(stderr: &StderrRing) -> String {
     }
 }
 
+/// How much of each server's stderr is kept (its newest lines; older ones make room).
+pub const STDERR_KEPT: usize = 256 * 1024;
+
 impl Upstream {
     pub(super) fn new(name: String, entry: ServerEntry, ctx: Arc<PoolContext>) -> Arc<Self> {
         let notify = Arc::downgrade(&ctx);
@@ -107,7 +110,7 @@ impl Upstream {
                     ctx.bump();
                 }
             })),
-            stderr: Arc::new(StderrRing::new(64 * 1024)),
+            stderr: Arc::new(StderrRing::new(STDERR_KEPT)),
             logs: Arc::default(),
             routes: Arc::new(ProgressRoutes::default()),
             callers: Arc::new(Callers::default()),
@@ -198,6 +201,11 @@ impl Upstream {
     /// The most recent stderr lines of the server process.
     pub fn stderr_tail(&self, lines: usize) -> String {
         self.stderr.tail(lines)
+    }
+
+    /// Every stderr line kept (the newest [`STDERR_KEPT`] bytes, across restarts), oldest first.
+    pub fn stderr_lines(&self) -> Vec<super::StderrLine> {
+        self.stderr.lines()
     }
 
     pub fn status(&self) -> ServerStatus {

@@ -4,6 +4,7 @@
 mod overview;
 mod reload;
 mod responses;
+mod retention;
 mod roots;
 mod secrets;
 mod servers;

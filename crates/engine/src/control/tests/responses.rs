@@ -53,9 +53,12 @@ async fn responses_list_records_and_found_files_preview_them_and_delete_them() {
     assert_eq!(recorded.server.as_deref(), Some("crm"));
     assert_eq!(recorded.tool.as_deref(), Some("contacts"));
     assert_eq!(recorded.format, "csv");
-    assert!(recorded.recorded && recorded.deletable);
+    assert!(recorded.recorded && recorded.deletable && recorded.stored);
     let found = list.items.iter().find(|r| r.name == "todo.md").unwrap();
-    assert_eq!((found.server.as_ref(), found.recorded), (None, false));
+    assert_eq!(
+        (found.server.as_ref(), found.recorded, found.stored),
+        (None, false, false)
+    );
     assert_eq!(found.format, "md");
     assert!(
         !list
@@ -173,4 +176,37 @@ async fn the_feed_reports_new_calls_and_new_responses() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!feed.poll().responses_changed, "a preview is not a change");
     assert_eq!(call_log(&engine, 10).len(), 1);
+}
+
+#[tokio::test]
+async fn a_dropped_folder_is_described_as_one() {
+    let t = TestContext::new();
+    let outside = t.tmp.path().join("drop me");
+    std::fs::create_dir_all(outside.join("inner")).unwrap();
+    t.write_config(json!({"roots": [t.root], "mcpServers": {}}));
+    let engine = engine(&t);
+    let info = file_info(&engine, outside.to_str().unwrap()).unwrap();
+    assert!(info.directory);
+    assert_eq!(
+        (info.name.as_str(), info.root.as_deref()),
+        ("drop me", None)
+    );
+    assert_eq!(
+        info.path,
+        outside.canonicalize().unwrap().display().to_string()
+    );
+    std::fs::create_dir_all(t.root.join("sub")).unwrap();
+    let inside = file_info(&engine, t.root.join("sub").to_str().unwrap()).unwrap();
+    assert!(inside.directory);
+    assert_eq!(
+        inside.root.as_deref(),
+        Some(t.root.canonicalize().unwrap().to_str().unwrap())
+    );
+    let file = t.root.join("a.txt");
+    std::fs::write(&file, "x").unwrap();
+    assert!(
+        !file_info(&engine, file.to_str().unwrap())
+            .unwrap()
+            .directory
+    );
 }

@@ -321,3 +321,137 @@ async fn held_tools_are_counted_without_asking_any_server() {
     approve_tool(&engine, "a", Some("echo")).await.unwrap();
     assert_eq!(crate::control::tools::held_count(&engine), 0);
 }
+
+/// *Test connection*: the server as the editor has it starts, lists its tools and stops again;
+/// nothing is saved, nothing keeps running, a broken one answers why (with its stderr) in time.
+#[tokio::test]
+async fn test_connection_starts_lists_and_stops_without_saving() {
+    let t = TestContext::new();
+    t.write_servers(json!({"fx": TestContext::fixture(&[])}));
+    let engine = engine(&t);
+    let before = file(&t);
+    let starts = t.root.join("starts.log");
+    let spec = ServerSpec {
+        args: vec!["--starts-log".into(), starts.display().to_string()],
+        ..fixture()
+    };
+    let secret = NewSecret {
+        place: Place::Env,
+        key: "FIXTURE_TOKEN".into(),
+        value: "typed-not-saved".into(),
+    };
+    let trial = test_server(&engine, "new one", &spec, &[secret])
+        .await
+        .unwrap();
+    let tools = trial.tools.expect("it listed its tools");
+    assert!(tools.iter().any(|t| t == "echo"), "{tools:?}");
+    assert_eq!(trial.error, None);
+    assert_eq!(file(&t), before, "nothing was saved");
+    assert_eq!(names(&engine), ["fx"]);
+    let pid: u32 = std::fs::read_to_string(&starts)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while offload_testkit::process_alive(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the tried server still runs"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // One that refuses to start: why, and what it printed.
+    let broken = ServerSpec {
+        args: vec![
+            "--stderr".into(),
+            "missing API key".into(),
+            "--fail-start".into(),
+        ],
+        ..fixture()
+    };
+    let trial = test_server(&engine, "broken", &broken, &[]).await.unwrap();
+    assert_eq!(trial.tools, None);
+    assert!(trial.error.unwrap().contains("refusing to start"));
+    assert!(trial.stderr.contains("missing API key"), "{}", trial.stderr);
+
+    // One that hangs while starting answers within the trial's limit, and is ended.
+    let hang_starts = t.root.join("hang.log");
+    let hanging = ServerSpec {
+        args: vec![
+            "--starts-log".into(),
+            hang_starts.display().to_string(),
+            "--start-delay-ms".into(),
+            "600000".into(),
+        ],
+        ..fixture()
+    };
+    let entry = hanging.to_entry().unwrap();
+    let started = std::time::Instant::now();
+    let (listed, _) = engine
+        .pool
+        .trial("hang", entry, Duration::from_secs(1))
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(listed.unwrap_err().code(), ErrorCode::UpstreamTimeout);
+    let pid: u32 = std::fs::read_to_string(&hang_starts)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while offload_testkit::process_alive(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hanging server still runs"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // A command that does not exist; an invalid entry is refused before anything starts.
+    let missing = ServerSpec {
+        command: "/nonexistent/offload-test-server".into(),
+        ..fixture()
+    };
+    let trial = test_server(&engine, "missing", &missing, &[])
+        .await
+        .unwrap();
+    assert!(trial.error.unwrap().contains("nonexistent"));
+    let invalid = ServerSpec {
+        command: String::new(),
+        ..fixture()
+    };
+    assert!(test_server(&engine, "x", &invalid, &[]).await.is_err());
+    engine.shutdown().await;
+}
+
+/// The Output tab's history: every stderr line kept, with its time, across restarts.
+#[tokio::test]
+async fn stderr_history_is_kept_across_restarts() {
+    let t = TestContext::new();
+    t.write_servers(json!({"fx": TestContext::fixture(&["--stderr", "hello from fx"])}));
+    let engine = engine(&t);
+    server_tools(&engine, "fx").await.unwrap();
+    restart_server(&engine, "fx").await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let lines = server_stderr(&engine, "fx").unwrap();
+        let hellos = lines.iter().filter(|l| l.text == "hello from fx").count();
+        if hellos == 2 {
+            assert!(lines.windows(2).all(|w| w[0].time <= w[1].time));
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{lines:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        server_stderr(&engine, "nope").unwrap_err().code,
+        ErrorCode::UnknownServer
+    );
+    engine.shutdown().await;
+}
