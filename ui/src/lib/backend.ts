@@ -2,7 +2,7 @@
 // declarations generated from the Rust types (types.ts).
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
-import { open } from "@tauri-apps/plugin-dialog";
+import { open, save } from "@tauri-apps/plugin-dialog";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import type {
   ActivitySeries,
@@ -16,6 +16,10 @@ import type {
   FileInfo,
   ImportReport,
   LogLine,
+  Retention,
+  StderrLine,
+  Swept,
+  Trial,
   NewSecret,
   OffersView,
   Overview,
@@ -84,6 +88,9 @@ export const backend = {
   serverTools: (name: string) => invoke<ToolView[]>("server_tools", { name }),
   serverOffers: (name: string) => invoke<OffersView>("server_offers", { name }),
   serverLog: (name: string) => invoke<LogLine[]>("server_log", { name }),
+  serverStderr: (name: string) => invoke<StderrLine[]>("server_stderr", { name }),
+  testServer: (name: string, spec: ServerSpec, secrets: NewSecret[] = []) =>
+    invoke<Trial>("test_server", { name, spec, secrets }),
   putServer: (previous: string | null, name: string, spec: ServerSpec, secrets: NewSecret[] = []) =>
     invoke<void>("put_server", { previous, name, spec, secrets }),
   moveSecretsToKeychain: (name: string) => invoke<number>("move_secrets_to_keychain", { name }),
@@ -109,6 +116,10 @@ export const backend = {
   setDefaultRoot: (path: string) => invoke<void>("set_default_root", { path }),
   setRootWritable: (path: string, writable: boolean) =>
     invoke<void>("set_root_writable", { path, writable }),
+  setRootRetention: (path: string, retention: Retention | null) =>
+    invoke<Swept[]>("set_root_retention", { path, retention }),
+  retentionPreview: (path: string, retention: Retention) =>
+    invoke<Swept>("retention_preview", { path, retention }),
 
   responses: () => invoke<Responses>("responses"),
   responseCall: (path: string) => invoke<CallView>("response_call", { path }),
@@ -124,6 +135,8 @@ export const backend = {
   saveQuery: (path: string, sql: string) => invoke<string>("save_query", { path, sql }),
 
   callLog: (limit: number) => invoke<Event[]>("call_log", { limit }),
+  /** Writes `contents` to `path` (a file the user chose in the save dialog), whole or not at all. */
+  saveText: (path: string, contents: string) => invoke<void>("save_text", { path, contents }),
 
   clients: () => invoke<ClientView[]>("clients"),
   connectClient: (id: string, expose: string | null = null) => invoke<ClientChange>("connect_client", { id, expose }),
@@ -143,6 +156,12 @@ export const backend = {
   /** The native folder picker; null when the user cancels. */
   pickFolder: async (): Promise<string | null> => {
     const chosen = await open({ directory: true, multiple: false, title: "Allow a folder" });
+    return typeof chosen === "string" ? chosen : null;
+  },
+
+  /** The native save dialog; null when the user cancels. */
+  pickSaveFile: async (name: string, kind: string, extension: string): Promise<string | null> => {
+    const chosen = await save({ defaultPath: name, title: "Save", filters: [{ name: kind, extensions: [extension] }] });
     return typeof chosen === "string" ? chosen : null;
   },
 

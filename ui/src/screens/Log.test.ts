@@ -28,7 +28,7 @@ describe("Live log", () => {
     mockIPC(
       (cmd, args: any) => {
         if (cmd === "call_log") {
-          expect(args).toEqual({ limit: 1000 });
+          expect(args).toEqual({ limit: 5000 });
           return [f.event(), f.event({ kind: "file_content", server: "db", upstream_tool: "insert", rows: 200, file: "/data/u.csv" })];
         }
       },
@@ -56,7 +56,7 @@ describe("Live log", () => {
 
     await userEvent.click(screen.getByTestId("log-pause"));
     await emit("offload://calls", [f.event(), f.event()]);
-    await waitFor(() => expect(screen.getByTestId("log-pause")).toHaveTextContent("Resume (2 new)"));
+    await waitFor(() => expect(screen.getByTestId("log-pause")).toHaveTextContent("Show 2 new"));
     expect(screen.getByTestId("log-count")).toHaveTextContent("3 shown");
     await userEvent.click(screen.getByTestId("log-pause"));
     expect(screen.getByTestId("log-count")).toHaveTextContent("5 shown");
@@ -108,5 +108,76 @@ describe("Live log", () => {
     await screen.findByTestId("no-calls");
     for (let i = 0; i < 6; i++) await emit("offload://calls", Array.from({ length: 1000 }, () => f.event()));
     await waitFor(() => expect(screen.getByTestId("log-count")).toHaveTextContent("5,000 shown"));
+  });
+
+  it("searches, filters by client and time, and exports what is shown", async () => {
+    const now = Date.now();
+    const ago = (minutes: number) => new Date(now - minutes * 60_000).toISOString();
+    const saved: Record<string, string> = {};
+    let asked: any = null;
+    mockIPC(
+      (cmd, args: any) => {
+        if (cmd === "call_log")
+          return [
+            f.event({ time: ago(3 * 24 * 60), client: "cursor/2.1", server: "git", upstream_tool: "log" }),
+            f.event({ time: ago(90), client: "claude/1.0", server: "crm", upstream_tool: "contacts", file: "/data/leads.csv" }),
+            f.event({ time: ago(5), client: "claude/1.0", server: "db", upstream_tool: "insert", outcome: "upstream_error", message: "duplicate key" }),
+          ];
+        if (cmd === "plugin:dialog|save") {
+          asked = args.options;
+          return `/home/me/${args.options.defaultPath}`;
+        }
+        if (cmd === "save_text") saved[args.path] = args.contents;
+      },
+      { shouldMockEvents: true },
+    );
+    render(Log);
+    await waitFor(() => expect(screen.getByTestId("log-count")).toHaveTextContent("3 shown"));
+
+    await userEvent.type(screen.getByTestId("log-search"), "duplicate");
+    expect(screen.getByTestId("log-count")).toHaveTextContent("1 shown");
+    await userEvent.clear(screen.getByTestId("log-search"));
+    await userEvent.type(screen.getByTestId("log-search"), "LEADS.csv");
+    expect(screen.getByTestId("log-count")).toHaveTextContent("1 shown");
+    await userEvent.clear(screen.getByTestId("log-search"));
+
+    await userEvent.selectOptions(screen.getByTestId("log-client"), "claude/1.0");
+    expect(screen.getByTestId("log-count")).toHaveTextContent("2 shown");
+    await userEvent.selectOptions(screen.getByTestId("log-since"), "1h");
+    expect(screen.getByTestId("log-count")).toHaveTextContent("1 shown");
+    await userEvent.selectOptions(screen.getByTestId("log-since"), "24h");
+    expect(screen.getByTestId("log-count")).toHaveTextContent("2 shown");
+
+    // The export holds what is shown, oldest first.
+    await userEvent.click(screen.getByTestId("log-export-jsonl"));
+    expect(await screen.findByTestId("log-notice")).toHaveTextContent("Saved 2 calls to /home/me/offload-calls.jsonl");
+    expect(asked.filters[0].extensions).toEqual(["jsonl"]);
+    const lines = saved["/home/me/offload-calls.jsonl"].trimEnd().split("\n").map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.server)).toEqual(["crm", "db"]);
+    await userEvent.click(screen.getByTestId("log-export-csv"));
+    await waitFor(() => expect(saved["/home/me/offload-calls.csv"]).toBeDefined());
+    const csv = saved["/home/me/offload-calls.csv"].trimEnd().split("\r\n");
+    expect(csv).toHaveLength(3);
+    expect(csv[2]).toContain("duplicate key");
+  });
+
+  it("says nothing was saved when the save dialog is cancelled, and why a save failed", async () => {
+    let answer: string | null = null;
+    mockIPC(
+      (cmd) => {
+        if (cmd === "call_log") return [f.event()];
+        if (cmd === "plugin:dialog|save") return answer;
+        if (cmd === "save_text") throw { code: "write_failed", message: "cannot save '/ro/x.csv': read-only file system" };
+      },
+      { shouldMockEvents: true },
+    );
+    render(Log);
+    await waitFor(() => expect(screen.getByTestId("log-count")).toHaveTextContent("1 shown"));
+    await userEvent.click(screen.getByTestId("log-export-csv"));
+    expect(screen.queryByTestId("log-notice")).toBeNull();
+    expect(screen.queryByRole("alert")).toBeNull();
+    answer = "/ro/x.csv";
+    await userEvent.click(screen.getByTestId("log-export-csv"));
+    expect(await screen.findByRole("alert")).toHaveTextContent("read-only file system");
   });
 });

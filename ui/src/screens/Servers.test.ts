@@ -16,6 +16,7 @@ describe("Servers", () => {
   it("shows a server's state, tools, last error and stderr", async () => {
     mockIPC((cmd, args) => {
       if (cmd === "servers") return [f.server({ lastError: "crashed once", stderr: "booting\nready" })];
+      if (cmd === "server_stderr") return [{ time: "2026-11-24T10:00:00Z", text: "booting" }, { time: "2026-11-24T10:00:01Z", text: "ready" }];
       if (cmd === "server_tools") {
         expect(args).toEqual({ name: "fx" });
         return [{ name: "echo", description: "Echoes" }];
@@ -27,7 +28,7 @@ describe("Servers", () => {
     expect(screen.getByTestId("server-last-error")).toHaveTextContent("crashed once");
     expect(screen.getByTestId("server-tab-tools")).toHaveTextContent(/^Tools \(\d+\)$/);
     await userEvent.click(screen.getByTestId("server-tab-stderr"));
-    expect(screen.getByTestId("server-stderr")).toHaveTextContent("booting");
+    expect(await screen.findByTestId("server-stderr")).toHaveTextContent("booting");
     expect(screen.queryByTestId("server-tools")).toBeNull();
 
     // The tabs pattern: arrows move between tabs, the focus follows, one tab in the tab order.
@@ -372,5 +373,61 @@ describe("Servers", () => {
     expect(await screen.findByTestId("plain-secrets")).toHaveTextContent("GITHUB_TOKEN is written in config.json");
     await userEvent.click(screen.getByTestId("move-secrets"));
     await waitFor(() => expect(screen.queryByTestId("plain-secrets")).not.toBeInTheDocument());
+  });
+
+  it("searches the whole stderr history and saves it", async () => {
+    const lines = Array.from({ length: 300 }, (_, i) => ({ time: `2026-11-24T10:00:${String(i % 60).padStart(2, "0")}Z`, text: i === 250 ? "ERROR token expired" : `line ${i}` }));
+    const saved: Record<string, string> = {};
+    mockIPC((cmd, args: any) => {
+      if (cmd === "servers") return [f.server({ stderr: "line 299" })];
+      if (cmd === "server_tools") return [];
+      if (cmd === "server_stderr") return lines;
+      if (cmd === "plugin:dialog|save") return `/tmp/${args.options.defaultPath}`;
+      if (cmd === "save_text") saved[args.path] = args.contents;
+    });
+    render(Servers);
+    await userEvent.click(await screen.findByTestId("server-tab-stderr"));
+    expect(await screen.findByTestId("stderr-count")).toHaveTextContent("300 lines");
+    // All of it, not the last lines only.
+    expect(screen.getByTestId("server-stderr")).toHaveTextContent("line 0");
+    await userEvent.type(screen.getByTestId("stderr-search"), "token EXPIRED");
+    expect(screen.getByTestId("stderr-count")).toHaveTextContent("1 of 300 lines");
+    expect(screen.getByTestId("server-stderr")).not.toHaveTextContent("line 0");
+    await userEvent.click(screen.getByTestId("stderr-save"));
+    expect(await screen.findByTestId("stderr-saved")).toHaveTextContent("Saved 300 lines to /tmp/fx-stderr.log");
+    const text = saved["/tmp/fx-stderr.log"];
+    expect(text.split("\n").filter(Boolean)).toHaveLength(300);
+    expect(text).toContain("2026-11-24T10:00:10Z  ERROR token expired");
+  });
+
+  it("tests a connection before saving, and shows why one failed with its stderr", async () => {
+    const tests: any[] = [];
+    const puts: any[] = [];
+    mockIPC((cmd, args: any) => {
+      if (cmd === "servers") return [];
+      if (cmd === "test_server") {
+        tests.push(args);
+        return args.spec.command === "npx"
+          ? { tools: ["create_entities", "read_graph", "search_nodes"], error: null, millis: 840, stderr: "Knowledge Graph MCP Server running on stdio" }
+          : { tools: null, error: "server 'memory' could not start: No such file or directory", millis: 12, stderr: "" };
+      }
+      if (cmd === "put_server") puts.push(args);
+    });
+    render(Servers);
+    await userEvent.click(await screen.findByTestId("add-server"));
+    await userEvent.type(screen.getByTestId("server-name"), "memory");
+    await userEvent.type(screen.getByTestId("server-command"), "npz");
+    await userEvent.click(screen.getByTestId("server-test"));
+    expect(await screen.findByTestId("server-trial")).toHaveTextContent("Could not connect (0.0 s): server 'memory' could not start");
+    await userEvent.clear(screen.getByTestId("server-command"));
+    await userEvent.type(screen.getByTestId("server-command"), "npx");
+    await userEvent.type(screen.getByTestId("server-args"), "-y @modelcontextprotocol/server-memory");
+    await userEvent.click(screen.getByTestId("server-test"));
+    await waitFor(() => expect(screen.getByTestId("server-trial")).toHaveTextContent("Connected in 840 ms: 3 tools — create_entities, read_graph, search_nodes."));
+    expect(screen.getByTestId("server-trial-stderr")).toHaveTextContent("Knowledge Graph");
+    expect(tests[1]).toMatchObject({ name: "memory", spec: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] } });
+    expect(puts).toHaveLength(0);
+    await userEvent.click(screen.getByTestId("server-save"));
+    await waitFor(() => expect(puts).toHaveLength(1));
   });
 });
