@@ -66,6 +66,8 @@ export const root = (over: Partial<RootView> = {}): RootView => ({
   problem: null,
   files: 3,
   bytes: 2048,
+  others: 0,
+  retention: null,
   ...over,
 });
 
@@ -80,6 +82,8 @@ export const response = (over: Partial<ResponseView> = {}): ResponseView => ({
   bytes: 2048,
   format: "csv",
   recorded: true,
+  stored: true,
+  beside: null,
   deletable: true,
   ...over,
 });

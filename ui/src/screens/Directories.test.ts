@@ -48,7 +48,7 @@ describe("Directories", () => {
       if (cmd === "remove_root") roots = roots.filter((r) => r.path !== args.path);
     });
     render(Directories);
-    expect(await screen.findByText("3 files · 2.0 KB")).toBeInTheDocument();
+    expect((await screen.findAllByTestId("root-stored"))[0]).toHaveTextContent("3 stored files · 2.0 KB");
     expect(screen.getByText("cannot be used: No such file")).toBeInTheDocument();
     await userEvent.click(screen.getByLabelText("Remove /gone"));
     // Escape keeps it.
@@ -161,5 +161,47 @@ describe("Directories", () => {
     await userEvent.click(screen.getByRole("button", { name: "Remove" }));
     await waitFor(() => expect(screen.getAllByTestId("url-row")).toHaveLength(1));
     expect(screen.getByTestId("url-row")).toHaveTextContent("nas.local");
+  });
+
+  it("counts stored and other files, and sets a retention rule after saying what it deletes", async () => {
+    const calls: any[] = [];
+    let rule: any = null;
+    mockIPC((cmd, args: any) => {
+      if (cmd === "roots") return [f.root({ files: 12, bytes: 3_000_000, others: 2, retention: rule }), f.root({ path: "/inputs", writable: false, default: false, files: 0, bytes: 0, others: 40 })];
+      if (cmd === "urls") return { allow: [], maxBytes: 1 << 30, timeoutSecs: 120 };
+      if (cmd === "retention_preview") {
+        calls.push(args);
+        return { root: "/data", files: args.retention.days === 30 ? 4 : 0, bytes: args.retention.days === 30 ? 1_048_576 : 0 };
+      }
+      if (cmd === "set_root_retention") {
+        calls.push({ set: args });
+        rule = args.retention;
+        return rule ? [{ root: "/data", files: 4, bytes: 1_048_576 }] : [];
+      }
+    });
+    render(Directories);
+    const others = await screen.findAllByTestId("root-others");
+    expect(others.map((o) => o.textContent)).toEqual(["and 2 other files", "and 40 other files"]);
+    // A read-only folder gets no rule: Offload deletes nothing there.
+    expect(screen.getAllByTestId("root-retention")).toHaveLength(1);
+    expect(screen.getByTestId("root-retention")).toHaveTextContent("Kept until you delete them");
+
+    await userEvent.click(screen.getByTestId("root-retention-edit"));
+    await userEvent.type(screen.getByTestId("retention-days"), "30");
+    await waitFor(() => expect(screen.getByTestId("retention-preview")).toHaveTextContent("Saving deletes 4 stored responses (1.0 MB) now"));
+    expect(calls.at(-1)).toEqual({ path: "/data", retention: { days: 30, maxGb: null } });
+    await userEvent.click(screen.getByTestId("retention-save"));
+    expect(await screen.findByTestId("roots-notice")).toHaveTextContent("Rule saved for /data: deleted 4 stored responses (1.0 MB).");
+    expect(calls.at(-1)).toEqual({ set: { path: "/data", retention: { days: 30, maxGb: null } } });
+    await waitFor(() => expect(screen.getByTestId("root-retention")).toHaveTextContent("Deleted after 30 days"));
+
+    // Escape leaves the form; Turn off removes the rule.
+    await userEvent.click(screen.getByTestId("root-retention-edit"));
+    await userEvent.keyboard("{Escape}");
+    expect(screen.queryByTestId("retention-form")).toBeNull();
+    await userEvent.click(screen.getByTestId("root-retention-edit"));
+    await userEvent.click(screen.getByTestId("retention-off"));
+    expect(await screen.findByTestId("roots-notice")).toHaveTextContent("Rule turned off for /data.");
+    expect(calls.at(-1)).toEqual({ set: { path: "/data", retention: null } });
   });
 });

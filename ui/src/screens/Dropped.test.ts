@@ -11,7 +11,7 @@ describe("Dropped files", () => {
     const added: unknown[] = [];
     mockIPC((cmd, args: any) => {
       if (cmd === "file_info")
-        return { path: "/home/me/Downloads/x.csv", name: "x.csv", folder: "/home/me/Downloads", bytes: 12, root: allowed ? "/home/me/Downloads" : null };
+        return { path: "/home/me/Downloads/x.csv", name: "x.csv", folder: "/home/me/Downloads", bytes: 12, root: allowed ? "/home/me/Downloads" : null, directory: false };
       if (cmd === "file_summary") return f.summary({ head: "a,b" });
       if (cmd === "add_root") {
         added.push(args);
@@ -25,6 +25,35 @@ describe("Dropped files", () => {
     await waitFor(() => expect(screen.getByTestId("dropped-inside")).toBeInTheDocument());
     expect(added).toEqual([{ path: "/home/me/Downloads", writable: false }]);
     expect(screen.getByTestId("dropped-notice")).toHaveTextContent("read-only");
+
+    // Now the model can reach it: its $file reference is one click away.
+    const copied: string[] = [];
+    Object.defineProperty(navigator, "clipboard", { value: { writeText: async (t: string) => void copied.push(t) }, configurable: true });
+    await userEvent.click(screen.getByTestId("copy-dropped-ref"));
+    expect(copied).toEqual(['{"$file":"/home/me/Downloads/x.csv"}']);
+    expect(screen.getByTestId("dropped-notice")).toHaveTextContent("Copied");
+  });
+
+  it("offers a dropped folder as an allowed directory, read-only or writable", async () => {
+    let allowed: string | null = null;
+    const added: unknown[] = [];
+    mockIPC((cmd, args: any) => {
+      if (cmd === "file_info")
+        return { path: "/home/me/reports", name: "reports", folder: "/home/me/reports", bytes: 0, root: allowed, directory: true };
+      if (cmd === "add_root") {
+        added.push(args);
+        allowed = "/home/me/reports";
+      }
+      if (cmd === "file_summary") throw new Error("a folder is not previewed");
+    });
+    render(Dropped, { paths: ["/home/me/reports"] });
+    expect(await screen.findByTestId("dropped-folder")).toHaveTextContent("not allowed yet");
+    expect(screen.getByRole("heading")).toHaveTextContent("Dropped folder");
+    expect(screen.queryByTestId("preview")).toBeNull();
+    await userEvent.click(screen.getByTestId("allow-dropped-folder-writable"));
+    await waitFor(() => expect(screen.getByTestId("dropped-inside")).toHaveTextContent("already use its files"));
+    expect(added).toEqual([{ path: "/home/me/reports", writable: true }]);
+    expect(screen.getByTestId("dropped-notice")).toHaveTextContent("read and write");
   });
 
   it("says which dropped file cannot be opened", async () => {

@@ -36,15 +36,15 @@ describe("Responses", () => {
   it("renders only the rows in view of 10,000 and filters them", async () => {
     mockIPC((cmd) => (cmd === "responses" ? { items: many(10_000), truncated: false } : undefined));
     render(Responses);
-    expect(await screen.findByTestId("responses-count")).toHaveTextContent("10,000 responses");
+    expect(await screen.findByTestId("responses-count")).toHaveTextContent("10,000 stored files");
     expect(screen.getAllByTestId("response-row").length).toBeLessThan(60);
 
     await userEvent.selectOptions(screen.getByTestId("filter-server"), "crm");
-    expect(screen.getByTestId("responses-count")).toHaveTextContent("5,000 of 10,000 responses");
+    expect(screen.getByTestId("responses-count")).toHaveTextContent("5,000 shown of 10,000 stored files");
     await userEvent.selectOptions(screen.getByTestId("filter-format"), "csv");
-    expect(screen.getByTestId("responses-count")).toHaveTextContent("1,667 of 10,000");
+    expect(screen.getByTestId("responses-count")).toHaveTextContent("1,667 shown of 10,000");
     await userEvent.type(screen.getByTestId("responses-search"), "r9998");
-    expect(screen.getByTestId("responses-count")).toHaveTextContent("0 of 10,000");
+    expect(screen.getByTestId("responses-count")).toHaveTextContent("0 shown of 10,000");
     expect(screen.getByText("Nothing matches these filters.")).toBeInTheDocument();
   });
 
@@ -277,7 +277,7 @@ describe("Responses", () => {
     await userEvent.click(screen.getByTestId("confirm-delete"));
     await waitFor(() => expect(screen.getByRole("status")).toHaveTextContent("Deleted 3 responses. 1 file in read-only directories kept."));
     expect(deleted).toEqual(["/data/r0.json", "/data/r2.json", "/data/r4.json"]);
-    expect(screen.getByTestId("responses-count")).toHaveTextContent("3 responses");
+    expect(screen.getByTestId("responses-count")).toHaveTextContent("3 stored files");
 
     // All that the filters show: only those.
     await userEvent.selectOptions(screen.getByTestId("filter-server"), "crm");
@@ -303,5 +303,30 @@ describe("Responses", () => {
     expect(document.activeElement).toHaveAttribute("title", "/data/r49.json");
     await userEvent.keyboard("{Home}");
     await waitFor(() => expect(document.activeElement).toHaveAttribute("title", "/data/r0.json"));
+  });
+
+  it("tells stored files from other files, as Directories counts them, and lists images beside a response", async () => {
+    mockIPC((cmd) =>
+      cmd === "responses"
+        ? {
+            items: [
+              f.response({ path: "/data/shot.json", name: "shot.json", description: null, server: "browser", tool: "screenshot", format: "json" }),
+              f.response({ path: "/data/shot.1.png", name: "shot.1.png", description: null, server: "browser", tool: "screenshot", format: "png", recorded: false, beside: "/data/shot.json" }),
+              f.response({ path: "/data/input.csv", name: "input.csv", description: null, server: null, tool: null, recorded: false, stored: false }),
+            ],
+            truncated: false,
+          }
+        : undefined,
+    );
+    render(Responses);
+    expect(await screen.findByTestId("responses-count")).toHaveTextContent("2 stored files and 1 other file");
+    const rows = screen.getAllByTestId("response-row");
+    expect(rows.find((r) => r.textContent?.includes("shot.1.png"))).toHaveTextContent("beside shot.json");
+    expect(rows.find((r) => r.textContent?.includes("input.csv"))).toHaveTextContent("not stored by Offload");
+    await userEvent.selectOptions(screen.getByTestId("filter-kind"), "other");
+    expect(screen.getByTestId("responses-count")).toHaveTextContent("1 shown of 2 stored files and 1 other file");
+    expect(screen.getAllByTestId("response-row")).toHaveLength(1);
+    await userEvent.selectOptions(screen.getByTestId("filter-kind"), "stored");
+    expect(screen.getAllByTestId("response-row")).toHaveLength(2);
   });
 });

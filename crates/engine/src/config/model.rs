@@ -98,7 +98,7 @@ fn yes() -> bool {
 }
 
 /// A root's retention rule (off unless written): stored responses older than `days` are
-/// deleted, and the oldest beyond `maxGb` in all. Only files Offload stored are ever deleted.
+/// deleted, and the oldest beyond `maxGb` (of 1024³ bytes) in all. Only files Offload stored are ever deleted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
@@ -109,6 +109,9 @@ pub struct Retention {
     pub max_gb: Option<f64>,
 }
 
+/// A gigabyte as the app shows sizes (1024³ bytes).
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
 impl Retention {
     pub fn is_on(&self) -> bool {
         self.days.is_some_and(|d| d > 0) || self.max_gb.is_some_and(|g| g > 0.0 && g.is_finite())
@@ -117,7 +120,7 @@ impl Retention {
     pub fn max_bytes(&self) -> Option<u64> {
         self.max_gb
             .filter(|g| *g > 0.0 && g.is_finite())
-            .map(|g| (g * 1e9) as u64)
+            .map(|g| (g * GIB) as u64)
     }
 }
 

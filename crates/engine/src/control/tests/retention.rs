@@ -114,7 +114,7 @@ async fn a_rule_deletes_only_old_or_excess_stored_responses_with_their_images() 
     let budget = size(&newest) + size(&middle);
     let by_size = Retention {
         days: None,
-        max_gb: Some((budget as f64 + 0.5) / 1e9),
+        max_gb: Some((budget as f64 + 0.5) / 1024f64.powi(3)),
     };
     let asked = retention_preview(&engine, &root, by_size);
     let oldest_size = size(&oldest) + std::fs::metadata(&image).unwrap().len();
