@@ -445,6 +445,14 @@ def assert_inside(wd, css: str, what: str):
     return b
 
 
+def assert_reachable(wd, css: str, what: str):
+    """Inside the window once scrolled to, as a user scrolls a long form."""
+    wd.find(css)
+    wd.s("POST", "/execute/sync", {"script": "document.querySelector(arguments[0])"
+                                             ".scrollIntoView({block: 'nearest'})", "args": [css]})
+    return assert_inside(wd, css, what)
+
+
 # The activity chart's bar colours (ui/src/lib/charts.ts).
 PALETTE = ["#3b82f6", "#f59e0b", "#10b981", "#a855f7", "#ef4444", "#14b8a6", "#64748b"]
 
@@ -636,6 +644,13 @@ def main():
         wd.click("[data-testid=add-server]")
         wd.type("[data-testid=server-name]", "fixture")
         wd.type("[data-testid=server-command]", FIXTURE)
+        # Test connection first: the server starts apart, lists its tools, and nothing is saved.
+        assert_reachable(wd, "[data-testid=server-test]", "Test connection")
+        wd.click("[data-testid=server-test]")
+        trial = wd.wait_text("[data-testid=server-trial]", "Connected")
+        assert "echo" in trial, trial
+        assert "fixture" not in json.loads(config.read_text()).get("mcpServers", {}), "a test saved the server"
+        print(f"test connection: {trial.strip()}")
         wd.click("[data-testid=server-save]")
         wd.wait_text("[data-testid=server-tools]", "echo")
         assert json.loads(config.read_text())["mcpServers"]["fixture"]["command"] == FIXTURE
@@ -720,7 +735,15 @@ def main():
         wd.wait_text("[data-testid=log-detail]", "users.csv")
         wd.screenshot("live-log.png")
         wd.click("[data-testid=log-files-only]")
-        print("calls in the live log")
+        # Search: the real calls filtered by what they name.
+        wd.type("[data-testid=log-search]", "no-call-names-this")
+        wd.wait_text("[data-testid=log-count]", "0 shown")
+        wd.clear("[data-testid=log-search]")
+        wd.type("[data-testid=log-search]", "users.csv")
+        searched = wd.text("[data-testid=log-count]")
+        assert searched != "0 shown", searched
+        wd.clear("[data-testid=log-search]")
+        print("calls in the live log, searched")
 
         # The headline figure against a known payload: bytes kept out of context are the files
         # stored answers went to and the file a tool received, exactly.
@@ -731,6 +754,29 @@ def main():
         wd.click("[data-testid=nav-overview]")
         wd.wait_text("[data-testid=card-kept]", human_bytes(expected))
         print(f"kept out of context: {overview['today']['bytesKept']:,} bytes = the stored and sent files")
+
+        # A retention rule on the data folder, set in the window: what it would delete is said
+        # before saving (nothing: every stored response is from today), then it is in the file.
+        wd.click("[data-testid=nav-directories]")
+        wd.wait_content("[data-testid=root-row]", str(data))
+        opened = wd.s("POST", "/execute/sync", {"script": (
+            "const row = [...document.querySelectorAll('[data-testid=root-row]')]"
+            ".find(r => r.textContent.includes(arguments[0]));"
+            "const b = row && row.querySelector('[data-testid=root-retention-edit]');"
+            "if (b) b.click(); return !!b;"), "args": [str(data)]})
+        assert opened, "no retention link on the data folder's row"
+        wd.type("[data-testid=retention-days]", "30")
+        wd.wait_text("[data-testid=retention-preview]", "Saving deletes nothing now")
+        assert_reachable(wd, "[data-testid=retention-save]", "Save rule")
+        wd.click("[data-testid=retention-save]")
+        wd.wait_text("[data-testid=roots-notice]", "Rule saved for")
+        entry = next(r for r in json.loads(config.read_text())["roots"]
+                     if isinstance(r, dict) and r.get("path") == str(data))
+        assert entry.get("retention") == {"days": 30}, entry
+        wd.wait_content("[data-testid=root-retention]", "Deleted after 30 days")
+        assert Path(work["stored"]).exists(), "a fresh response was deleted"
+        wd.screenshot("directories-retention.png")
+        print("retention rule set from the window: 30 days, nothing deleted yet")
 
         # The same figure on the activity chart (Chart.js on a canvas): drawn inside the window,
         # with bars painted, and its total the known payload's.
@@ -930,6 +976,20 @@ def main():
         roots = json.loads(config.read_text())["roots"]
         assert {"path": str(elsewhere), "writable": False} in roots, roots
         print("dropped file previewed; its folder allowed read-only")
+
+        # A dropped folder is offered as an allowed directory itself.
+        dropped_folder = tmp / "dropped-folder"
+        dropped_folder.mkdir()
+        (dropped_folder / "a.csv").write_text("a\n1\n")
+        wd.s("POST", "/execute/sync", {"script": "window.offloadDrop(arguments[0])",
+                                       "args": [[str(dropped_folder)]]})
+        wd.find("[data-testid=dropped-folder]")
+        assert_reachable(wd, "[data-testid=allow-dropped-folder]", "Allow read-only (a dropped folder)")
+        wd.click("[data-testid=allow-dropped-folder]")
+        wd.wait_text("[data-testid=dropped-inside]", "already use its files")
+        roots = json.loads(config.read_text())["roots"]
+        assert {"path": str(dropped_folder.resolve()), "writable": False} in roots, roots
+        print("dropped folder allowed read-only")
 
         # Clients: Connect on the fake home's Claude Desktop config adds exactly one entry, keeps
         # the rest and a backup; Import copies its other server into Offload.

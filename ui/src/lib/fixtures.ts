@@ -105,7 +105,7 @@ export const summary = (over: Partial<Summary> = {}): Summary => ({
 
 export const schema = (over: Partial<SchemaView> = {}): SchemaView => ({
   format: "csv",
-  facts: [["row count", "2"]],
+  facts: [["rows", "2"]],
   columns: [
     { name: "id", kind: "integer", nullable: false, samples: ["1", "2"] },
     { name: "name", kind: "string", nullable: true, samples: ["Ada"] },

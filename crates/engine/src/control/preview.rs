@@ -202,21 +202,82 @@ pub fn schema(engine: &Engine, path: &str) -> Result<SchemaView, ControlError> {
     Ok(schema_view(&value))
 }
 
+/// One scalar of a schema as people read it: `row_count: 1234` → ("rows", "1,234"),
+/// `typed_from: "all_rows"` → ("types read from", "all rows"), `has_header: true` → ("header
+/// row", "yes"); keys it does not know are said with spaces for underscores.
+fn fact(key: &str, value: &Value, exact: Option<bool>) -> Option<(String, String)> {
+    let label = match key {
+        "row_count" => "rows",
+        "line_count" => "lines",
+        "column_count" => "columns",
+        "sampled_rows" => "rows sampled",
+        "has_header" => "header row",
+        "typed_from" => "types read from",
+        other => return plain(other, value, exact).map(|v| (other.replace('_', " "), v)),
+    };
+    let shown = match (key, value) {
+        ("typed_from", Value::String(s)) if s == "sample" => "a sample from across the file".into(),
+        _ => plain(key, value, exact)?,
+    };
+    Some((label.to_owned(), shown))
+}
+
+/// A scalar in words: counts with thousands separators ("about" when not exact), yes/no,
+/// identifiers with spaces; a delimiter by its name.
+fn plain(key: &str, value: &Value, exact: Option<bool>) -> Option<String> {
+    Some(match value {
+        Value::Bool(b) => if *b { "yes" } else { "no" }.into(),
+        Value::Number(n) => {
+            let shown = n.as_u64().map_or_else(|| n.to_string(), thousands);
+            if exact == Some(false) {
+                format!("about {shown}")
+            } else {
+                shown
+            }
+        }
+        Value::String(s) if key == "delimiter" => match s.as_str() {
+            "," => "comma (,)".into(),
+            "\t" => "tab".into(),
+            ";" => "semicolon (;)".into(),
+            "|" => "pipe (|)".into(),
+            other => other.into(),
+        },
+        Value::String(s)
+            if s.contains('_') && s.chars().all(|c| c.is_ascii_lowercase() || c == '_') =>
+        {
+            s.replace('_', " ")
+        }
+        Value::String(s) => s.clone(),
+        _ => return None,
+    })
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn schema_view(v: &Value) -> SchemaView {
     let text = |v: &Value| v.as_str().map(str::to_owned);
     let mut facts = Vec::new();
     if let Some(map) = v.as_object() {
         for (k, x) in map {
-            if matches!(k.as_str(), "path" | "format" | "note" | "outline") {
+            if matches!(k.as_str(), "path" | "format" | "note" | "outline") || k.ends_with("_exact")
+            {
                 continue;
             }
-            let shown = match x {
-                Value::String(s) => s.clone(),
-                Value::Number(n) => n.to_string(),
-                Value::Bool(b) => b.to_string(),
-                _ => continue,
-            };
-            facts.push((k.replace('_', " "), shown));
+            // A count said to be exact by its `<key>_exact` neighbour; "about" when it is not.
+            let exact = map.get(&format!("{k}_exact")).and_then(Value::as_bool);
+            if let Some(fact) = fact(k, x, exact) {
+                facts.push(fact);
+            }
         }
     }
     let columns = if let Some(cols) = v["columns"].as_array() {
@@ -436,7 +497,32 @@ mod tests {
         }));
         assert_eq!(csv.columns[0].name, "id");
         assert_eq!(csv.columns[0].kind, "integer");
-        assert!(csv.facts.contains(&("row count".into(), "3".into())));
+        assert!(csv.facts.contains(&("rows".into(), "3".into())));
+
+        // Facts in words, not raw keys and values.
+        let big = schema_view(&json!({
+            "format": "csv", "delimiter": "\t", "has_header": true, "row_count": 1234567,
+            "row_count_exact": false, "typed_from": "sample", "sampled_rows": 6400,
+            "encoding": "utf-8", "root_type": "array_of_objects", "columns": []
+        }));
+        let facts: std::collections::HashMap<_, _> = big.facts.iter().cloned().collect();
+        assert_eq!(facts["rows"], "about 1,234,567");
+        assert_eq!(facts["delimiter"], "tab");
+        assert_eq!(facts["header row"], "yes");
+        assert_eq!(facts["types read from"], "a sample from across the file");
+        assert_eq!(facts["rows sampled"], "6,400");
+        assert_eq!(facts["root type"], "array of objects");
+        assert_eq!(facts["encoding"], "utf-8");
+        assert!(!facts.contains_key("row count exact"));
+        let small = schema_view(
+            &json!({"typed_from": "all_rows", "row_count": 999, "row_count_exact": true}),
+        );
+        assert!(
+            small
+                .facts
+                .contains(&("types read from".into(), "all rows".into()))
+        );
+        assert!(small.facts.contains(&("rows".into(), "999".into())));
 
         let json = schema_view(&json!({
             "format": "json", "root_type": "array", "outline": "[{id: integer}]",
