@@ -777,6 +777,8 @@ def main():
         assert Path(work["stored"]).exists(), "a fresh response was deleted"
         wd.screenshot("directories-retention.png")
         print("retention rule set from the window: 30 days, nothing deleted yet")
+        wd.click("[data-testid=nav-overview]")
+        wd.wait_text("[data-testid=card-kept]", human_bytes(expected))
 
         # The same figure on the activity chart (Chart.js on a canvas): drawn inside the window,
         # with bars painted, and its total the known payload's.

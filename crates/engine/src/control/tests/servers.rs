@@ -252,19 +252,7 @@ async fn turning_off_a_server_that_hangs_while_starting_takes_effect_at_once() {
         started.elapsed()
     );
     assert!(waited.unwrap_err().message.contains("stopped"));
-    let pid: u32 = std::fs::read_to_string(&starts)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(2);
-    while offload_testkit::process_alive(pid) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the hanging process was not ended"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    ended(&starts, "the hanging process").await;
     engine.shutdown().await;
 }
 
@@ -348,19 +336,7 @@ async fn test_connection_starts_lists_and_stops_without_saving() {
     assert_eq!(trial.error, None);
     assert_eq!(file(&t), before, "nothing was saved");
     assert_eq!(names(&engine), ["fx"]);
-    let pid: u32 = std::fs::read_to_string(&starts)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(2);
-    while offload_testkit::process_alive(pid) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the tried server still runs"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    ended(&starts, "the tried server").await;
 
     // One that refuses to start: why, and what it printed.
     let broken = ServerSpec {
@@ -399,19 +375,7 @@ async fn test_connection_starts_lists_and_stops_without_saving() {
         started.elapsed()
     );
     assert_eq!(listed.unwrap_err().code(), ErrorCode::UpstreamTimeout);
-    let pid: u32 = std::fs::read_to_string(&hang_starts)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(2);
-    while offload_testkit::process_alive(pid) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the hanging server still runs"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    ended(&hang_starts, "the hanging server").await;
 
     // A command that does not exist; an invalid entry is refused before anything starts.
     let missing = ServerSpec {
@@ -454,4 +418,18 @@ async fn stderr_history_is_kept_across_restarts() {
         ErrorCode::UnknownServer
     );
     engine.shutdown().await;
+}
+
+/// Waits (at most 2 s) for the process whose pid the fixture wrote to `starts` to be gone.
+async fn ended(starts: &std::path::Path, what: &str) {
+    let pid: u32 = std::fs::read_to_string(starts)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while offload_testkit::process_alive(pid) {
+        assert!(std::time::Instant::now() < deadline, "{what} still runs");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
