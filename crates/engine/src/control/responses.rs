@@ -211,7 +211,7 @@ pub fn stored(engine: &Engine) -> Vec<ResponseView> {
     items
 }
 
-fn file_name(path: &Path) -> String {
+pub(super) fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()

@@ -1,0 +1,113 @@
+//! The Query tab: SQL over the previewed file (the table `data`), and its result saved as a
+//! stored response.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use offload_query::Query;
+use tokio_util::sync::CancellationToken;
+
+use super::{cell, open};
+use crate::control::ControlError;
+use crate::files::Source;
+use crate::{Engine, ToolError};
+
+/// The Query tab's answer: the first rows of the result, as text cells.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct QueryView {
+    /// The result's columns and their types.
+    pub columns: Vec<(String, String)>,
+    pub rows: Vec<Vec<String>>,
+    /// Rows in the whole result.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub row_count: u64,
+    pub truncated: bool,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub millis: u64,
+}
+
+/// The user's file as the only table a query may read.
+fn user_file(engine: &Engine, path: &str) -> Result<(Source, PathBuf), ToolError> {
+    open(engine, path).map_err(|e| ToolError::new(e.code, e.message))
+}
+
+fn tool_error(e: ToolError) -> ControlError {
+    ControlError::new(e.code, e.message)
+}
+
+/// Runs `sql` over `path` (the table `data`) and answers with its first `limit` rows.
+pub fn query(
+    engine: &Engine,
+    path: &str,
+    sql: &str,
+    limit: usize,
+) -> Result<QueryView, ControlError> {
+    let started = std::time::Instant::now();
+    let bounds = crate::query::bounds(engine, limit.min(10_000), 8 << 20);
+    let answer = engine
+        .queries
+        .answer(Query {
+            sources: crate::query::sources(&|p: &str| user_file(engine, p), path, [])
+                .map_err(tool_error)?,
+            sql,
+            limits: &bounds.limits,
+            cancel: &CancellationToken::new(),
+            progress: &mut |_| {},
+        })
+        .map_err(|e| tool_error(crate::query::query_error(e)))?;
+    Ok(QueryView {
+        columns: answer
+            .columns
+            .into_iter()
+            .map(|c| (c.name, c.kind))
+            .collect(),
+        rows: answer
+            .rows
+            .into_iter()
+            .map(|r| r.iter().map(cell).collect())
+            .collect(),
+        row_count: answer.row_count,
+        truncated: answer.truncated,
+        millis: started.elapsed().as_millis() as u64,
+    })
+}
+
+/// Stores the whole result of `sql` over `path` as a CSV response in the default directory
+/// (listed with the others); answers with the stored file's path.
+pub fn save_query(
+    engine: &Engine,
+    path: &str,
+    sql: &str,
+    description: Option<String>,
+) -> Result<String, ControlError> {
+    let started = std::time::Instant::now();
+    let bounds = crate::query::bounds(engine, 0, 0);
+    let arguments = serde_json::json!({"path": path, "sql": sql});
+    let query = Query {
+        sources: crate::query::sources(&|p: &str| user_file(engine, p), path, [])
+            .map_err(tool_error)?,
+        sql,
+        limits: &bounds.limits,
+        cancel: &CancellationToken::new(),
+        progress: &mut |_| {},
+    };
+    let stored = crate::query::store_sql(
+        engine,
+        query,
+        crate::store::WrittenRequest {
+            server: "offload",
+            tool: "query_file",
+            arguments: &arguments,
+            description: description.or_else(|| Some(format!("query of {path}"))),
+            storage_path: None,
+            filename: None,
+            format: None,
+            default_format: crate::formats::Format::Csv,
+            duration: started.elapsed(),
+        },
+    );
+    Ok(stored.map_err(tool_error)?.record.path)
+}
