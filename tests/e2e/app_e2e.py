@@ -353,6 +353,27 @@ return [...document.querySelectorAll('[data-testid=query-table] tbody tr')]
 """
 
 
+# Whether the Responses detail pane and the preview's body scroll (content taller than the box).
+SCROLL_BOXES = """
+const at = (e) => ({scrolls: e.scrollHeight > e.clientHeight + 1, height: e.clientHeight,
+                    content: e.scrollHeight, overflow: getComputedStyle(e).overflowY});
+return {detail: at(document.querySelector('.detail')),
+        body: at(document.querySelector('[data-testid=preview-body]'))};
+"""
+
+# A Markdown file in the data folder, with what must not run or load.
+REPORT_MD = """# Quarterly report
+
+| region | total |
+|--------|-------|
+| north  | 12    |
+
+<script>document.title = "ran"</script>
+
+![tracker](https://tracker.example/pixel.png)
+"""
+
+
 WEED_KEY, WEED_SECRET = "e2e-access-key", "e2e-secret-key-from-the-form"
 
 
@@ -680,6 +701,7 @@ def main():
         print("secret saved to the keychain")
 
         # A real MCP client's work, then the Responses and Live log screens.
+        (data / "report.md").write_text(REPORT_MD)
         work = asyncio.run(mcp_work(env, data))
         assert work["secret"] == SECRET, work
         print("the upstream read the secret from its environment")
@@ -694,6 +716,10 @@ def main():
         assert all(c in columns for c in ("id", "name", "active", "score")), columns
         wd.click("[data-testid=tab-content]")
         wd.wait_text("[data-testid=content-table]", "user1@example.com")
+        # One scroll box: the preview's body scrolls the 40 rows, the pane around it does not.
+        boxes = wd.s("POST", "/execute/sync", {"script": SCROLL_BOXES, "args": []})
+        assert boxes["body"]["scrolls"] and not boxes["detail"]["scrolls"], boxes
+        assert_inside(wd, "[data-testid=preview-body]", "the preview's scroll box")
         wd.screenshot("responses.png")
         wd.click("[data-testid=tab-call]")
         wd.wait_text("[data-testid=call-arguments]", '"n": 40')
@@ -725,6 +751,30 @@ def main():
         assert Path(saved).read_text().splitlines()[0] == "active,n", saved
         assert len(Path(saved).read_text().splitlines()) == len(counted) + 1
         print(f"query tab: {dict(counted)} as counted from the file; saved as {saved}")
+
+        # A Markdown file in the folder renders in a sandboxed frame: the heading and table are
+        # drawn, the script and the remote picture are gone, and the frame fits the window.
+        wd.type("[data-testid=responses-search]", "report.md")
+        wd.click_with("[data-testid=response-row]", "report.md")
+        wd.click("[data-testid=tab-content]")
+        frame = wd.find("[data-testid=preview-rendered]")
+        b = assert_inside(wd, "[data-testid=preview-rendered]", "the rendered Markdown")
+        assert b["height"] > 150, b
+        assert wd.s("GET", f"/element/{frame}/attribute/sandbox") == "", "the frame is not sandboxed"
+        wd.s("POST", "/frame", {"id": {ELEMENT: frame}})
+        try:
+            assert wd.wait_text("h1", "Quarterly report") == "Quarterly report"
+            assert wd.text("td") == "north"
+            assert not wd.s("POST", "/elements", {"using": "css selector", "value": "script"})
+            assert wd.s("POST", "/execute/sync", {"script": "return [...document.images].map(i => i.src)",
+                                                  "args": []}) == [""], "a remote picture kept its address"
+        finally:
+            wd.s("POST", "/frame", {"id": None})
+        wd.screenshot("responses-markdown.png")
+        wd.click("[data-testid=view-source]")
+        wd.wait_text("[data-testid=preview-content]", "# Quarterly report")
+        wd.clear("[data-testid=responses-search]")
+        print("Markdown rendered in a sandbox; its source on request")
 
         wd.click("[data-testid=nav-log]")
         wd.wait_content("[data-testid=log-row]", "store")

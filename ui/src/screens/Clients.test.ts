@@ -43,8 +43,11 @@ describe("Clients", () => {
     await userEvent.click(await screen.findByTestId("client-connect"));
     await waitFor(() => expect(screen.getByTestId("client-state")).toHaveTextContent("connected"));
     expect(screen.getByTestId("client-note")).toHaveTextContent("offload-backup-1");
+    // Connect became Disconnect: the focus is on it, not dropped.
+    await waitFor(() => expect(screen.getByTestId("client-disconnect")).toHaveFocus());
     await userEvent.click(screen.getByTestId("client-disconnect"));
     await waitFor(() => expect(screen.getByTestId("client-state")).toHaveTextContent("not connected"));
+    await waitFor(() => expect(screen.getByTestId("client-connect")).toHaveFocus());
   });
 
   it("imports servers, optionally moving them, and reports what was skipped", async () => {

@@ -51,12 +51,16 @@ describe("Directories", () => {
     expect((await screen.findAllByTestId("root-stored"))[0]).toHaveTextContent("3 stored files · 2.0 KB");
     expect(screen.getByText("cannot be used: No such file")).toBeInTheDocument();
     await userEvent.click(screen.getByLabelText("Remove /gone"));
-    // Escape keeps it.
+    expect(screen.getByTestId("keep")).toHaveFocus();
+    // Escape keeps it, and the focus is back on Remove….
     await userEvent.keyboard("{Escape}");
     expect(screen.queryByRole("button", { name: "Remove" })).toBeNull();
+    expect(screen.getByLabelText("Remove /gone")).toHaveFocus();
     await userEvent.click(screen.getByLabelText("Remove /gone"));
     await userEvent.click(screen.getByRole("button", { name: "Remove" }));
     await waitFor(() => expect(screen.getAllByTestId("root-row")).toHaveLength(1));
+    // The row is gone: the focus goes to what adds another.
+    await waitFor(() => expect(screen.getByTestId("add-root")).toHaveFocus());
   });
 
   it("adds a bucket with its keys, and keeps the form open with the reason when the check fails", async () => {
@@ -187,7 +191,8 @@ describe("Directories", () => {
     expect(screen.getByTestId("root-retention")).toHaveTextContent("Kept until you delete them");
 
     await userEvent.click(screen.getByTestId("root-retention-edit"));
-    await userEvent.type(screen.getByTestId("retention-days"), "30");
+    expect(screen.getByTestId("retention-days")).toHaveFocus();
+    await userEvent.keyboard("30");
     await waitFor(() => expect(screen.getByTestId("retention-preview")).toHaveTextContent("Saving deletes 4 stored responses (1.0 MB) now"));
     expect(calls.at(-1)).toEqual({ path: "/data", retention: { days: 30, maxGb: null } });
     await userEvent.click(screen.getByTestId("retention-save"));
@@ -199,6 +204,7 @@ describe("Directories", () => {
     await userEvent.click(screen.getByTestId("root-retention-edit"));
     await userEvent.keyboard("{Escape}");
     expect(screen.queryByTestId("retention-form")).toBeNull();
+    expect(screen.getByTestId("root-retention-edit")).toHaveFocus();
     await userEvent.click(screen.getByTestId("root-retention-edit"));
     await userEvent.click(screen.getByTestId("retention-off"));
     expect(await screen.findByTestId("roots-notice")).toHaveTextContent("Rule turned off for /data.");

@@ -195,6 +195,83 @@ describe("Responses", () => {
     expect(await screen.findByRole("img")).toHaveAttribute("src", "data:image/png;base64,AAAA");
   });
 
+  it("renders a Markdown file in a sandbox that runs and loads nothing, and shows its source on request", async () => {
+    const asked: [number, number][] = [];
+    const markdown = "# Quarterly\n\n<script>alert(1)</script>\n\n![x](https://tracker.example/p.png)\n";
+    mockIPC((cmd, args: any) => {
+      if (cmd === "responses") return { items: [f.response({ path: "/data/notes.md", name: "notes.md", format: "md", recorded: false })], truncated: false };
+      if (cmd === "file_summary") return f.summary();
+      if (cmd === "file_content") {
+        asked.push([args.offset, args.length]);
+        return f.page({ kind: "text", text: markdown, rows: null, columns: null, count: 5, nextOffset: args.length < 10 ? null : 5000 });
+      }
+    });
+    render(Responses);
+    await userEvent.click(await screen.findByTestId("response-row"));
+    await userEvent.click(screen.getByTestId("tab-content"));
+    const frame = (await screen.findByTestId("preview-rendered")) as HTMLIFrameElement;
+    expect(frame.getAttribute("sandbox")).toBe("");
+    const doc = new DOMParser().parseFromString(frame.getAttribute("srcdoc") ?? "", "text/html");
+    expect(doc.querySelector("h1")?.textContent).toBe("Quarterly");
+    expect(doc.querySelector("script")).toBeNull();
+    expect(doc.querySelector("img")?.getAttribute("src") ?? null).toBeNull();
+    expect(doc.querySelector('meta[http-equiv="Content-Security-Policy"]')?.getAttribute("content")).toContain("default-src 'none'");
+    expect(screen.getByTestId("rendered-note")).toHaveTextContent("Rendered the first 5 lines; Source shows the rest.");
+    expect(asked).toEqual([[0, 5000]]);
+
+    // The tabs take arrow keys, the focus following.
+    screen.getByTestId("tab-content").focus();
+    await userEvent.keyboard("{ArrowLeft}");
+    expect(screen.getByTestId("tab-schema")).toHaveFocus();
+    expect(screen.getByTestId("tab-schema")).toHaveAttribute("aria-selected", "true");
+    await userEvent.keyboard("{ArrowRight}");
+    expect(screen.getByTestId("tab-content")).toHaveFocus();
+    await screen.findByTestId("preview-rendered");
+
+    await userEvent.click(screen.getByTestId("view-source"));
+    expect(await screen.findByText(/# Quarterly/)).toBeInTheDocument();
+    expect(screen.queryByTestId("preview-rendered")).toBeNull();
+    expect(screen.getByTestId("content-position")).toBeInTheDocument();
+    expect(asked.at(-1)).toEqual([0, 100]);
+  });
+
+  it("previews JSON Lines as the table the engine gives", async () => {
+    mockIPC((cmd) => {
+      if (cmd === "responses") return { items: [f.response({ path: "/data/e.jsonl", name: "e.jsonl", format: "jsonl" })], truncated: false };
+      if (cmd === "file_summary") return f.summary();
+      if (cmd === "file_content") return f.page({ kind: "table", columns: ["id", "name"], rows: [["1", "Ada"], ["2", ""]], count: 2 });
+    });
+    render(Responses);
+    await userEvent.click(await screen.findByTestId("response-row"));
+    await userEvent.click(screen.getByTestId("tab-content"));
+    const table = await screen.findByTestId("content-table");
+    expect(within(table).getAllByRole("row")).toHaveLength(3);
+    expect(screen.queryByTestId("view-rendered")).toBeNull();
+  });
+
+  it("keeps the focus: Keep is focused, Escape returns to Delete…, and the next row takes a deleted one's place", async () => {
+    let items = [f.response({ path: "/d/a.json", name: "a.json" }), f.response({ path: "/d/b.json", name: "b.json" }), f.response({ path: "/d/c.json", name: "c.json" })];
+    mockIPC((cmd, args: any) => {
+      if (cmd === "responses") return { items, truncated: false };
+      if (cmd === "delete_response") items = items.filter((r) => r.path !== args.path);
+      if (cmd === "file_summary") return f.summary();
+    });
+    render(Responses);
+    await userEvent.click((await screen.findAllByTestId("response-row"))[1]);
+    await userEvent.click(screen.getByTestId("delete-response"));
+    expect(screen.getByTestId("keep")).toHaveFocus();
+    await userEvent.keyboard("{Escape}");
+    expect(screen.getByTestId("delete-response")).toHaveFocus();
+    await userEvent.click(screen.getByTestId("delete-response"));
+    await userEvent.click(screen.getByTestId("confirm-delete"));
+    await waitFor(() => expect(screen.getAllByTestId("response-row")).toHaveLength(2));
+    const next = screen.getAllByTestId("response-row")[1];
+    expect(next).toHaveTextContent("c.json");
+    await waitFor(() => expect(next).toHaveFocus());
+    expect(next).toHaveAttribute("aria-pressed", "true");
+    expect(screen.getByTestId("response-path")).toHaveTextContent("/d/c.json");
+  });
+
   it("deletes after confirmation and appears on the app's event", async () => {
     let items = [f.response()];
     const deleted: unknown[] = [];

@@ -177,22 +177,42 @@ describe("Servers", () => {
     expect(screen.queryByTestId("server-sign-in-needed")).toBeNull();
   });
 
-  it("backs out of the editor and the remove confirmation with Escape", async () => {
-    mockIPC((cmd) => {
-      if (cmd === "servers") return [f.server()];
+  it("backs out of the editor and the remove confirmation with Escape, the focus back where it was", async () => {
+    let servers = [f.server(), f.server({ name: "gx" })];
+    mockIPC((cmd, args: any) => {
+      if (cmd === "servers") return servers;
       if (cmd === "server_tools") return [];
+      if (cmd === "restart_server") return new Promise((done) => setTimeout(done, 30));
+      if (cmd === "remove_server") servers = servers.filter((s) => s.name !== args.name);
     });
     render(Servers);
     await screen.findByTestId("server-details");
+    // The editor takes the focus on its first field and gives it back to Edit.
     await userEvent.click(screen.getByTestId("server-edit"));
     expect(screen.queryByTestId("server-details")).toBeNull();
+    expect(screen.getByTestId("server-name")).toHaveFocus();
     await userEvent.keyboard("{Escape}");
     expect(await screen.findByTestId("server-details")).toBeInTheDocument();
+    expect(screen.getByTestId("server-edit")).toHaveFocus();
+    await userEvent.click(screen.getByTestId("add-server"));
+    expect(screen.getByTestId("server-name")).toHaveFocus();
+    await userEvent.click(screen.getByRole("button", { name: "Cancel" }));
+    expect(screen.getByTestId("add-server")).toHaveFocus();
+    // Keep is focused (the safe answer); Escape returns to Remove….
     await userEvent.click(screen.getByTestId("server-remove"));
-    expect(screen.getByTestId("server-remove-yes")).toBeInTheDocument();
+    expect(screen.getByTestId("server-remove-keep")).toHaveFocus();
     await userEvent.keyboard("{Escape}");
     expect(screen.queryByTestId("server-remove-yes")).toBeNull();
-    expect(screen.getByTestId("server-remove")).toBeInTheDocument();
+    expect(screen.getByTestId("server-remove")).toHaveFocus();
+    // A button disabled while its work runs has the focus again after.
+    await userEvent.click(screen.getByTestId("server-restart"));
+    await waitFor(() => expect(screen.getByTestId("server-restart")).toBeEnabled());
+    expect(screen.getByTestId("server-restart")).toHaveFocus();
+    // Removed: the server selected next takes the focus.
+    await userEvent.click(screen.getByTestId("server-remove"));
+    await userEvent.click(screen.getByTestId("server-remove-yes"));
+    await waitFor(() => expect(screen.queryByTestId("server-fx")).toBeNull());
+    await waitFor(() => expect(screen.getByTestId("server-gx")).toHaveFocus());
   });
 
   it("switches a tool off, shows how clients see the tools, and approves a held tool with its diff", async () => {

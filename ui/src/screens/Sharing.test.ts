@@ -50,15 +50,21 @@ describe("Sharing", () => {
     expect(snippets[0]).toHaveTextContent("claude mcp add --transport http");
     expect(screen.getByTestId("tokens")).toHaveTextContent("ci-agent");
     expect(screen.getByTestId("tokens")).not.toHaveTextContent("ofl_secret123");
+    // The focus: on Copy token while the banner shows, then on the name of a next token.
+    expect(screen.getByTestId("token-copy")).toHaveFocus();
     await userEvent.click(screen.getByTestId("token-done"));
     expect(screen.queryByTestId("token-value")).toBeNull();
+    expect(screen.getByTestId("token-name")).toHaveFocus();
 
     await userEvent.click(screen.getByTestId("token-revoke-ci-agent"));
+    expect(screen.getByTestId("token-revoke-keep")).toHaveFocus();
     await userEvent.keyboard("{Escape}");
     expect(screen.queryByTestId("token-revoke-yes")).toBeNull();
+    expect(screen.getByTestId("token-revoke-ci-agent")).toHaveFocus();
     await userEvent.click(screen.getByTestId("token-revoke-ci-agent"));
     await userEvent.click(screen.getByTestId("token-revoke-yes"));
     await waitFor(() => expect(screen.getByTestId("no-tokens")).toBeInTheDocument());
+    await waitFor(() => expect(screen.getByTestId("token-name")).toHaveFocus());
     expect(calls).toContainEqual(["revoke_token", { name: "ci-agent" }]);
   });
 

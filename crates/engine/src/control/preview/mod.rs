@@ -182,6 +182,7 @@ pub fn content(
     {
         return Ok(page);
     }
+    let lines_of_records = matches!(extension(&canonical).as_str(), "jsonl" | "ndjson");
     let request = ReadRequest {
         offset: offset as i64,
         length,
@@ -202,6 +203,23 @@ pub fn content(
     } else {
         Vec::new()
     };
+    if lines_of_records
+        && rows.is_none()
+        && let Some((columns, rows)) = records_table(answer.content.as_deref().unwrap_or_default())
+    {
+        return Ok(Page {
+            kind: "table".into(),
+            count: rows.len() as u64,
+            columns: Some(columns),
+            rows: Some(rows),
+            offset: answer.offset.unwrap_or(offset),
+            total: answer.total,
+            next_offset: answer.next_offset,
+            truncated: answer.truncated,
+            note: answer.note,
+            ..Page::default()
+        });
+    }
     let image = picture.into_iter().next().map(|(bytes, mime)| {
         format!(
             "data:{mime};base64,{}",
@@ -235,6 +253,45 @@ fn cell(v: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
+}
+
+/// The most columns a page of JSON Lines shows as a table; records with more keys than that
+/// show as text.
+const RECORD_COLUMNS: usize = 200;
+
+/// A page of JSON Lines as a table: one row per record, a column per key in the order keys are
+/// first seen (a key a record lacks is an empty cell, a nested value its JSON). `None` when a line
+/// is not a JSON object (the page is then shown as text).
+fn records_table(text: &str) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let mut columns: Vec<String> = Vec::new();
+    let mut records = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let Ok(Value::Object(record)) = serde_json::from_str::<Value>(line) else {
+            return None;
+        };
+        for key in record.keys() {
+            if !columns.contains(key) {
+                columns.push(key.clone());
+            }
+        }
+        if columns.len() > RECORD_COLUMNS {
+            return None;
+        }
+        records.push(record);
+    }
+    if records.is_empty() {
+        return None;
+    }
+    let rows = records
+        .iter()
+        .map(|r| {
+            columns
+                .iter()
+                .map(|c| r.get(c).map(cell).unwrap_or_default())
+                .collect()
+        })
+        .collect();
+    Some((columns, rows))
 }
 
 /// A page of a delimited file as a table: the header, then rows `offset..offset+length` (row

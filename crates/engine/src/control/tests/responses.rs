@@ -210,3 +210,42 @@ async fn a_dropped_folder_is_described_as_one() {
             .directory
     );
 }
+
+#[tokio::test]
+async fn json_lines_preview_as_a_table_of_records_and_other_lines_as_text() {
+    let t = TestContext::new();
+    t.write_config(json!({"roots": [t.root], "mcpServers": {}}));
+    let engine = engine(&t);
+    let records = t.root.join("events.jsonl");
+    std::fs::write(
+        &records,
+        "{\"id\":1,\"name\":\"Ada\"}\n\n{\"id\":2,\"tags\":[\"x\"],\"name\":null}\n{\"id\":3,\"extra\":true}\n",
+    )
+    .unwrap();
+    let page = content(&engine, records.to_str().unwrap(), 0, 3).unwrap();
+    assert_eq!(page.kind, "table");
+    assert_eq!(page.columns.as_deref().unwrap(), ["id", "name", "tags"]);
+    assert_eq!(
+        page.rows.as_ref().unwrap(),
+        &[vec!["1", "Ada", ""], vec!["2", "", "[\"x\"]"]]
+    );
+    assert_eq!(page.offset, 0);
+    assert!(page.next_offset.is_some());
+    let rest = content(
+        &engine,
+        records.to_str().unwrap(),
+        page.next_offset.unwrap(),
+        10,
+    )
+    .unwrap();
+    assert_eq!(rest.columns.as_deref().unwrap(), ["id", "extra"]);
+    assert_eq!(rest.rows.unwrap(), [vec!["3", "true"]]);
+    assert_eq!(rest.next_offset, None);
+
+    // A line that is not an object: the page is text, nothing lost.
+    let mixed = t.root.join("mixed.ndjson");
+    std::fs::write(&mixed, "{\"id\":1}\n[1,2]\nnot json\n").unwrap();
+    let page = content(&engine, mixed.to_str().unwrap(), 0, 10).unwrap();
+    assert_eq!(page.rows, None);
+    assert_eq!(page.text.as_deref().unwrap(), "{\"id\":1}\n[1,2]\nnot json");
+}
