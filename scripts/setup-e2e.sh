@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the desktop app's end-to-end test needs, skipping whatever is there: Xvfb, a
-# D-Bus session, a Secret Service (gnome-keyring), WebKitWebDriver (Debian's webkit2gtk-driver), and tauri-driver (crates.io,
+# D-Bus session, a Secret Service (gnome-keyring), a notification daemon (dunst), WebKitWebDriver (Debian's webkit2gtk-driver), and tauri-driver (crates.io,
 # into ~/.cache/offload/tools). Prints the tauri-driver path.
 set -euo pipefail
 
 need_apt=()
-for p in xvfb xauth webkit2gtk-driver dbus-x11 dbus-daemon gnome-keyring; do
+for p in xvfb xauth webkit2gtk-driver dbus-x11 dbus-daemon gnome-keyring dunst; do
   dpkg -s "$p" >/dev/null 2>&1 || need_apt+=("$p")
 done
 if ((${#need_apt[@]})); then

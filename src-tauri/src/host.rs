@@ -120,7 +120,8 @@ pub fn follow_activity<R: Runtime>(window: &WebviewWindow<R>) {
 }
 
 /// Tells the tray and the window whenever what they show changes: the configuration, the
-/// pause, connected clients, or a server's state (polled, as servers change on their own).
+/// pause, connected clients, or a server's state (polled, as servers change on their own); and,
+/// when notifications are on, the desktop about what needs the user.
 /// Holds the configuration watch, which so lasts as long as the app.
 async fn notify_changes<R: Runtime>(
     app: AppHandle<R>,
@@ -131,6 +132,7 @@ async fn notify_changes<R: Runtime>(
     let mut sessions = engine.sessions.watch();
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(500));
     let mut shown = None;
+    let mut notices = offload_engine::control::Notices::default();
     // The configuration revision HTTP serving was last brought in line with.
     let mut served = None;
     loop {
@@ -145,7 +147,9 @@ async fn notify_changes<R: Runtime>(
             app.state::<AppState>().apply_serving().await;
             served = Some(revision);
         }
-        let now = crate::tray::Snapshot::of(&engine, revision);
+        let look = offload_engine::control::Look::of(&engine);
+        crate::notify::tell(&app, &engine, &mut notices, &look);
+        let now = crate::tray::Snapshot::of(&engine, &look, revision);
         if shown.as_ref() != Some(&now) {
             crate::tray::update(&app, &now);
             let _ = app.emit(CHANGED, &now.status);

@@ -8,6 +8,7 @@
 mod browser;
 pub mod commands;
 pub mod host;
+mod notify;
 pub mod tray;
 pub mod types;
 mod window;
@@ -78,5 +79,8 @@ pub fn run() -> ExitCode {
 /// Offload's state and commands on any runtime: the real one, or Tauri's mock
 /// runtime in tests.
 pub fn app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::Builder<R> {
-    builder.manage(state).invoke_handler(commands::handler())
+    builder
+        .plugin(tauri_plugin_notification::init())
+        .manage(state)
+        .invoke_handler(commands::handler())
 }

@@ -2,7 +2,7 @@
 //! held for review, pause, open the window, quit. The menu is rebuilt when what it shows changes.
 
 use offload_engine::Engine;
-use offload_engine::control::{self, Status};
+use offload_engine::control::{self, Look, Status};
 use offload_engine::upstream::ServerState;
 use tauri::menu::{CheckMenuItem, IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
@@ -24,16 +24,15 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub fn of(engine: &Engine, revision: u64) -> Self {
+    pub fn of(engine: &Engine, look: &Look, revision: u64) -> Self {
         Self {
             status: control::status(engine),
-            servers: engine
-                .pool
-                .servers()
+            servers: look
+                .servers
                 .iter()
-                .map(|s| (s.name().to_owned(), s.status().status))
+                .map(|(name, state, _)| (name.clone(), *state))
                 .collect(),
-            held: control::held_count(engine),
+            held: look.held.len(),
             revision,
         }
     }
@@ -123,6 +122,14 @@ fn menu<R: Runtime>(app: &AppHandle<R>, now: &Snapshot) -> tauri::Result<Menu<R>
     let separator = PredefinedMenuItem::separator(app)?;
     let open = MenuItem::with_id(app, "open", "Open Offload", true, None::<&str>)?;
     let pause = MenuItem::with_id(app, "pause", pause_text, true, None::<&str>)?;
+    let notifications = CheckMenuItem::with_id(
+        app,
+        "notifications",
+        "Notifications",
+        true,
+        now.status.notifications,
+        None::<&str>,
+    )?;
     let separator2 = PredefinedMenuItem::separator(app)?;
     let quit = MenuItem::with_id(app, "quit", "Quit Offload", true, None::<&str>)?;
     let mut items: Vec<&dyn IsMenuItem<R>> = vec![&headline, &servers_line];
@@ -135,6 +142,7 @@ fn menu<R: Runtime>(app: &AppHandle<R>, now: &Snapshot) -> tauri::Result<Menu<R>
         &open,
         &servers,
         &pause,
+        &notifications,
         &separator2,
         &quit,
     ]);
@@ -143,7 +151,7 @@ fn menu<R: Runtime>(app: &AppHandle<R>, now: &Snapshot) -> tauri::Result<Menu<R>
 
 pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let engine = app.state::<AppState>().engine.clone();
-    let now = Snapshot::of(&engine, 0);
+    let now = Snapshot::of(&engine, &Look::of(&engine), 0);
     let mut tray = TrayIconBuilder::with_id(TRAY)
         .tooltip(headline(&now.status))
         .menu(&menu(app, &now)?)
@@ -185,6 +193,15 @@ pub fn on_menu<R: Runtime>(app: &AppHandle<R>, id: &str) {
     match id {
         "open" | "review" => crate::window::show(app),
         "pause" => engine.set_paused(!engine.is_paused()),
+        "notifications" => {
+            let app = app.clone();
+            let on = !control::notifications(&engine);
+            tauri::async_runtime::spawn(async move {
+                if let Err(e) = crate::notify::switch(&app, &engine, on).await {
+                    tracing::warn!("{e}");
+                }
+            });
+        }
         "quit" => app.exit(0),
         _ => {
             if let Some(name) = id.strip_prefix("sign-in:") {
@@ -225,6 +242,7 @@ mod tests {
                 disabled: 1,
             },
             config_error: None,
+            notifications: false,
         };
         assert_eq!(headline(&status), "Offload is running · 1 client");
         assert_eq!(

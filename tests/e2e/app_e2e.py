@@ -452,6 +452,26 @@ async def mcp_read(env: dict, path: str) -> str:
             return r.structured_content["content"]
 
 
+def notifications_shown() -> list:
+    """The summaries of the desktop notifications the real notification daemon (dunst, on this
+    D-Bus session) has shown, oldest first: those on screen are closed into its history first."""
+    subprocess.run(["dunstctl", "close-all"], check=True)
+    time.sleep(0.2)
+    history = json.loads(subprocess.run(["dunstctl", "history"], check=True, capture_output=True,
+                                        text=True).stdout)
+    return [n["summary"]["data"] for n in reversed(history["data"][0])]
+
+
+def wait_notification(summary: str, timeout: float = 10) -> list:
+    deadline = time.time() + timeout
+    while True:
+        shown = notifications_shown()
+        if summary in shown:
+            return shown
+        assert time.time() < deadline, f"no notification {summary!r}; shown: {shown}"
+        time.sleep(0.3)
+
+
 def box(wd, css: str) -> dict:
     wd.find(css)
     return wd.s("POST", "/execute/sync", {"script": VISIBLE, "args": [css]})
@@ -545,6 +565,13 @@ def main():
                        f"'{Path(__file__).resolve().parent.parent / 'interop/fake_browser.py'}' \"$@\"\n")
     browser.chmod(0o755)
     env["OFFLOAD_BROWSER"] = str(browser)
+
+    # The real notification daemon the app's notifications go to, on this D-Bus session.
+    dunst = subprocess.Popen(["dunst"], stdout=open(tmp / "dunst.log", "wb"), stderr=subprocess.STDOUT)
+    deadline = time.time() + 10
+    while subprocess.run(["dunstctl", "is-paused"], capture_output=True).returncode != 0:
+        assert time.time() < deadline, (tmp / "dunst.log").read_text()
+        time.sleep(0.1)
 
     port = free_port()
     driver_log = open(tmp / "driver.log", "wb")
@@ -1119,6 +1146,17 @@ def main():
               f"{' '.join(str(round(a)) for a, _ in samples)} MiB; webview: "
               f"{' '.join(str(round(w)) for _, w in samples)} MiB")
 
+        # Desktop notifications: off by default, turned on in the Overview (one says so at
+        # once), then a server that stops working is said once however often it is retried.
+        assert "notifications" not in json.loads(config.read_text())
+        assert notifications_shown() == [], notifications_shown()
+        wd.click("[data-testid=nav-overview]")
+        assert_reachable(wd, "[data-testid=notifications]", "the notifications switch")
+        wd.click("[data-testid=notifications]")
+        wait_notification("Offload notifications are on")
+        assert json.loads(config.read_text())["notifications"] is True
+        print("notifications turned on in the window; the daemon showed the first")
+
         # A crash-looping server is turned off at once: its state within a second, and no start
         # after it.
         starts = tmp / "looping-starts.log"
@@ -1134,6 +1172,7 @@ def main():
         wd.wait_text("[data-testid=server-status]", "error")
         wd.wait_text("[data-testid=server-error]", "refusing to start")
         wd.find("[data-testid=server-retry]")
+        wait_notification("looping stopped working")
         t = time.time()
         wd.click("[data-testid=server-enabled]")
         wd.wait_text("[data-testid=server-status]", "disabled", timeout=5)
@@ -1144,6 +1183,9 @@ def main():
         assert len(starts.read_text().split()) == seen, "it was started again after it was turned off"
         assert json.loads(config.read_text())["mcpServers"]["looping"]["disabled"] is True
         print(f"crash-looping server turned off in {took * 1000:.0f} ms; no start after")
+        shown = notifications_shown()
+        assert shown.count("looping stopped working") == 1, (seen, shown)
+        print(f"notified once for a server started {seen} times: {shown}")
 
         # config.json edited on disk: the window follows.
         wd.click("[data-testid=nav-servers]")
@@ -1179,6 +1221,7 @@ def main():
         wd.quit()
         driver.terminate()
         driver.wait(timeout=10)
+        dunst.terminate()
 
     # With the app stopped, `offload mcp` answers on its own.
     # WebKitWebDriver ends the app when the session is deleted; on a loaded machine that has

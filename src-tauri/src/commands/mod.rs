@@ -86,5 +86,6 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         clients::import_client_servers,
         settings::autostart,
         settings::set_autostart,
+        settings::set_notifications,
     ]
 }

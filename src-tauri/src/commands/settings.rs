@@ -1,4 +1,4 @@
-//! App settings: start at login.
+//! App settings: start at login, desktop notifications.
 
 use offload_engine::ErrorCode;
 use offload_engine::control::ControlError;
@@ -29,4 +29,14 @@ pub fn set_autostart<R: Runtime>(app: AppHandle<R>, enabled: bool) -> Result<boo
         launcher.disable().map_err(failed)?;
     }
     launcher.is_enabled().map_err(failed)
+}
+
+/// Turns desktop notifications on (one is shown at once to say so) or off.
+#[tauri::command]
+pub async fn set_notifications<R: Runtime>(
+    app: AppHandle<R>,
+    state: tauri::State<'_, crate::AppState>,
+    enabled: bool,
+) -> Result<(), ControlError> {
+    crate::notify::switch(&app, &state.engine, enabled).await
 }

@@ -152,6 +152,7 @@ export const backend = {
 
   autostart: () => invoke<boolean>("autostart"),
   setAutostart: (enabled: boolean) => invoke<boolean>("set_autostart", { enabled }),
+  setNotifications: (enabled: boolean) => invoke<void>("set_notifications", { enabled }),
 
   /** The native folder picker; null when the user cancels. */
   pickFolder: async (): Promise<string | null> => {

@@ -17,6 +17,7 @@ export const status = (over: Partial<Status> = {}): Status => ({
   clients: 0,
   servers: { total: 1, ready: 1, errors: 0, signIn: 0, disabled: 0 },
   configError: null,
+  notifications: false,
   ...over,
 });
 

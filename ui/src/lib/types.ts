@@ -5,7 +5,11 @@ export type Status = { paused: boolean, clients: number, servers: ServerCounts,
 /**
  * Why `config.json` is not in effect, when it does not parse.
  */
-configError: string | null, };
+configError: string | null, 
+/**
+ * Desktop notifications on (`notifications` in `config.json`).
+ */
+notifications: boolean, };
 
 export type ServingState = { 
 /**

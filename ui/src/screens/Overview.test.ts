@@ -34,6 +34,39 @@ describe("Overview", () => {
     expect(await screen.findByTestId("autostart")).toBeChecked();
   });
 
+  it("turns desktop notifications on and off, off by default, and shows a refusal", async () => {
+    let on = false;
+    const asked: boolean[] = [];
+    mockIPC(
+      (cmd, args: any) => {
+        if (cmd === "overview") return f.overview({ status: f.status({ notifications: on }) });
+        if (cmd === "autostart") return false;
+        if (cmd === "set_notifications") {
+          asked.push(args.enabled);
+          if (asked.length === 3) throw { code: "config_invalid", message: "config.json does not parse" };
+          on = args.enabled;
+        }
+      },
+    );
+    const { rerender } = render(Overview, { revision: 0 });
+    const box = await screen.findByTestId("notifications");
+    expect(box).not.toBeChecked();
+    await userEvent.click(box);
+    expect(box).toBeChecked();
+    expect(asked).toEqual([true]);
+    // The status (a reload) agrees.
+    await rerender({ revision: 1 });
+    await waitFor(() => expect(screen.getByTestId("notifications")).toBeChecked());
+    await userEvent.click(screen.getByTestId("notifications"));
+    expect(asked).toEqual([true, false]);
+    await rerender({ revision: 2 });
+    await waitFor(() => expect(screen.getByTestId("notifications")).not.toBeChecked());
+    // Refused: the box shows what is in effect, and why.
+    await userEvent.click(screen.getByTestId("notifications"));
+    expect(await screen.findByRole("alert")).toHaveTextContent("does not parse");
+    expect(screen.getByTestId("notifications")).not.toBeChecked();
+  });
+
   it("shows an error where the overview failed", async () => {
     mockIPC((cmd) => {
       if (cmd === "overview") throw { code: "internal", message: "engine gone" };

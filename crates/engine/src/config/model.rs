@@ -34,6 +34,9 @@ pub struct Config {
     /// URLs the file tools may fetch (`urls.allow`); none unless the user lists them.
     #[serde(default, skip_serializing_if = "UrlsConfig::is_default")]
     pub urls: UrlsConfig,
+    /// Desktop notifications from the app for what needs the user (off unless `true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notifications: Option<bool>,
     /// Keys Offload does not know, kept so that rewriting the file loses nothing.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

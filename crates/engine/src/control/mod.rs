@@ -8,6 +8,7 @@
 mod charts;
 mod clients;
 mod log;
+mod notices;
 mod offers;
 mod overview;
 mod preview;
@@ -29,6 +30,7 @@ pub use clients::{
     snippet,
 };
 pub use log::call_log;
+pub use notices::{Look, Notice, Notices, notifications, set_notifications};
 pub use offers::{OffersView, PromptView, ResourceView, server_log, server_offers};
 #[cfg(feature = "ts")]
 pub use overview::SessionTs;

@@ -19,6 +19,8 @@ pub struct Status {
     pub servers: ServerCounts,
     /// Why `config.json` is not in effect, when it does not parse.
     pub config_error: Option<String>,
+    /// Desktop notifications on (`notifications` in `config.json`).
+    pub notifications: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -117,6 +119,7 @@ pub fn status(engine: &Engine) -> Status {
         clients: engine.sessions.list().len(),
         servers,
         config_error: engine.config_error(),
+        notifications: super::notifications(engine),
     }
 }
 

@@ -55,9 +55,15 @@ pub async fn usable(engine: &Engine) -> (Vec<(String, Vec<Tool>)>, Vec<Held>) {
 /// How many tools are held now, counted as `usable` reports them (tools turned off are not),
 /// from the tools the running servers last listed: synchronous, never starts or asks a server.
 pub fn held_count(engine: &Engine) -> usize {
+    held_tools(engine).len()
+}
+
+/// The tools held for review, as (server, tool), from the tool lists already asked (nothing is
+/// started to find them).
+pub fn held_tools(engine: &Engine) -> Vec<(String, String)> {
     let config = engine.config();
     if !config.pin_tools.unwrap_or(true) {
-        return 0;
+        return Vec::new();
     }
     let none = ServerEntry::default();
     engine
@@ -66,14 +72,15 @@ pub fn held_count(engine: &Engine) -> usize {
         .iter()
         .filter(|s| !s.entry().disabled)
         .filter_map(|s| Some((s.name(), s.cached_tools()?)))
-        .map(|(name, tools)| {
+        .flat_map(|(name, tools)| {
             let input = input(name, config.server(name).unwrap_or(&none), &[]);
             tools
                 .iter()
                 .filter(|t| input.allows(&t.name) && engine.pins.is_held(name, t))
-                .count()
+                .map(|t| (name.to_owned(), t.name.to_string()))
+                .collect::<Vec<_>>()
         })
-        .sum()
+        .collect()
 }
 
 /// Why `tool` of `server` may not be called, in any mode: turned off by the user, or held

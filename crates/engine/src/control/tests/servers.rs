@@ -187,7 +187,18 @@ async fn turning_off_a_crash_looping_server_takes_effect_at_once() {
     looping["startTimeoutSecs"] = json!(2);
     t.write_servers(json!({"fx": TestContext::fixture(&[]), "loop": looping}));
     let engine = engine(&t);
+    // The desktop notification: said once when it fails, not on every retry.
+    let mut notices = crate::control::Notices::default();
+    assert!(
+        notices
+            .changes(&crate::control::Look::of(&engine))
+            .is_empty()
+    );
     assert!(server_tools(&engine, "loop").await.is_err());
+    let said = notices.changes(&crate::control::Look::of(&engine));
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(said[0].title, "loop stopped working");
+    assert!(said[0].body.contains("refusing to start"), "{said:?}");
     // Retried by itself (1 s, then 2 s later).
     let count = || {
         std::fs::read_to_string(&starts)
@@ -207,6 +218,12 @@ async fn turning_off_a_crash_looping_server_takes_effect_at_once() {
     let status = server.status();
     assert_eq!(status.status, ServerState::Error);
     assert!(status.error.unwrap().contains("refusing to start"));
+    assert!(
+        notices
+            .changes(&crate::control::Look::of(&engine))
+            .is_empty(),
+        "a retry that failed again is not news"
+    );
 
     let started = std::time::Instant::now();
     set_server_enabled(&engine, "loop", false).await.unwrap();
@@ -304,8 +321,15 @@ async fn held_tools_are_counted_without_asking_any_server() {
     pins["servers"]["a"]["echo"]["hash"] = json!("0000");
     // A later modification time than the save's, whatever the clock's granularity.
     std::thread::sleep(Duration::from_millis(50));
+    let mut notices = crate::control::Notices::default();
+    notices.changes(&crate::control::Look::of(&engine));
     std::fs::write(&path, serde_json::to_vec(&pins).unwrap()).unwrap();
     assert_eq!(crate::control::tools::held_count(&engine), 1);
+    let look = crate::control::Look::of(&engine);
+    assert_eq!(look.held, [("a".to_owned(), "echo".to_owned())]);
+    let said = notices.changes(&look);
+    assert_eq!(said.len(), 1);
+    assert_eq!(said[0].title, "a changed its tool echo");
     approve_tool(&engine, "a", Some("echo")).await.unwrap();
     assert_eq!(crate::control::tools::held_count(&engine), 0);
 }
@@ -432,4 +456,23 @@ async fn ended(starts: &std::path::Path, what: &str) {
         assert!(std::time::Instant::now() < deadline, "{what} still runs");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Desktop notifications are off until the switch writes `"notifications": true`; off removes it.
+#[tokio::test]
+async fn notifications_are_off_by_default_and_switched_in_the_file() {
+    let t = TestContext::new();
+    t.write_servers(json!({}));
+    let engine = engine(&t);
+    assert!(!crate::control::notifications(&engine));
+    crate::control::set_notifications(&engine, true)
+        .await
+        .unwrap();
+    assert_eq!(file(&t)["notifications"], json!(true));
+    assert!(crate::control::notifications(&engine));
+    crate::control::set_notifications(&engine, false)
+        .await
+        .unwrap();
+    assert!(file(&t).get("notifications").is_none());
+    assert!(!crate::control::notifications(&engine));
 }
