@@ -336,17 +336,32 @@ fn table_page(
     let Some(rows) = parse(page.content.as_deref().unwrap_or_default()) else {
         return Ok(None);
     };
+    // Paging is by lines (the index read_file keeps); where quoted values hold line breaks a
+    // row takes several, and the position is said in lines, with the rows it holds.
+    let lines = page.count.unwrap_or(rows.len() as u64);
+    let note = if lines != rows.len() as u64 {
+        let spread = format!(
+            "{} rows on these {lines} lines: some values hold line breaks, so the position counts lines",
+            rows.len()
+        );
+        Some(
+            page.note
+                .map_or(spread.clone(), |n| format!("{n} {spread}")),
+        )
+    } else {
+        page.note
+    };
     Ok(Some(Page {
         kind: "table".into(),
         text: None,
         columns: Some(columns),
-        count: rows.len() as u64,
+        count: lines,
         rows: Some(rows),
         image: None,
         offset,
         total: page.total.map(|t| t.saturating_sub(1)),
         next_offset: page.next_offset.map(|n| n.saturating_sub(1)),
         truncated: page.truncated,
-        note: page.note,
+        note,
     }))
 }

@@ -249,3 +249,30 @@ async fn json_lines_preview_as_a_table_of_records_and_other_lines_as_text() {
     assert_eq!(page.rows, None);
     assert_eq!(page.text.as_deref().unwrap(), "{\"id\":1}\n[1,2]\nnot json");
 }
+
+#[tokio::test]
+async fn a_table_whose_values_hold_line_breaks_says_its_position_in_lines() {
+    let t = TestContext::new();
+    t.write_config(json!({"roots": [t.root], "mcpServers": {}}));
+    let engine = engine(&t);
+    let path = t.root.join("notes.csv");
+    std::fs::write(&path, "id,text\n1,\"two\nlines\"\n2,plain\n").unwrap();
+    let page = content(&engine, path.to_str().unwrap(), 0, 10).unwrap();
+    assert_eq!(
+        page.rows.as_ref().unwrap(),
+        &[vec!["1", "two\nlines"], vec!["2", "plain"]]
+    );
+    assert_eq!((page.count, page.total), (3, Some(3)));
+    assert!(
+        page.note
+            .as_deref()
+            .unwrap()
+            .starts_with("2 rows on these 3 lines"),
+        "{:?}",
+        page.note
+    );
+    // One line per row: no note.
+    std::fs::write(&path, "id,text\n1,a\n2,b\n").unwrap();
+    let page = content(&engine, path.to_str().unwrap(), 0, 10).unwrap();
+    assert_eq!((page.count, page.note), (2, None));
+}
