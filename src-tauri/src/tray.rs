@@ -1,5 +1,6 @@
 //! The tray icon and its menu: status, connected clients, servers with enable toggles, tools
-//! held for review, pause, open the window, quit. The menu is rebuilt when what it shows changes.
+//! held for review, pause, notifications on or off, open the window, quit. The menu is rebuilt
+//! when what it shows changes.
 
 use offload_engine::Engine;
 use offload_engine::control::{self, Look, Status};

@@ -67,7 +67,8 @@ impl Notices {
         for (name, state, error) in &look.servers {
             match state {
                 ServerState::Error => {
-                    if self.down.insert(name.clone()) && !first {
+                    let news = self.down.insert(name.clone());
+                    if news && !first {
                         out.push(Notice {
                             title: format!("{name} stopped working"),
                             body: format!(
