@@ -32,7 +32,6 @@ async fn blocking<T: Send + 'static>(
 pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'static {
     tauri::generate_handler![
         overview::overview,
-        overview::activity,
         overview::status,
         overview::set_paused,
         servers::servers,

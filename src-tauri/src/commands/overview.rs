@@ -1,30 +1,19 @@
 //! The Overview screen and the pause switch.
 
-use offload_engine::control::{self, ActivitySeries, Overview, Span, Status};
+use offload_engine::control::{self, Overview, Span, Status};
 use tauri::State;
 
 use crate::AppState;
 
-/// Both read the whole audit log: off the main thread, where the window would wait for it.
-async fn off_main_thread<T: Send + 'static>(
-    state: State<'_, AppState>,
-    read: impl FnOnce(&offload_engine::Engine) -> T + Send + 'static,
-) -> Result<T, String> {
+/// The Overview with its chart over `span` (a day when not given): one reading of the audit
+/// log, off the main thread, where the window would wait for it.
+#[tauri::command]
+pub async fn overview(state: State<'_, AppState>, span: Option<Span>) -> Result<Overview, String> {
     let engine = state.engine.clone();
-    tokio::task::spawn_blocking(move || read(&engine))
+    let span = span.unwrap_or(Span::Day);
+    tokio::task::spawn_blocking(move || control::overview(&engine, span))
         .await
         .map_err(|e| e.to_string())
-}
-
-#[tauri::command]
-pub async fn overview(state: State<'_, AppState>) -> Result<Overview, String> {
-    off_main_thread(state, control::overview).await
-}
-
-/// The Overview's charts.
-#[tauri::command]
-pub async fn activity(state: State<'_, AppState>, span: Span) -> Result<ActivitySeries, String> {
-    off_main_thread(state, move |engine| control::activity(engine, span)).await
 }
 
 #[tauri::command]

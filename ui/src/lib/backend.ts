@@ -5,7 +5,6 @@ import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import { open, save } from "@tauri-apps/plugin-dialog";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import type {
-  ActivitySeries,
   BucketForm,
   UrlsView,
   CallView,
@@ -79,8 +78,7 @@ export function errorOf(e: unknown): ControlError {
 }
 
 export const backend = {
-  overview: () => invoke<Overview>("overview"),
-  activity: (span: Span) => invoke<ActivitySeries>("activity", { span }),
+  overview: (span: Span = "day") => invoke<Overview>("overview", { span }),
   status: () => invoke<Status>("status"),
   setPaused: (paused: boolean) => invoke<Status>("set_paused", { paused }),
 

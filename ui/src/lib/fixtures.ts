@@ -27,6 +27,7 @@ export const overview = (over: Partial<Overview> = {}): Overview => ({
   configPath: "/home/me/.config/offload/config.json",
   today: { calls: 12, errors: 1, bytesKept: 5 * 1024 * 1024, since: null },
   recorded: { calls: 40, errors: 2, bytesKept: 300 * 1024 * 1024, since: null },
+  activity: activity(),
   ...over,
 });
 

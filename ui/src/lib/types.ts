@@ -55,7 +55,11 @@ export type Overview = { status: Status, clients: Array<Session>, configPath: st
 /**
  * Everything in the audit log (it keeps about 40 MB of history).
  */
-recorded: Activity, };
+recorded: Activity, 
+/**
+ * The chart's series over the span asked for, from the same reading of the audit log.
+ */
+activity: ActivitySeries, };
 
 export type Session = { id: number, client: string, version: string, since: string, };
 

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::charts::{ActivitySeries, Span};
 use crate::Engine;
 use crate::events::{Event, EventKind};
 use crate::sessions::Session;
@@ -47,6 +48,8 @@ pub struct Overview {
     pub today: Activity,
     /// Everything in the audit log (it keeps about 40 MB of history).
     pub recorded: Activity,
+    /// The chart's series over the span asked for, from the same reading of the audit log.
+    pub activity: ActivitySeries,
 }
 
 /// `Session` as the window sees it (the engine's type stays free of TypeScript concerns).
@@ -123,7 +126,9 @@ pub fn status(engine: &Engine) -> Status {
     }
 }
 
-pub fn overview(engine: &Engine) -> Overview {
+/// The Overview: status, clients, today's and all recorded figures and the chart over `span`,
+/// the audit log read once for all of them.
+pub fn overview(engine: &Engine, span: Span) -> Overview {
     let midnight = Utc::now()
         .with_timezone(&chrono::Local)
         .date_naive()
@@ -132,10 +137,11 @@ pub fn overview(engine: &Engine) -> Overview {
         .map(|t| t.with_timezone(&Utc));
     let mut today = Activity::default();
     let mut recorded = Activity::default();
-    for event in engine.events.history(usize::MAX) {
-        recorded.add(&event);
+    let history = engine.events.history(usize::MAX);
+    for event in &history {
+        recorded.add(event);
         if midnight.is_some_and(|m| event.time >= m) {
-            today.add(&event);
+            today.add(event);
         }
     }
     Overview {
@@ -144,5 +150,6 @@ pub fn overview(engine: &Engine) -> Overview {
         config_path: engine.config_path().map(|p| p.display().to_string()),
         today,
         recorded,
+        activity: super::charts::series(&history, span, Utc::now()),
     }
 }

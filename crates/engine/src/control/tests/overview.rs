@@ -28,8 +28,15 @@ fn overview_counts_calls_and_bytes_kept_out_of_context() {
     engine
         .events
         .emit(event(EventKind::Store, 9_999, "upstream_tool_error"));
-    let o = overview(&engine);
+    let o = overview(&engine, crate::control::Span::Day);
     assert_eq!(o.today.calls, 4, "a $file reference is part of its call");
+    // The chart comes from the same reading: the same calls and bytes.
+    assert_eq!(o.activity.total.calls.iter().sum::<u64>(), 4);
+    assert_eq!(o.activity.total.errors.iter().sum::<u64>(), 1);
+    assert_eq!(
+        o.activity.total.bytes_kept.iter().sum::<u64>(),
+        o.today.bytes_kept
+    );
     assert_eq!(o.today.errors, 1);
     assert_eq!(o.today.bytes_kept, 1_000_000 + 20_000 + 3_000);
     assert_eq!(o.recorded, o.today);
@@ -138,7 +145,7 @@ async fn bytes_kept_out_of_context_is_what_was_stored_and_sent() {
     .await
     .unwrap();
     assert!(first >= 1_000_000 && second >= 500_000, "{first} {second}");
-    let o = overview(&engine);
+    let o = overview(&engine, crate::control::Span::Week);
     assert_eq!(o.today.bytes_kept, first + second + file);
     drop(client);
     let _ = served.await;
