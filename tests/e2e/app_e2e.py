@@ -388,18 +388,34 @@ def start_weed(tmp: Path):
     args = [str(weed), "mini", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
             "-s3.allowDeleteBucketNotEmpty=false", "-master.telemetry=false", "-admin.ui=false",
             "-bucket=e2e", f"-s3.port={s3}", f"-filer.port={filer}"]
+    # Its local sockets in its folder where it lets them be put there; the gRPC ones it always
+    # puts in /tmp (named by their ports) are removed when it ends (see stop_weed).
+    args += [f"-filer.localSocket={data / 'filer.sock'}", f"-s3.localSocket={data / 's3.sock'}"]
+    sockets = []
     for flag in ["master.port", "master.port.grpc", "volume.port", "volume.port.grpc",
                  "filer.port.grpc", "s3.port.grpc", "s3.port.iceberg", "s3.port.lance",
                  "webdav.port", "admin.port", "admin.port.grpc", "debug.port", "s3.debug.port"]:
-        args.append(f"-{flag}={free_port()}")
+        port = free_port()
+        if flag.endswith(".port.grpc"):
+            sockets.append(Path(f"/tmp/seaweedfs-{flag.removesuffix('.port.grpc')}-grpc-{port}.sock"))
+        args.append(f"-{flag}={port}")
     log = open(tmp / "weed.log", "wb")
+    # TMPDIR: its logs go in its own folder, not /tmp.
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=dict(
-        os.environ, AWS_ACCESS_KEY_ID=WEED_KEY, AWS_SECRET_ACCESS_KEY=WEED_SECRET))
+        os.environ, AWS_ACCESS_KEY_ID=WEED_KEY, AWS_SECRET_ACCESS_KEY=WEED_SECRET, TMPDIR=str(data)))
     deadline = time.time() + 60
     while b"ready to use" not in (tmp / "weed.log").read_bytes():
         assert proc.poll() is None and time.time() < deadline, (tmp / "weed.log").read_text()
         time.sleep(0.2)
+    proc.sockets = sockets
     return proc, f"http://127.0.0.1:{s3}", f"http://127.0.0.1:{filer}"
+
+
+def stop_weed(proc):
+    proc.terminate()
+    proc.wait(timeout=30)
+    for socket_file in proc.sockets:
+        socket_file.unlink(missing_ok=True)
 
 
 def start_oauth(tmp: Path):
@@ -683,8 +699,7 @@ def main():
             print("bucket added through the form; its keys read from the keychain by a client")
             wd.screenshot("directories-bucket.png")
         finally:
-            weed.terminate()
-            weed.wait(timeout=30)
+            stop_weed(weed)
 
         # Servers: add the fixture server through the editor, see its tools, toggle it.
         wd.click("[data-testid=nav-servers]")
@@ -863,7 +878,7 @@ def main():
                   "s.value = arguments[0]; s.dispatchEvent(new Event('change', {bubbles: true}));")
         wd.s("POST", "/execute/sync", {"script": choose, "args": ["bytesKept"]})
         wd.wait_text("[data-testid=activity-total]", f"Kept out of context: {human_bytes(expected)} in the last day")
-        series = wd.invoke("activity", {"span": "day"})
+        series = wd.invoke("overview", {"span": "day"})["activity"]
         assert sum(series["total"]["bytesKept"]) == expected, (series["total"], expected)
         wd.s("POST", "/execute/sync", {"script": "document.querySelector('[data-testid=activity-chart]')"
                                         ".scrollIntoView({block: 'center'})", "args": []})

@@ -74,7 +74,12 @@ impl Weed {
             "-admin.ui=false".into(),
             format!("-bucket={BUCKET}"),
             format!("-s3.port={s3}"),
+            // Its local sockets in `dir` where it lets them be put there.
+            format!("-filer.localSocket={}", dir.join("filer.sock").display()),
+            format!("-s3.localSocket={}", dir.join("s3.sock").display()),
         ];
+        // The gRPC sockets it always puts in /tmp, named by their ports: removed with `dir`.
+        let mut sockets = Vec::new();
         for flag in [
             "master.port",
             "master.port.grpc",
@@ -91,10 +96,14 @@ impl Weed {
             "debug.port",
             "s3.debug.port",
         ] {
-            args.push(format!("-{flag}={}", crate::free_port()));
+            let port = crate::free_port();
+            if let Some(service) = flag.strip_suffix(".port.grpc") {
+                sockets.push(format!("/tmp/seaweedfs-{service}-grpc-{port}.sock"));
+            }
+            args.push(format!("-{flag}={port}"));
         }
         let log = dir.join("weed.log");
-        let script = r#"dir="$1"; shift; "$@" >"$dir/weed.log" 2>&1 & w=$!; cat >/dev/null; kill $w; wait $w; rm -rf "$dir""#;
+        let script = r#"dir="$1"; shift; "$@" >"$dir/weed.log" 2>&1 & w=$!; cat >/dev/null; kill $w; wait $w; rm -rf "$dir" $WEED_SOCKETS"#;
         let guard = Command::new("sh")
             .arg("-c")
             .arg(script)
@@ -104,6 +113,9 @@ impl Weed {
             .args(&args)
             .env("AWS_ACCESS_KEY_ID", ACCESS_KEY)
             .env("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
+            // Its logs (glog) go in `dir`, removed with it, not in /tmp.
+            .env("TMPDIR", &dir)
+            .env("WEED_SOCKETS", sockets.join(" "))
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
