@@ -70,7 +70,12 @@ pub(crate) struct BlobReader {
 
 impl BlobReader {
     pub(crate) fn new(blob: Arc<dyn Blob>) -> Self {
-        Self { blob, pos: 0 }
+        Self::at(blob, 0)
+    }
+
+    /// Reading from `pos` on.
+    pub(crate) fn at(blob: Arc<dyn Blob>, pos: u64) -> Self {
+        Self { blob, pos }
     }
 }
 

@@ -13,6 +13,7 @@
 mod blob;
 mod error;
 mod jq;
+mod json_lines;
 mod opened;
 pub mod parquet;
 mod render;

@@ -21,6 +21,7 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::QueryError;
+use crate::json_lines;
 use crate::opened::{OnlyOpened, OpenedFiles};
 use crate::render::{self, OutFormat, RowsBuilder};
 use crate::yielding::CancelBetweenBatches;
@@ -80,7 +81,7 @@ impl Querier {
             cancel,
             progress,
         } = query;
-        let tables = tables(sources)?;
+        let tables = tables(sources, limits)?;
         self.runtime().block_on(async {
             let make = |schema: SchemaRef| RowsBuilder::new(&schema, limits.rows, limits.budget);
             let mut plan = Plan {
@@ -128,7 +129,7 @@ impl Querier {
             cancel,
             progress,
         } = query;
-        let tables = tables(sources)?;
+        let tables = tables(sources, limits)?;
         self.runtime().block_on(async {
             let plan = Plan {
                 infer_rows: usize::MAX,
@@ -183,11 +184,20 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
-fn tables(sources: Vec<Source>) -> Result<Vec<Table>, QueryError> {
+/// The sources as tables DataFusion reads: JSON tables as JSON lines (see [`json_lines`]),
+/// rows as a batch.
+fn tables(sources: Vec<Source>, limits: &Limits) -> Result<Vec<Table>, QueryError> {
     sources
         .into_iter()
         .map(|s| {
             let data = match s.data {
+                Data::File {
+                    file,
+                    format: Format::Json,
+                } => TableData::File(
+                    json_lines::to_lines(&file, &s.label, limits.spill_dir.as_deref())?,
+                    Format::Json,
+                ),
                 Data::File { file, format } => TableData::File(file, format),
                 Data::Rows(rows) => TableData::Batch(rows_batch(&rows).map_err(|e| {
                     QueryError::Source(format!("{} cannot be read as a table: {e}", s.label))
@@ -292,17 +302,18 @@ async fn context(
                 )
                 .await
             }
+            // A JSON table was rewritten as JSON lines by `tables`.
             Format::Json | Format::Jsonl => {
-                let (ext, lines) = match format {
-                    Format::Json => (".json", false),
-                    _ => (".jsonl", true),
+                let ext = if *format == Format::Json {
+                    ".json"
+                } else {
+                    ".jsonl"
                 };
                 ctx.register_json(
                     name,
                     &url,
                     JsonReadOptions::default()
                         .file_extension(ext)
-                        .newline_delimited(lines)
                         .schema_infer_max_records(infer_rows),
                 )
                 .await

@@ -456,3 +456,86 @@ fn a_long_join_reports_progress_and_cancels() {
     );
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
 }
+
+fn json_table(dir: &tempfile::TempDir, name: &str, text: &str) -> Source {
+    Source {
+        name: "data".into(),
+        label: name.into(),
+        data: Data::File {
+            file: file(dir, name, text),
+            format: Format::Json,
+        },
+    }
+}
+
+/// The JSON Offload stores big answers in: pretty-printed and compact arrays of any size (the
+/// compact one spans several of DataFusion's file ranges), and an object holding one list of
+/// objects (the Python SDK's `{"result": [...]}`), query like CSV does.
+#[test]
+fn json_arrays_pretty_compact_and_wrapped_query_like_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows: Vec<_> = (0..10)
+        .map(|i| json!({"id": i, "region": if i % 2 == 0 { "north" } else { "south" }, "amount": i * 10}))
+        .collect();
+    let pretty = serde_json::to_string_pretty(&rows).unwrap();
+    let a = ask(
+        vec![json_table(&dir, "pretty.json", &pretty)],
+        "SELECT region, COUNT(*) AS n, SUM(amount) AS total FROM data GROUP BY region ORDER BY region",
+        &dir,
+    )
+    .unwrap();
+    assert_eq!(
+        a.rows,
+        vec![
+            vec![json!("north"), json!(5), json!(200)],
+            vec![json!("south"), json!(5), json!(250)]
+        ]
+    );
+
+    let many: Vec<_> = (0..50_000)
+        .map(|i| json!({"id": i, "name": format!("user {i}"), "score": i % 7}))
+        .collect();
+    let compact = serde_json::to_string(&many).unwrap();
+    assert!(compact.len() > 2_000_000, "spans several file ranges");
+    let a = ask(
+        vec![json_table(&dir, "compact.json", &compact)],
+        "SELECT COUNT(*) AS n, SUM(score) AS s, MAX(name) AS last FROM data",
+        &dir,
+    )
+    .unwrap();
+    let sum: i64 = (0..50_000).map(|i| i % 7).sum();
+    assert_eq!(
+        a.rows,
+        vec![vec![json!(50_000), json!(sum), json!("user 9999")]]
+    );
+
+    let wrapped = serde_json::to_string_pretty(&json!({"result": &many[..3]})).unwrap();
+    let a = ask(
+        vec![json_table(&dir, "wrapped.json", &wrapped)],
+        "SELECT SUM(id) AS s FROM data",
+        &dir,
+    )
+    .unwrap();
+    assert_eq!(a.rows, vec![vec![json!(3)]]);
+
+    // An empty list is an empty table; what is not a table says why.
+    let e = ask(
+        vec![json_table(&dir, "scalars.json", "[1, 2, 3]")],
+        "SELECT * FROM data",
+        &dir,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("scalars.json cannot be read as a JSON array of objects: item 1 is not an object"),
+        "{e}"
+    );
+    let e = ask(
+        vec![json_table(&dir, "bad.json", "[{\"a\": 1}, {\"a\": ]")],
+        "SELECT * FROM data",
+        &dir,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("bad.json"), "{e}");
+}
