@@ -37,7 +37,9 @@ pub(crate) fn to_lines(
     .map_err(QueryError::Io)?;
     let mut out = BufWriter::with_capacity(BUF, tmp);
     copy_items(BlobReader::at(file.clone(), start), &mut out, whole).map_err(fail)?;
-    let tmp = out.into_inner().map_err(|e| QueryError::Io(e.into_error()))?;
+    let tmp = out
+        .into_inner()
+        .map_err(|e| QueryError::Io(e.into_error()))?;
     Ok(Arc::new(tmp))
 }
 
@@ -316,7 +318,9 @@ fn copy_items(mut input: impl Read, out: &mut impl Write, whole: bool) -> Result
         }
     }
     if !ended {
-        return Err(format!("the text ends inside the list (after item {items})"));
+        return Err(format!(
+            "the text ends inside the list (after item {items})"
+        ));
     }
     out.write_all(&line).map_err(io)?;
     out.flush().map_err(io)?;
@@ -382,6 +386,9 @@ mod tests {
         assert!(e.contains("not a list or an object"), "{e}");
         let e = lines("{\"a\": [{\"x\": 1}").unwrap_err();
         assert!(e.contains("ends inside the top-level object"), "{e}");
-        assert!(e.starts_with("t.json cannot be read as a JSON array of objects"), "{e}");
+        assert!(
+            e.starts_with("t.json cannot be read as a JSON array of objects"),
+            "{e}"
+        );
     }
 }

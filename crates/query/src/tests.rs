@@ -527,7 +527,9 @@ fn json_arrays_pretty_compact_and_wrapped_query_like_csv() {
     .unwrap_err()
     .to_string();
     assert!(
-        e.contains("scalars.json cannot be read as a JSON array of objects: item 1 is not an object"),
+        e.contains(
+            "scalars.json cannot be read as a JSON array of objects: item 1 is not an object"
+        ),
         "{e}"
     );
     let e = ask(

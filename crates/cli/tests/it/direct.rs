@@ -199,6 +199,16 @@ async fn a_changed_definition_is_held_until_approved_and_clients_are_told() {
     )
     .await;
     assert_eq!(error_code(&r), "tool_changed", "{}", text(&r));
+    // Called by the name it was listed under, the model is told the same (not "unknown tool"),
+    // so it knows to ask the user.
+    let params = rmcp::model::CallToolRequestParams::new("fx__echo")
+        .with_arguments(json!({"text": "x"}).as_object().unwrap().clone());
+    let r = client
+        .call_tool(params)
+        .await
+        .expect("a held tool answers with a tool error, not a protocol error");
+    assert_eq!(error_code(&r), "tool_changed", "{}", text(&r));
+    assert!(text(&r).contains("tell the user"), "{}", text(&r));
 
     // `offload tools list` shows it held, with what changed; `approve` releases it.
     let offload = |args: &[&str]| ctx.run_offload(args);

@@ -46,25 +46,26 @@ impl Payload {
 
     /// Structured content. An object whose only field is a string holding a JSON object or
     /// list — the Python SDK's `{"result": "<json>"}` for tools that return `str`,
-    /// server-filesystem's `{"content": "<json>"}` — is that JSON.
+    /// server-filesystem's `{"content": "<json>"}` — is that JSON; one holding a Python
+    /// literal list of dicts (`{"result": "[{'id': 1}]"}`) is those rows.
     pub fn from_structured(value: Value) -> Self {
         let Value::Object(map) = value else {
             return Payload::Json(value);
         };
-        let wrapped = match map.values().next() {
-            Some(Value::String(text)) if map.len() == 1 => {
-                matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'['))
-                    .then(|| stream::scan(text).ok())
-                    .flatten()
-            }
-            _ => None,
+        let wraps = map.len() == 1
+            && matches!(map.values().next(), Some(Value::String(text))
+                if matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'[' | b'(')));
+        if !wraps {
+            return Payload::Json(Value::Object(map));
+        }
+        let Some((key, Value::String(text))) = map.into_iter().next() else {
+            unreachable!("checked above: one string field");
         };
-        match wrapped {
-            Some(shape) => match map.into_iter().next() {
-                Some((_, Value::String(text))) => Payload::JsonText { text, shape },
-                _ => unreachable!("checked above: one string field"),
-            },
-            None => Payload::Json(Value::Object(map)),
+        match Payload::from_text(text) {
+            Payload::Text(text) => Payload::Json(Value::Object(
+                std::iter::once((key, Value::String(text))).collect(),
+            )),
+            inner => inner,
         }
     }
 

@@ -117,6 +117,29 @@ pub fn refusal(engine: &Engine, server: &str, tool: &Tool) -> Option<ToolError> 
     None
 }
 
+/// Why a call of `name`, the name an upstream tool would have in direct mode, is refused
+/// when that tool is held for review (`tool_changed`: the model must ask the user). `None`
+/// when no held tool goes by that name; a tool the user turned off stays unknown.
+pub fn refusal_by_name(engine: &Engine, name: &str) -> Option<ToolError> {
+    let config = engine.config();
+    if !config.pin_tools.unwrap_or(true) {
+        return None;
+    }
+    let none = ServerEntry::default();
+    engine.pool.servers().iter().find_map(|server| {
+        let entry = config.server(server.name()).unwrap_or(&none);
+        let tools = server.cached_tools()?;
+        let tool = tools.iter().find(|t| {
+            let wanted = super::names::exposed(server.name(), &t.name, &entry.tool_prefix());
+            wanted == name || super::names::hashed(&wanted, server.name(), &t.name) == name
+        })?;
+        let allowed = input(server.name(), entry, &[]).allows(&tool.name);
+        (allowed && engine.pins.is_held(server.name(), tool))
+            .then(|| refusal(engine, server.name(), tool))
+            .flatten()
+    })
+}
+
 fn input<'a>(name: &'a str, entry: &'a ServerEntry, tools: &'a [Tool]) -> ServerInput<'a> {
     ServerInput {
         name,
@@ -125,6 +148,7 @@ fn input<'a>(name: &'a str, entry: &'a ServerEntry, tools: &'a [Tool]) -> Server
         prefix: entry.tool_prefix(),
         disabled_tools: &entry.disabled_tools,
         enabled_tools: entry.enabled_tools.as_deref(),
+        expected: &[],
     }
 }
 
@@ -137,9 +161,31 @@ pub async fn exposure(engine: &Engine, expose: Option<Expose>, own: &[Tool]) -> 
     }
     let (servers, _) = usable(engine).await;
     let none = ServerEntry::default();
+    // Servers still starting: the tools they listed last time.
+    let expected: Vec<Vec<String>> = servers
+        .iter()
+        .map(|(name, tools)| {
+            let starting = tools.is_empty()
+                && engine.pool.get(name).is_ok_and(|s| {
+                    matches!(
+                        s.status().status,
+                        crate::upstream::ServerState::Starting | crate::upstream::ServerState::Idle
+                    )
+                });
+            if starting {
+                engine.pins.pinned_names(name)
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
     let inputs: Vec<ServerInput<'_>> = servers
         .iter()
-        .map(|(name, tools)| input(name, config.server(name).unwrap_or(&none), tools))
+        .zip(&expected)
+        .map(|((name, tools), expected)| ServerInput {
+            expected,
+            ..input(name, config.server(name).unwrap_or(&none), tools)
+        })
         .collect();
     // Upstream tools never take the name of one of Offload's (discovery tools included: they
     // are listed again when some tools stay behind call_tool).

@@ -59,6 +59,9 @@ pub struct ServerInput<'a> {
     pub prefix: Prefix,
     pub disabled_tools: &'a [String],
     pub enabled_tools: Option<&'a [String]>,
+    /// While it starts (no tools listed yet): the tools it listed last time (from the pins),
+    /// so that `auto` decides from what is known rather than from who started first.
+    pub expected: &'a [String],
 }
 
 impl ServerInput<'_> {
@@ -115,21 +118,41 @@ pub fn decide(
                 .map(move |t| (s, t))
         })
         .collect();
+    // Servers still starting count with the tools they listed last time.
+    let starting: Vec<&ServerInput<'_>> = servers
+        .iter()
+        .filter(|s| s.expose && s.tools.is_empty() && !s.expected.is_empty())
+        .collect();
+    let expected: usize = starting
+        .iter()
+        .map(|s| s.expected.iter().filter(|t| s.allows(t)).count())
+        .sum();
+    let count = candidates.len() + expected;
+    let known = if starting.is_empty() {
+        format!("{count} upstream tools")
+    } else {
+        format!(
+            "{count} upstream tools ({expected} of them on {}, still starting, as they were last time)",
+            starting
+                .iter()
+                .map(|s| s.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
     let (mode, why) = match expose {
         Expose::Direct => (Mode::Direct, "direct (configured)".to_owned()),
         Expose::Meta => (Mode::Meta, "meta (configured)".to_owned()),
-        Expose::Auto if candidates.len() <= direct_limit => (
+        Expose::Auto if count <= direct_limit => (
             Mode::Direct,
             format!(
-                "auto: {} upstream tools, at most {direct_limit} (\"directLimit\"), so each is listed as a tool",
-                candidates.len()
+                "auto: {known}, at most {direct_limit} (\"directLimit\"), so each is listed as a tool"
             ),
         ),
         Expose::Auto => (
             Mode::Meta,
             format!(
-                "auto: {} upstream tools, more than {direct_limit} (\"directLimit\"), so they are found with list_available_tools",
-                candidates.len()
+                "auto: {known}, more than {direct_limit} (\"directLimit\"), so they are found with list_available_tools"
             ),
         ),
     };
@@ -200,6 +223,7 @@ mod tests {
             prefix,
             disabled_tools: &[],
             enabled_tools: None,
+            expected: &[],
         }
     }
 
@@ -216,6 +240,31 @@ mod tests {
         assert_eq!(e.mode, Mode::Meta);
         assert!(e.tools.is_empty());
         assert_eq!(decide(Expose::Direct, 1, &servers, &[]).tools.len(), 2);
+    }
+
+    /// A server still starting counts with the tools it listed last time, so the mode does
+    /// not flip when it is ready (its turned-off tools do not count).
+    #[test]
+    fn auto_counts_servers_still_starting_as_they_were() {
+        let a = tools(&["one", "two"]);
+        let before = ["x".to_owned(), "y".to_owned(), "off".to_owned()];
+        let off = ["off".to_owned()];
+        let mut slow = input("slow", &[], Prefix::Server);
+        slow.expected = &before;
+        slow.disabled_tools = &off;
+        let servers = [input("a", &a, Prefix::Server), slow];
+        let e = decide(Expose::Auto, 3, &servers, &[]);
+        assert_eq!(e.mode, Mode::Meta, "{}", e.why);
+        assert!(
+            e.why
+                .contains("4 upstream tools (2 of them on slow, still starting"),
+            "{}",
+            e.why
+        );
+        let e = decide(Expose::Auto, 4, &servers, &[]);
+        assert_eq!(e.mode, Mode::Direct);
+        // Only what is listed is exposed.
+        assert_eq!(e.tools.len(), 2);
     }
 
     #[test]

@@ -9,7 +9,9 @@ pub mod names;
 pub mod pins;
 pub mod routes;
 
-pub use available::{exposure, held_count, held_tools, needs_tasks, refusal, usable};
+pub use available::{
+    exposure, held_count, held_tools, needs_tasks, refusal, refusal_by_name, usable,
+};
 pub use exposure::{Expose, Exposed, Exposure, Mode, ServerInput, decide};
 pub use names::Prefix;
 pub use pins::{Held, Pins};

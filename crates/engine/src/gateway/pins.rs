@@ -134,6 +134,16 @@ impl Pins {
         (allowed, held)
     }
 
+    /// The names of the tools pinned for `server` (what it listed before: known before it
+    /// has started this time).
+    pub fn pinned_names(&self, server: &str) -> Vec<String> {
+        self.load()
+            .servers
+            .get(server)
+            .map(|pinned| pinned.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// Whether `tool` of `server` is held (without pinning anything: a server not pinned yet
     /// holds nothing).
     pub fn is_held(&self, server: &str, tool: &Tool) -> bool {

@@ -206,6 +206,21 @@ pub async fn list_available_tools(
             None => line,
         });
     }
+    let starting: Vec<&str> = servers
+        .iter()
+        .filter(|s| s.status == "starting" || s.status == "idle")
+        .map(|s| s.name.as_str())
+        .collect();
+    if !starting.is_empty() {
+        let line = format!(
+            "still starting, so their tools are not listed yet (ask again in a few seconds): {}",
+            starting.join(", ")
+        );
+        note = Some(match note {
+            Some(n) => format!("{n}; {line}"),
+            None => line,
+        });
+    }
     let mut text = render_list(&tools, &servers, p.query.as_deref(), note.as_deref());
     if tools.is_empty() && p.query.is_some() {
         // Nothing matched: every tool name by server, compactly, so the model can pick one.

@@ -33,6 +33,34 @@ pub(crate) struct MissingCapability(pub Arc<std::sync::Mutex<Option<McpError>>>)
 pub(crate) struct Asking(pub crate::rounds::Asks);
 
 impl OffloadServer {
+    /// The upstream tool listed under `name`. A name not listed now may belong to a server
+    /// still starting (its tools are not listed yet): those servers are waited for, each up to
+    /// its start timeout, and the name looked up once more. Only unknown names wait.
+    async fn direct_tool(&self, name: &str) -> Option<crate::gateway::Exposed> {
+        if let Some(found) = self.exposure().await.find(name) {
+            return Some(found.clone());
+        }
+        let starting: Vec<_> = self
+            .engine
+            .pool
+            .servers()
+            .iter()
+            .filter(|s| !s.entry().disabled && s.cached_tools().is_none())
+            .filter(|s| {
+                matches!(
+                    s.status().status,
+                    crate::upstream::ServerState::Starting | crate::upstream::ServerState::Idle
+                )
+            })
+            .cloned()
+            .collect();
+        if starting.is_empty() {
+            return None;
+        }
+        futures::future::join_all(starting.iter().map(|s| s.tools())).await;
+        self.exposure().await.find(name).cloned()
+    }
+
     pub(super) async fn serve_call(
         &self,
         request: CallToolRequestParams,
@@ -48,7 +76,7 @@ impl OffloadServer {
         let direct_tool = if self.tools.iter().any(|t| t.name == request.name) {
             None
         } else {
-            self.exposure().await.find(&request.name).cloned()
+            self.direct_tool(&request.name).await
         };
         let denied = scopes::refusal(
             &context.extensions,
@@ -99,6 +127,11 @@ impl OffloadServer {
                 event.server = Some(exposed.server.clone());
                 event.upstream_tool = Some(exposed.tool.name.to_string());
                 direct::call(engine, &exposed, args, &context).await
+            }
+            // An upstream tool held for review or turned off, called by its direct name: the
+            // model is told why (`tool_changed`: ask the user), not "unknown tool".
+            other if let Some(refused) = crate::gateway::refusal_by_name(engine, other) => {
+                answer::error(&refused)
             }
             other => {
                 return Err(McpError::invalid_params(

@@ -167,6 +167,36 @@ mod tests {
         );
     }
 
+    /// The Python SDK wraps a tool's `str` answer as `{"result": "..."}`; a server answering
+    /// `str(rows)` puts a Python literal there. It is the rows, not the wrapper.
+    #[test]
+    fn python_literal_rows_inside_the_sdk_wrapper_are_the_rows() {
+        let mut r = CallToolResult::success(vec![ContentBlock::text(
+            "[{'id': 0, 'name': 'Ann', 'ok': True, 'note': None}, {'id': 1, 'name': \"O'Neil\", 'ok': False, 'note': 'x'}]",
+        )]);
+        r.structured_content = Some(json!({"result": r.content[0].as_text().unwrap().text}));
+        assert_eq!(
+            extract(r, name).unwrap().0,
+            Payload::Json(json!([
+                {"id": 0, "name": "Ann", "ok": true, "note": null},
+                {"id": 1, "name": "O'Neil", "ok": false, "note": "x"}
+            ]))
+        );
+        // A wrapper around text that is neither stays the wrapper.
+        let mut r = CallToolResult::success(vec![]);
+        r.structured_content = Some(json!({"result": "[not a literal"}));
+        assert_eq!(
+            extract(r, name).unwrap().0,
+            Payload::Json(json!({"result": "[not a literal"}))
+        );
+        let mut r = CallToolResult::success(vec![]);
+        r.structured_content = Some(json!({"result": "[{\"a\": 1}]"}));
+        assert!(matches!(
+            extract(r, name).unwrap().0,
+            Payload::JsonText { .. }
+        ));
+    }
+
     #[test]
     fn binaries_become_files_referenced_by_name() {
         let png = base64::engine::general_purpose::STANDARD.encode(b"\x89PNG fake");

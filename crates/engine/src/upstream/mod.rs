@@ -120,6 +120,9 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
+/// How long listing tools waits for a server that has not listed its tools yet.
+pub const LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The result of asking one server for its tools.
 pub struct ServerTools {
     pub status: ServerStatus,
@@ -308,7 +311,11 @@ impl Pool {
     }
 
     /// Asks every listed server for its tools in parallel (disabled ones are reported, not
-    /// started). Each answer is bounded by that server's timeout.
+    /// started). A server that has not answered within [`LIST_WAIT`] of the first listing that
+    /// asked it (starting, or slow to list) is reported as it is, without tools: its start
+    /// and listing go on in the background, and the pool's change signal tells when its
+    /// tools are known. So the first listings give fast servers a moment to start, and none
+    /// waits longer than that for a slow or hung server.
     pub async fn list_tools(&self, only: Option<&str>) -> Vec<ServerTools> {
         let servers = self.servers();
         let selected = servers
@@ -321,12 +328,22 @@ impl Pool {
                     tools: Arc::default(),
                 };
             }
-            match server.tools().await {
-                Ok(tools) => ServerTools {
+            if let Some(tools) = server.cached_tools() {
+                return ServerTools {
+                    status: server.status(),
+                    tools,
+                };
+            }
+            let listing = tokio::spawn({
+                let server = server.clone();
+                async move { server.tools().await }
+            });
+            match tokio::time::timeout(server.listing_wait(), listing).await {
+                Ok(Ok(Ok(tools))) => ServerTools {
                     status: server.status(),
                     tools,
                 },
-                Err(e) => {
+                Ok(Ok(Err(e))) => {
                     let mut status = server.status();
                     status.status = ServerState::Error;
                     status.error = Some(e.to_string());
@@ -335,6 +352,11 @@ impl Pool {
                         tools: Arc::default(),
                     }
                 }
+                // Still starting or listing (or the task failed): as it is now.
+                Ok(Err(_)) | Err(_) => ServerTools {
+                    status: server.status(),
+                    tools: Arc::default(),
+                },
             }
         });
         futures::future::join_all(asks).await

@@ -41,6 +41,9 @@ pub struct Upstream {
     /// While it needs a sign-in: the keychain entry last tried, so that it is started again
     /// (by a call, a listing, the app) only once the sign-in changed, not on every request.
     pub(super) sign_in_tried: std::sync::Mutex<Option<u64>>,
+    /// When a listing of its tools first found none known (it was starting, or listing):
+    /// listings wait for it until [`super::LIST_WAIT`] after that, then no more.
+    listing_since: std::sync::Mutex<Option<std::time::Instant>>,
     /// Itself, for the background starter (which must not keep a removed server alive).
     me: Weak<Upstream>,
 }
@@ -117,12 +120,26 @@ impl Upstream {
             links: std::sync::Mutex::default(),
             auth_watch: Arc::default(),
             sign_in_tried: std::sync::Mutex::default(),
+            listing_since: std::sync::Mutex::default(),
             me: me.clone(),
         })
     }
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// How long a listing may still wait for this server's tools: [`super::LIST_WAIT`] from
+    /// the first listing that found them unknown, so only the first listings after a start
+    /// wait, and never more than that.
+    pub(super) fn listing_wait(&self) -> Duration {
+        let mut since = self.listing_since.lock().unwrap_or_else(|p| p.into_inner());
+        let since = *since.get_or_insert_with(std::time::Instant::now);
+        super::LIST_WAIT.saturating_sub(since.elapsed())
+    }
+
+    fn listing_done(&self) {
+        *self.listing_since.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     pub fn entry(&self) -> &ServerEntry {
@@ -407,6 +424,7 @@ impl Upstream {
             }
         };
         conn.tools.store(generation, tools.clone());
+        self.listing_done();
         self.ctx.bump();
         self.life.with_health(|h| h.tool_count = Some(tools.len()));
         Ok(tools)
@@ -447,6 +465,7 @@ impl Upstream {
     /// Closes the connection and terminates the server's process group; ends a start under
     /// way and any scheduled retry at once. The next use starts the server again.
     pub async fn stop(&self) {
+        self.listing_done();
         if let Some(conn) = self.life.stop() {
             let group = conn.process_group;
             if let Ok(mut conn) = Arc::try_unwrap(conn) {
