@@ -13,6 +13,7 @@ mod gateway;
 mod http_load;
 mod latency;
 mod load;
+mod modes;
 mod offload;
 mod peer;
 mod query;
@@ -34,6 +35,12 @@ enum Bench {
     /// call_tool → fixture echo through `offload mcp`, beside the same call made directly to the
     /// fixture; and list_available_tools over two servers, beside listing both directly.
     Latency {
+        /// Measured calls per side (after warm-up).
+        #[arg(long, default_value_t = 2000)]
+        calls: usize,
+    },
+    /// call_tool in the default mode (auto) beside meta, and a direct tool's call, alternating.
+    Modes {
         /// Measured calls per side (after warm-up).
         #[arg(long, default_value_t = 2000)]
         calls: usize,
@@ -124,6 +131,7 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().bench {
         Bench::Latency { calls } => latency::run(calls).await,
         Bench::Gateway { calls } => gateway::run(calls).await,
+        Bench::Modes { calls } => modes::run(calls).await,
         Bench::App { calls } => app::run(calls).await,
         Bench::Store => store::run().await,
         Bench::FileContent { gigabytes } => file_content::run(gigabytes).await,

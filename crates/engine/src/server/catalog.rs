@@ -28,38 +28,42 @@ pub fn tools() -> Vec<Tool> {
         tool(
             LIST_ALLOWED_DIRECTORIES,
             "List allowed directories",
-            "The directories Offload may read and write (the user chooses them), and the default \
-             one where answers are stored and relative paths resolve. Example: {}",
+            "The directories Offload may use (the user chooses them) and the default one, where \
+             answers are stored and relative paths resolve.",
             schema_for_type::<params::ListAllowedDirectories>(),
-            Some(with_error::<discovery::AllowedDirectories>()),
+            Some(with_error::<discovery::AllowedDirectories>(&[
+                "directories",
+                "default_directory",
+            ])),
             reads(/* contacts upstreams: */ false),
         ),
         tool(
             LIST_AVAILABLE_TOOLS,
             "Find upstream tools",
-            "Find upstream tools and see each server's status. Describe what you need in `query` \
-             (\"remember a fact\", \"git history\") rather than reading every tool. Then call one \
-             with call_tool. Example: {\"query\": \"weather forecast\"}",
+            "Find upstream tools by what you need (query: \"git history\") and see each \
+             server's status; then call one with call_tool.",
             schema_for_type::<params::ListAvailableTools>(),
-            Some(with_error::<discovery::AvailableTools>()),
+            Some(with_error::<discovery::AvailableTools>(&[
+                "tools", "servers", "note",
+            ])),
             reads(/* contacts upstreams: */ true),
         ),
         tool(
             LIST_TOOL_DETAILS,
             "Show one upstream tool",
-            "One upstream tool's full definition (input and output schema, annotations); use it \
-             when unsure of the arguments. Example: {\"server\": \"github\", \"tool_name\": \"search_issues\"}",
+            "An upstream tool's whole definition, to check its arguments.",
             schema_for_type::<params::ListToolDetails>(),
-            Some(with_error::<discovery::ToolDetails>()),
+            Some(with_error::<discovery::ToolDetails>(&[
+                "inputSchema",
+                "outputSchema",
+            ])),
             reads(/* contacts upstreams: */ true),
         ),
         tool(
             CALL_TOOL,
             "Call an upstream tool",
-            "Call an upstream tool and get its result. An answer over the inline budget (100 KB) is \
-             stored as a file and you get a link and summary; for answers likely to be big, use \
-             call_tool_and_store. Example: {\"server\": \"weather\", \"tool_name\": \"forecast\", \
-             \"tool_args\": {\"city\": \"Oslo\"}}",
+            "Call an upstream tool. An answer over the inline budget is stored as a file: you get \
+             its path and a summary.",
             schema_for_type::<params::CallTool>(),
             None,
             // It calls whatever the upstream tool does, which may change or delete things.
@@ -69,12 +73,12 @@ pub fn tools() -> Vec<Tool> {
             CALL_TOOL_AND_STORE,
             "Call an upstream tool and store its answer in a file",
             "Call an upstream tool and write its answer to a file instead of your context: you \
-             get a link and a short summary (rows and typed columns for tables). Use csv or md for \
-             tables, json to keep everything; read the file later with get_file_schema or \
-             read_file. Example: {\"server\": \"github\", \"tool_name\": \"search_issues\", \
-             \"tool_args\": {\"q\": \"is:open\"}, \"file_format\": \"csv\"}",
+             get the path and a summary (typed columns for tables); ask the file questions with \
+             query_file.",
             schema_for_type::<params::CallToolAndStore>(),
-            Some(with_error::<store::StoredAnswer>()),
+            Some(with_error::<store::StoredAnswer>(&[
+                "uri", "path", "bytes", "summary",
+            ])),
             // Calls the upstream tool (which may change things) and creates a file; it never
             // replaces an existing file.
             calls_upstream(),
@@ -83,9 +87,9 @@ pub fn tools() -> Vec<Tool> {
             CALL_TOOL_WITH_FILE_CONTENT,
             "Call an upstream tool with a file's data as arguments",
             "Pass a file's data (CSV, TSV, JSON, JSONL, YAML, XML, Excel, text) to an upstream \
-             tool without it passing through you, e.g. to insert a CSV into a database. For big \
-             lists set batch_size: one call per batch. Example: \
-             {\"server\": \"db\", \"tool_name\": \"insert_rows\", \"file_path\": \"users.csv\", \
+             tool without it passing through you (description, storage_path, filename, \
+             response_format: store the answer). Example: \
+             {\"server\": \"db\", \"tool_name\": \"insert\", \"file_path\": \"a.csv\", \
              \"data_key\": \"rows\", \"batch_size\": 5000}",
             schema_for_type::<params::CallToolWithFileContent>(),
             None,
@@ -95,42 +99,62 @@ pub fn tools() -> Vec<Tool> {
         tool(
             GET_FILE_SCHEMA,
             "Show a file's structure",
-            "A file's structure without its content, fast on many-GB files: CSV columns with \
-             types, exact row count and samples; JSON/YAML/XML shape; sheets; PDF pages; image \
-             size. Use it first on data files. Example: {\"path\": \"exports/users.csv\"}",
+            "A file's structure, fast on many-GB files: CSV columns, types, exact row count, \
+             samples; JSON/YAML/XML shape; sheets; PDF pages; images. Use it first.",
             schema_for_type::<params::GetFileSchema>(),
-            Some(with_error::<files::Schema>()),
+            Some(with_error::<files::Schema>(&[
+                "path",
+                "format",
+                "size",
+                "row_count",
+                "columns",
+            ])),
             reads_files(),
         ),
         tool(
             SUMMARIZE_FILE,
             "Summarize a file",
-            "A file's first lines, last 5 lines, exact line count, size and encoding. Cheap on \
-             any size. Example: {\"path\": \"logs/server.log\"}",
+            "A file's first and last lines, exact line count, size and encoding; cheap at any \
+             size.",
             schema_for_type::<params::SummarizeFile>(),
-            Some(with_error::<files::Summary>()),
+            Some(with_error::<files::Summary>(&[
+                "path",
+                "size",
+                "line_count",
+                "head",
+                "tail",
+            ])),
             reads_files(),
         ),
         tool(
             READ_FILE,
             "Read part of a file",
-            "Read part of a file exactly: text lines from offset (negative: the last lines), sheet \
-             rows (range A1:D100), PDF pages as markdown, images as images. Answers fit a \
-             budget, say how to go on. Example: {\"path\": \"log.txt\", \"offset\": 5000, \
-             \"length\": 100}",
+            "Read part of a file exactly: lines from offset, sheet rows or a range, PDF pages as \
+             Markdown, images. An answer fits a budget and says how to go on.",
             schema_for_type::<params::ReadFile>(),
-            Some(with_error::<files::ReadAnswer>()),
+            Some(with_error::<files::ReadAnswer>(&[
+                "path",
+                "content",
+                "rows",
+                "next_offset",
+                "truncated",
+            ])),
             reads_files(),
         ),
         tool(
             QUERY_FILE,
             "Query a data file",
-            "Ask a data file a question without reading it: SQL over CSV, TSV, JSON, JSONL, \
-             Parquet or a sheet, or jq over JSON/YAML; only the result comes back. Example: \
-             {\"path\": \"sales.csv\", \"sql\": \"SELECT region, SUM(amount) FROM data GROUP \
-             BY region\"}",
+            "SQL (or jq) over a CSV, TSV, JSON, JSONL or Parquet file or a sheet, without reading \
+             it; only the result comes back. Example: {\"path\": \
+             \"sales.csv\", \"sql\": \"SELECT region, SUM(amount) FROM data GROUP BY region\"}",
             schema_for_type::<params::QueryFile>(),
-            Some(with_error::<query::QueryAnswer>()),
+            Some(with_error::<query::QueryAnswer>(&[
+                "columns",
+                "rows",
+                "results",
+                "row_count",
+                "truncated",
+            ])),
             // Reads; storing a result creates a new file and never replaces one.
             ToolAnnotations::new()
                 .read_only(false)
@@ -141,12 +165,11 @@ pub fn tools() -> Vec<Tool> {
     ]
 }
 
-/// A tool that only reads; `open_world` when it asks upstream servers.
+/// A tool that only reads; `open_world` when it asks upstream servers. (MCP gives the
+/// destructive and idempotent hints meaning only for tools that do not only read.)
 fn reads(open_world: bool) -> ToolAnnotations {
     ToolAnnotations::new()
         .read_only(true)
-        .destructive(false)
-        .idempotent(true)
         .open_world(open_world)
 }
 
@@ -176,21 +199,28 @@ fn tool(
     let mut t = Tool::new(name, description, compact_input(input));
     t.title = Some(title.to_owned());
     t.output_schema = output;
-    let mut annotations = annotations;
-    annotations.title = Some(title.to_owned());
     t.annotations = Some(annotations);
     t
 }
 
 /// The output schema of `T`, kept small (a model pays for every byte of it on every turn):
-/// the top-level fields with their JSON types only — names tell a model what comes back, and
-/// the descriptions live in the tool's description. No field is required, so an error answer
-/// (`{"error": {code, message}}`, also listed) validates too.
-fn with_error<T: JsonSchema + std::any::Any>() -> Arc<JsonObject> {
+/// the top-level fields named in `fields` (those a caller most often reads; the others are
+/// allowed, as the schema does not close the object) with their JSON types only — names tell
+/// a model what comes back, the rest is said in the answers. No field is required, so an
+/// error answer (`{"error": {code, message}}`, also listed) validates too.
+fn with_error<T: JsonSchema + std::any::Any>(fields: &[&str]) -> Arc<JsonObject> {
     let full = schema_for_output::<T>();
     let defs = full.get("$defs").cloned().unwrap_or(Value::Null);
-    let mut properties = serde_json::Map::new();
-    collect_properties(&Value::Object((*full).clone()), &defs, &mut properties);
+    let mut all = serde_json::Map::new();
+    collect_properties(&Value::Object((*full).clone()), &defs, &mut all);
+    let mut properties: serde_json::Map<String, Value> = fields
+        .iter()
+        .map(|f| {
+            let found = all.get(*f).cloned();
+            debug_assert!(found.is_some(), "{f} is not a field of the output");
+            ((*f).to_owned(), found.unwrap_or_else(|| json!({})))
+        })
+        .collect();
     properties.insert("error".into(), json!({"type": "object"}));
     let mut root = serde_json::Map::new();
     root.insert("type".into(), json!("object"));
@@ -236,6 +266,8 @@ fn compact_input(schema: Arc<JsonObject>) -> Arc<JsonObject> {
     let mut schema = (*schema).clone();
     schema.remove("$schema");
     schema.remove("title");
+    // Unknown arguments are refused all the same (-32602, naming the known ones).
+    schema.remove("additionalProperties");
     let required: Vec<Value> = schema
         .get("required")
         .and_then(Value::as_array)
@@ -252,8 +284,13 @@ fn compact_input(schema: Arc<JsonObject>) -> Arc<JsonObject> {
                     p.insert("type".into(), kept[0].clone());
                 }
             }
-            if p.get("default") == Some(&Value::Null) {
-                p.remove("default");
+            // Defaults worth knowing are in the descriptions.
+            p.remove("default");
+            if p.get("minimum") == Some(&json!(0)) {
+                p.remove("minimum");
+            }
+            if p.get("additionalProperties") == Some(&json!(true)) {
+                p.remove("additionalProperties");
             }
             if p.get("format")
                 .and_then(Value::as_str)

@@ -20,16 +20,14 @@ use crate::{Engine, ErrorCode, ToolError};
 pub use crate::gateway::available::{exposure, refusal};
 
 /// Offload's own tools that direct mode leaves out: with every tool listed there is nothing to
-/// search (kept when some server's tools stay behind `call_tool`).
-const DISCOVERY: [&str; 3] = [
-    catalog::LIST_AVAILABLE_TOOLS,
-    catalog::LIST_TOOL_DETAILS,
-    catalog::CALL_TOOL,
-];
+/// search (kept when some server's tools stay behind `call_tool`). `call_tool` itself stays:
+/// clients that check answers against output schemas (the Python SDK) list the tools again
+/// before every call of a tool that is not listed, which doubled its cost.
+const DISCOVERY: [&str; 2] = [catalog::LIST_AVAILABLE_TOOLS, catalog::LIST_TOOL_DETAILS];
 
-/// The tools a session lists: in meta mode Offload's own; in direct mode its storage and file
-/// tools and every exposed upstream tool (and the discovery tools while some tools stay behind
-/// `call_tool`).
+/// The tools a session lists: in meta mode Offload's own; in direct mode its storage, file and
+/// call tools and every exposed upstream tool (and the discovery tools while some tools stay
+/// behind `call_tool`).
 pub fn listing(own: &[Tool], exposure: &Exposure, engine: &Engine) -> Vec<Tool> {
     if exposure.mode == Mode::Meta {
         return own.to_vec();

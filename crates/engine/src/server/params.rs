@@ -13,13 +13,13 @@ pub struct ListAllowedDirectories {}
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListAvailableTools {
-    /// Include input schemas (bigger answer).
+    /// With input schemas.
     #[serde(default)]
     pub detailed: bool,
-    /// Only list the tools of this upstream server.
+    /// One server's tools only.
     #[serde(default)]
     pub filter_by_server: Option<String>,
-    /// Words describing what you need; best matches first.
+    /// What you need, in words.
     #[serde(default)]
     pub query: Option<String>,
 }
@@ -27,21 +27,16 @@ pub struct ListAvailableTools {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListToolDetails {
-    /// The upstream server's name, as listed by list_available_tools.
     pub server: String,
-    /// The tool's name on that server.
     pub tool_name: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CallTool {
-    /// The upstream server's name, as listed by list_available_tools.
     pub server: String,
-    /// The tool's name on that server.
     pub tool_name: String,
-    /// The tool's arguments. {"$file": "<path>"} anywhere is replaced by the file's text
-    /// ("as": "data" for parsed data, "base64" for bytes).
+    /// {"$file": path} anywhere is replaced by the file's text ("as": "data" or "base64").
     #[serde(default, deserialize_with = "object_or_json_text")]
     #[schemars(with = "Option<Map<String, Value>>")]
     pub tool_args: Option<Map<String, Value>>,
@@ -82,24 +77,21 @@ pub fn kind(v: &Value) -> &'static str {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CallToolAndStore {
-    /// The upstream server's name, as listed by list_available_tools.
     pub server: String,
-    /// The tool's name on that server.
     pub tool_name: String,
-    /// The tool's arguments ($file references allowed).
     #[serde(default, deserialize_with = "object_or_json_text")]
     #[schemars(with = "Option<Map<String, Value>>")]
     pub tool_args: Option<Map<String, Value>>,
-    /// What this is, in a few words (shown to the user).
+    /// A few words for the user.
     #[serde(default)]
     pub description: Option<String>,
-    /// Directory (or s3://... prefix) inside a writable allowed directory (default: the default directory).
+    /// A directory or s3:// prefix in a writable root.
     #[serde(default)]
     pub storage_path: Option<String>,
-    /// A file name, not a path; never overwrites.
+    /// A name, never overwritten.
     #[serde(default)]
     pub filename: Option<String>,
-    /// json (default), jsonl, csv, tsv, yaml, xml, md, html, txt.
+    /// json (default), jsonl, csv, tsv, parquet, yaml, xml, md, html, txt.
     #[serde(default)]
     pub file_format: Option<String>,
 }
@@ -107,61 +99,55 @@ pub struct CallToolAndStore {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CallToolWithFileContent {
-    /// The upstream server.
     pub server: String,
-    /// Its tool.
     pub tool_name: String,
-    /// A file, glob ("data/*.csv") or allowed URL.
+    /// A file, glob or allowed URL.
     #[serde(default)]
     pub file_path: String,
-    /// Or several files/globs: rows joined in order.
+    /// Several files or globs, rows joined.
     #[serde(default)]
     pub file_paths: Option<Vec<String>>,
-    /// Add each row's file as source_file.
+    // Adds each row's file as `source_file`.
     #[serde(default)]
     pub source_file: Option<bool>,
-    /// Argument that takes the data, dotted ("rows"); without it a JSON object file becomes
-    /// the arguments.
+    /// The argument that takes the data (dotted); without it a JSON object file is the
+    /// arguments.
     #[serde(default)]
     pub data_key: Option<String>,
-    /// Other arguments.
     #[serde(default, deserialize_with = "object_or_json_text")]
     #[schemars(with = "Option<Map<String, Value>>")]
     pub tool_args: Option<Map<String, Value>>,
-    /// json (default), string (text only), markdown, structured or raw.
+    // json (default), string, markdown, structured, raw: said in an error when wrong.
     #[serde(default)]
     pub output_format: Option<String>,
-    /// Input format if not the extension's (csv, jsonl, xlsx, ...).
+    /// When the extension does not say.
     #[serde(default)]
     pub file_format: Option<String>,
-    /// Sheet name or 0-based index.
+    /// Name or 0-based index.
     #[serde(default)]
     pub sheet: Option<String>,
-    /// CSV/TSV: type all-number/boolean columns (default true); 00123 stays text.
+    // Types all-number and all-boolean CSV columns (default true); 00123 stays text.
     #[serde(default)]
     pub infer_types: Option<bool>,
-    /// Column types: string, integer, number, boolean, json, list.
+    /// {column: string|integer|number|boolean|json|list}
     #[serde(default)]
     pub column_types: Option<std::collections::BTreeMap<String, String>>,
-    /// Splits list columns (default ";").
+    // Splits `list` columns (default ";").
     #[serde(default)]
     pub list_separator: Option<String>,
-    /// Call per this many items, streamed (no size limit). Needs data_key.
+    /// Items per call, streamed: any size. Needs data_key.
     #[serde(default)]
     pub batch_size: Option<u64>,
-    /// Batches: go on after failures.
+    // Batches: go on after a failed one.
     #[serde(default)]
     pub continue_on_error: bool,
-    /// Store the answer, described so.
+    // Storing the answer, as call_tool_and_store does (said in the tool's description).
     #[serde(default)]
     pub description: Option<String>,
-    /// Store the answer in this directory.
     #[serde(default)]
     pub storage_path: Option<String>,
-    /// Store the answer under this name.
     #[serde(default)]
     pub filename: Option<String>,
-    /// Store the answer in this format.
     #[serde(default)]
     pub response_format: Option<String>,
 }
@@ -169,9 +155,9 @@ pub struct CallToolWithFileContent {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetFileSchema {
-    /// Absolute, ~/..., relative to the default dir, s3://... or an allowed URL
+    /// Absolute, relative to the default directory, s3:// or an allowed URL.
     pub path: String,
-    /// Sample values per column.
+    /// Sample values per column (5).
     #[serde(default = "five")]
     pub sample_rows: usize,
 }
@@ -179,9 +165,8 @@ pub struct GetFileSchema {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SummarizeFile {
-    /// Absolute, ~/..., relative to the default dir, s3://... or an allowed URL
     pub path: String,
-    /// Lines from the start.
+    /// Lines from the start (20).
     #[serde(default = "twenty")]
     pub max_lines: u64,
 }
@@ -189,27 +174,26 @@ pub struct SummarizeFile {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadFile {
-    /// Absolute, ~/..., relative to the default dir, s3://... or an allowed URL
     pub path: String,
     /// desktop-commander's flag for a URL in `path`: accepted, not listed (a URL is known by
     /// its scheme anyway).
     #[serde(default, rename = "isUrl")]
     #[schemars(skip)]
     pub is_url: Option<bool>,
-    /// First line, row or page (0-based); negative: the last lines.
+    /// First line, row or page (0-based); negative: from the end.
     #[serde(default)]
     pub offset: i64,
-    /// Lines, rows or pages to read.
+    /// How many (1000).
     #[serde(default = "thousand")]
     pub length: u64,
-    /// Sheet name or 0-based index.
+    /// Name or 0-based index.
     #[serde(default, deserialize_with = "text_or_number")]
     #[schemars(with = "Option<String>")]
     pub sheet: Option<String>,
     /// Cells, A1:D100.
     #[serde(default)]
     pub range: Option<String>,
-    /// Go on inside a long line (the answer's next_byte_offset).
+    /// From the answer's next_byte_offset.
     #[serde(default)]
     pub byte_offset: Option<u64>,
 }
@@ -240,30 +224,28 @@ fn text_or_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QueryFile {
-    /// The file; it is the table `data` (a sheet: book.xlsx#Sheet1).
+    /// The table `data` (a sheet: book.xlsx#Sheet1).
     pub path: String,
-    /// One SELECT over data and tables.
+    /// One SELECT.
     #[serde(default)]
     pub sql: Option<String>,
-    /// A jq program, for JSON/JSONL/YAML (instead of sql).
+    /// Instead of sql, for JSON, JSONL, YAML.
     #[serde(default)]
     pub jq: Option<String>,
     /// More tables: {"name": "path"}.
     #[serde(default)]
     pub tables: Option<std::collections::BTreeMap<String, String>>,
-    /// Rows to return (default 100).
+    /// Rows answered (100).
     #[serde(default)]
     pub limit: Option<u64>,
-    /// Store the whole result as a file, described so.
+    /// Stores the whole result, described so.
     #[serde(default)]
     pub description: Option<String>,
-    /// Store it in this directory.
     #[serde(default)]
     pub storage_path: Option<String>,
-    /// Store it under this name.
     #[serde(default)]
     pub filename: Option<String>,
-    /// Store it as csv (default), parquet, json, jsonl, tsv, md, ...
+    /// csv (default), parquet, json, jsonl, ...
     #[serde(default)]
     pub file_format: Option<String>,
 }
