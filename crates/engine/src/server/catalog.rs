@@ -305,3 +305,58 @@ fn compact_input(schema: Arc<JsonObject>) -> Arc<JsonObject> {
     }
     Arc::new(schema)
 }
+
+#[cfg(test)]
+mod golden {
+    //! Every byte of Offload's tool definitions reaches every user's model on every request, so a
+    //! change to one is reviewed as a diff of `tests/golden/tools.json` (with each tool's size).
+
+    const PATH: &str = "tests/golden/tools.json";
+
+    fn sizes(list: &serde_json::Value) -> Vec<(String, usize)> {
+        list.as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| {
+                let name = t["name"].as_str().unwrap_or_default().to_owned();
+                (name, serde_json::to_string(t).map_or(0, |s| s.len()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tool_definitions_match_the_golden_file() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(PATH);
+        let now = serde_json::to_value(super::tools()).expect("tools serialize");
+        let want = serde_json::to_string_pretty(&now).expect("pretty") + "\n";
+        if std::env::var_os("OFFLOAD_UPDATE_GOLDEN").is_some() {
+            std::fs::write(&path, &want).expect("write the golden file");
+            return;
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        if have == want {
+            return;
+        }
+        let before: serde_json::Value = serde_json::from_str(&have).unwrap_or_default();
+        let old = sizes(&before);
+        let mut table = vec!["tool: bytes before -> after (compact JSON)".to_owned()];
+        for (name, after) in sizes(&now) {
+            let was = old.iter().find(|(n, _)| *n == name).map(|(_, b)| *b);
+            match was {
+                Some(b) if b == after => {}
+                Some(b) => table.push(format!("  {name}: {b} -> {after}")),
+                None => table.push(format!("  {name}: new, {after}")),
+            }
+        }
+        let diff = similar::TextDiff::from_lines(&have, &want)
+            .unified_diff()
+            .context_radius(2)
+            .header(PATH, "now")
+            .to_string();
+        panic!(
+            "Offload's tool definitions changed. If that is meant, review the bytes and run \
+             `OFFLOAD_UPDATE_GOLDEN=1 cargo test -p offload-engine golden`.\n{}\n{diff}",
+            table.join("\n")
+        );
+    }
+}
