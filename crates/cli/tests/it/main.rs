@@ -28,6 +28,7 @@ mod sign_in;
 mod special_files;
 mod store;
 mod urls;
+mod workflows;
 
 use offload_testkit::TestContext;
 use serde_json::json;

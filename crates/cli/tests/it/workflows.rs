@@ -1,0 +1,91 @@
+//! Everyday workflows through `offload mcp` as a new user has it: the default configuration
+//! (`auto`, no `tools.expose`) beside `meta` and `direct`, the official Python SDK as the
+//! client, published and Python-SDK servers as upstreams (tests/interop/workflows_client.py):
+//! (a) total per region over a 100 MB CSV with get_file_schema and query_file, checked against
+//! DuckDB; (b) a 50,000-row answer stored automatically (rows, a Python literal, pretty JSON)
+//! and counted with query_file; (c) a 20,000-row CSV into a Python-SDK bulk tool, checked in
+//! SQLite; (d) one call among four servers, found and called. Each step checks its answer; this
+//! test checks the bytes that reached the client against the same work done connected to the
+//! servers directly, and prints the figures README quotes.
+
+use std::time::Duration;
+
+use offload_testkit::{TestContext, target_bin};
+use serde_json::Value;
+
+use crate::interop::interop_dir;
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn everyday_workflows_in_every_mode_through_the_python_sdk() {
+    let ctx = TestContext::new();
+    let work = ctx.home.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut cmd = tokio::process::Command::new(interop_dir().join(".venv/bin/python"));
+    cmd.args(["workflows_client.py"])
+        .arg(target_bin("offload"))
+        .arg(&work)
+        .current_dir(interop_dir());
+    ctx.isolate(&mut cmd);
+    let out = tokio::time::timeout(Duration::from_secs(900), cmd.output())
+        .await
+        .expect("the workflows finish within 15 minutes")
+        .expect("the client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "client failed:\nstdout:\n{stdout}\nstderr:\n{}\noffload log:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        ctx.log()
+    );
+    let figures: Value = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("figures "))
+        .and_then(|f| serde_json::from_str(f).ok())
+        .unwrap_or_else(|| panic!("no figures line:\n{stdout}"));
+    let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("a number: {v}"));
+    let base = &figures["directly"];
+    let mut table = vec![format!(
+        "{:<44} {:>10} {:>10} {:>10} {:>14}",
+        "bytes that reach the client", "meta", "direct", "auto", "directly"
+    )];
+    let rows = [
+        ("tool definitions (tools/list)", "listing"),
+        ("(a) total per region, 100 MB CSV", "a"),
+        ("(b) 50,000 rows x3 shapes, stored and counted", "b"),
+        ("(c) 20,000-row CSV into a bulk tool", "c"),
+        ("(d) one call among four servers", "d"),
+    ];
+    for (label, key) in rows {
+        table.push(format!(
+            "{label:<44} {:>10} {:>10} {:>10} {:>14}",
+            n(&figures["meta"][key]),
+            n(&figures["direct"][key]),
+            n(&figures["auto"][key]),
+            n(&base[key]),
+        ));
+    }
+    eprintln!("{}", table.join("\n"));
+
+    // Directly, the data itself reaches the client (or is written by the model).
+    assert!(n(&base["a"]) > 100_000_000, "{base}");
+    assert!(n(&base["b"]) > 9_000_000, "{base}");
+    assert!(n(&base["c"]) > 1_000_000, "{base}");
+    for mode in ["meta", "direct", "auto"] {
+        let f = &figures[mode];
+        // Through Offload, the answers only: each workflow within a few KB.
+        assert!(n(&f["a"]) < 4_000, "{mode}: {f}");
+        assert!(n(&f["b"]) < 12_000, "{mode}: {f}");
+        assert!(n(&f["c"]) < 2_000, "{mode}: {f}");
+        assert!(n(&f["d"]) < 4_000, "{mode}: {f}");
+    }
+    // Offload's own definitions, and in direct modes the upstream ones as the servers wrote
+    // them beside Offload's.
+    assert!(n(&figures["meta"]["listing"]) <= 10_000, "{figures}");
+    for mode in ["direct", "auto"] {
+        assert!(
+            n(&figures[mode]["listing"]) <= n(&base["listing"]) * 11 / 10 + 10_000,
+            "{mode}: {figures}"
+        );
+    }
+}

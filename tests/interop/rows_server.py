@@ -1,0 +1,50 @@
+"""A server written with the official Python SDK's MCPServer (mcp 2.x) that answers with many
+rows, as data servers do: a list of dicts (the SDK sends it as structuredContent
+{"result": [...]} and as JSON text), the same rows as a Python literal (`str(rows)`, as servers
+that format their answers by hand do) and as pretty-printed JSON text.
+
+Usage: python rows_server.py   (serves MCP on stdio)
+"""
+
+import json
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+
+app = MCPServer("orders")
+REGIONS = ["north", "south", "east", "west"]
+
+
+def rows(n: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": i,
+            "customer": f"c{i % 997}",
+            "region": REGIONS[i % 4],
+            "qty": i % 13,
+            "price": round((i % 1000) * 0.25, 2),
+        }
+        for i in range(n)
+    ]
+
+
+@app.tool()
+def list_orders(n: int) -> list[dict[str, Any]]:
+    """List the first n orders (id, customer, region, qty, price)."""
+    return rows(n)
+
+
+@app.tool()
+def orders_report(n: int) -> str:
+    """The first n orders as the text of a Python list."""
+    return str(rows(n))
+
+
+@app.tool()
+def orders_export(n: int) -> str:
+    """The first n orders as indented JSON text."""
+    return json.dumps(rows(n), indent=2)
+
+
+if __name__ == "__main__":
+    app.run()
