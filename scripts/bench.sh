@@ -68,6 +68,8 @@ if [ "$#" -eq 0 ] || [ "${1:-}" = gateway ] || [ "${1:-}" = query ] || [ "${1:-}
   scripts/setup-interop.sh >&2
 fi
 if [ "$#" -eq 0 ]; then
+  "$bench" size --peers "$HOME/.cache/offload"
+  echo
   "$bench" latency
   echo
   "$bench" gateway
@@ -89,6 +91,9 @@ if [ "$#" -eq 0 ]; then
   app
   echo
   ui
+elif [ "$1" = size ]; then
+  shift
+  "$bench" size --peers "$HOME/.cache/offload" "$@"
 elif [ "$1" = http ]; then
   shift
   http "$@"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Debian package of the desktop app with the `offload` binary inside (a Tauri
 # sidecar: installed as /usr/bin/offload beside /usr/bin/offload-app), and prints its path.
-# The release profile keeps line tables for useful backtraces; the packaged binaries are
-# stripped of them.
+# The release profile already strips the binaries (Cargo.toml); `scripts/bench.sh size` prints
+# the package's size beside the binaries'.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -12,8 +12,6 @@ tauri=ui/node_modules/.bin/tauri
 cargo build --release --locked -p offload-cli >&2
 mkdir -p binaries
 cp "$target/release/offload" "binaries/offload-$triple"
-strip "binaries/offload-$triple"
 $tauri build --no-bundle --config src-tauri/bundle.conf.json >&2
-strip "$target/release/offload-app"
 $tauri bundle --bundles deb --config src-tauri/bundle.conf.json >&2
 ls "$target"/release/bundle/deb/*.deb

@@ -17,6 +17,7 @@ mod modes;
 mod offload;
 mod peer;
 mod query;
+mod size;
 mod sse;
 mod stats;
 mod store;
@@ -124,6 +125,16 @@ enum Bench {
         #[arg(long, default_value_t = 100)]
         megabytes: u64,
     },
+    /// The release binaries' size (machine code, read-only data, the rest) and the .deb's,
+    /// beside the installed footprint of the peer gateways the other benches install.
+    Size {
+        /// The cargo target directory the release build went to.
+        #[arg(long, env = "CARGO_TARGET_DIR", default_value = "target")]
+        target_dir: std::path::PathBuf,
+        /// Where scripts/bench.sh installs the peers (~/.cache/offload).
+        #[arg(long)]
+        peers: std::path::PathBuf,
+    },
 }
 
 #[tokio::main]
@@ -145,5 +156,6 @@ async fn main() -> anyhow::Result<()> {
         } => http_load::run(clients, calls, mcp_proxy, mcp_hub).await,
         Bench::Query { megabytes } => query::run(megabytes).await,
         Bench::Buckets { gigabytes, dir } => buckets::run(gigabytes, dir).await,
+        Bench::Size { target_dir, peers } => size::run(target_dir, peers),
     }
 }
