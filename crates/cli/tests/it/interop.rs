@@ -39,10 +39,21 @@ fn peers_context() -> TestContext {
 }
 
 async fn run_script(ctx: &TestContext, program: PathBuf, args: &[&str]) -> String {
+    run_script_within(ctx, program, args, Duration::from_secs(120)).await
+}
+
+/// Runs a client script from tests/interop in the test's isolated home; its stdout, or a panic
+/// with its output and Offload's log.
+pub(crate) async fn run_script_within(
+    ctx: &TestContext,
+    program: PathBuf,
+    args: &[&str],
+    limit: Duration,
+) -> String {
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args).current_dir(interop_dir());
     ctx.isolate(&mut cmd);
-    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
+    let out = tokio::time::timeout(limit, cmd.output())
         .await
         .expect("client script timed out")
         .expect("client script runs");

@@ -13,7 +13,7 @@ use std::time::Duration;
 use offload_testkit::{TestContext, target_bin};
 use serde_json::Value;
 
-use crate::interop::interop_dir;
+use crate::interop::{interop_dir, run_script_within};
 
 #[tokio::test]
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
@@ -21,23 +21,18 @@ async fn everyday_workflows_in_every_mode_through_the_python_sdk() {
     let ctx = TestContext::new();
     let work = ctx.home.join("work");
     std::fs::create_dir_all(&work).unwrap();
-    let mut cmd = tokio::process::Command::new(interop_dir().join(".venv/bin/python"));
-    cmd.args(["workflows_client.py"])
-        .arg(target_bin("offload"))
-        .arg(&work)
-        .current_dir(interop_dir());
-    ctx.isolate(&mut cmd);
-    let out = tokio::time::timeout(Duration::from_secs(900), cmd.output())
-        .await
-        .expect("the workflows finish within 15 minutes")
-        .expect("the client runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "client failed:\nstdout:\n{stdout}\nstderr:\n{}\noffload log:\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        ctx.log()
-    );
+    let offload = target_bin("offload");
+    let stdout = run_script_within(
+        &ctx,
+        interop_dir().join(".venv/bin/python"),
+        &[
+            "workflows_client.py",
+            offload.to_str().unwrap(),
+            work.to_str().unwrap(),
+        ],
+        Duration::from_secs(900),
+    )
+    .await;
     let figures: Value = stdout
         .lines()
         .find_map(|l| l.strip_prefix("figures "))
