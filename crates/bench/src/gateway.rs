@@ -171,7 +171,10 @@ async fn tools_list_bytes() -> anyhow::Result<()> {
         let tools = client.list_all_tools().await?;
         direct_tools += tools.len();
         for t in &tools {
-            each.insert(format!("{server}__{}", t.name), serde_json::to_string(t)?.len());
+            each.insert(
+                format!("{server}__{}", t.name),
+                serde_json::to_string(t)?.len(),
+            );
         }
         direct_bytes += serde_json::to_string(&json!({"tools": tools}))?.len();
         client.cancel().await?;
