@@ -127,7 +127,7 @@ def close(a, b) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6)
 
 
-async def run_mode(mode: str, env: dict, data: Path, db_path: Path, expected: dict, figures: dict) -> None:
+async def run_mode(mode: str, env: dict, db_path: Path, expected: dict, figures: dict) -> None:
     args = ["mcp", "--mode", "embedded"] + ([] if mode == "auto" else ["--expose", mode])
     changed = asyncio.Event()
 
@@ -223,7 +223,8 @@ async def run_mode(mode: str, env: dict, data: Path, db_path: Path, expected: di
             before = m.listings
             for i in range(20):
                 r, _ = await m.call("call_tool", {"server": "time", "tool_name": "get_current_time", "tool_args": {"timezone": "UTC"}})
-                check(not r.is_error, f"{mode}: call_tool answers") if i == 0 else None
+                if i == 0:
+                    check(not r.is_error, f"{mode}: call_tool answers")
             check(m.listings == before, f"{mode}: 20 call_tool calls listed the tools {m.listings - before} more times")
             figures[mode] = mine
 
@@ -259,7 +260,7 @@ async def main() -> None:
     env = dict(os.environ, OFFLOAD_CONFIG=str(config))
     figures = {"sales_mb": round(sales_bytes / 1e6), "sales_rows": sales_rows}
     for mode in ["meta", "direct", "auto"]:
-        await run_mode(mode, env, data, db_path, expected, figures)
+        await run_mode(mode, env, db_path, expected, figures)
 
     # The same work connected to the servers directly: what reaches the client then.
     base = {}
