@@ -48,22 +48,47 @@ pub fn listing(own: &[Tool], exposure: &Exposure, engine: &Engine) -> Vec<Tool> 
 }
 
 /// An upstream tool as listed: its own definition under its exposed name, with an output
-/// schema that also admits a stored answer's link and an error.
+/// schema that also admits a stored answer's link, and without the task support Offload keeps
+/// in `_meta` for itself (Offload runs a task-only tool as a task; the client calls it plainly).
 pub fn listed(e: &Exposed) -> Tool {
     let mut tool = e.tool.clone();
     tool.name = e.name.clone().into();
     tool.output_schema = tool.output_schema.map(|s| Arc::new(widened(&s)));
+    if let Some(meta) = &mut tool.meta {
+        meta.remove(offload_wire::EXECUTION_META);
+        if meta.is_empty() {
+            tool.meta = None;
+        }
+    }
     tool
 }
 
-/// `{"type": "object", "anyOf": [upstream, a stored answer's link]}`, the upstream's `$defs`
-/// moved to the root so its references still resolve. The added branch only requires the
-/// link's `uri` (a stored answer always has it, an upstream answer rarely does): every byte of
-/// a listed schema costs a model context. (Offload's own errors
+/// The keys of a stored answer's link (`store::StoredAnswer`).
+const LINK_KEYS: [&str; 8] = [
+    "uri", "path", "bytes", "format", "mime_type", "summary", "files", "note",
+];
+
+/// The upstream's output schema, widened to also admit a stored answer's link, in as few bytes
+/// as hold: every byte of a listed schema costs a model's client on every request. The link
+/// only has to carry its `uri` (a stored answer always has it, an upstream answer rarely does).
+///
+/// A plain object schema (properties and `required`, other properties allowed, none named like
+/// a link's) keeps its shape with `required` moved into `anyOf: [{required}, {required:
+/// [uri]}]`. Anything else is wrapped whole: `{"type": "object", "anyOf": [upstream, {required:
+/// [uri]}]}`, its `$defs` moved to the root so references still resolve. (Offload's own errors
 /// in a direct call carry no structured content, so they need no branch: see `call`.)
 fn widened(upstream: &JsonObject) -> JsonObject {
     let mut upstream = upstream.clone();
     upstream.remove("$schema");
+    if is_plain(&upstream) {
+        if let Some(required) = upstream.remove("required") {
+            upstream.insert(
+                "anyOf".into(),
+                json!([{"required": required}, {"required": ["uri"]}]),
+            );
+        }
+        return upstream;
+    }
     let defs = upstream.remove("$defs");
     let definitions = upstream.remove("definitions");
     let mut root = Map::new();
@@ -79,6 +104,25 @@ fn widened(upstream: &JsonObject) -> JsonObject {
         root.insert("definitions".into(), d);
     }
     root
+}
+
+/// Whether a link validates against `schema` once its `required` is lifted: an object schema
+/// of only properties and annotations, other properties allowed, no property named like a
+/// link's.
+fn is_plain(schema: &JsonObject) -> bool {
+    const KEYS: [&str; 7] = [
+        "type", "properties", "required", "title", "description", "$defs", "definitions",
+    ];
+    let only_known = schema.iter().all(|(k, v)| {
+        KEYS.contains(&k.as_str()) || (k == "additionalProperties" && v == &Value::Bool(true))
+    });
+    let object = schema.get("type") == Some(&json!("object"));
+    let clash = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| LINK_KEYS.iter().any(|k| p.contains_key(*k)));
+    let required_is_list = schema.get("required").is_none_or(Value::is_array);
+    only_known && object && !clash && required_is_list
 }
 
 /// Calls an exposed upstream tool: `x-mcp-file` arguments filled, `$file` resolved, the size
@@ -242,10 +286,22 @@ mod tests {
         assert!(!accepts("text/*", "image/png", p));
     }
 
+    /// A link a direct call answers with when it stores the answer.
+    fn link() -> Value {
+        json!({"uri": "file:///r/a.json", "path": "/r/a.json", "bytes": 10, "format": "json",
+               "mime_type": "application/json", "summary": {"rows": 1}})
+    }
+
+    fn valid(schema: &JsonObject, value: &Value) -> bool {
+        jsonschema::validator_for(&Value::Object(schema.clone()))
+            .expect("a valid schema")
+            .is_valid(value)
+    }
+
     #[test]
     fn widened_schemas_keep_their_definitions_at_the_root() {
         let upstream: JsonObject = serde_json::from_value(json!({
-            "$schema": "x", "type": "object",
+            "$schema": "x", "type": "object", "additionalProperties": false,
             "properties": {"a": {"$ref": "#/$defs/A"}}, "$defs": {"A": {"type": "string"}}
         }))
         .unwrap();
@@ -255,5 +311,79 @@ mod tests {
         assert_eq!(w["anyOf"][0]["properties"]["a"]["$ref"], "#/$defs/A");
         assert!(w["anyOf"][0].get("$defs").is_none());
         assert_eq!(w["anyOf"][1], json!({"required": ["uri"]}));
+        assert!(valid(&w, &json!({"a": "x"})));
+        assert!(valid(&w, &link()));
+        assert!(!valid(&w, &json!({"a": 1})));
+        assert!(!valid(&w, &json!({"b": "x"})));
+    }
+
+    /// A plain schema (what the Python SDK makes of a typed return) keeps its shape: only its
+    /// `required` moves, and the same answers validate as under the whole wrapping.
+    #[test]
+    fn plain_schemas_move_only_their_required() {
+        let upstream: JsonObject = serde_json::from_value(json!({
+            "type": "object", "title": "fOutput",
+            "properties": {"result": {"type": "string"}, "n": {"$ref": "#/$defs/N"}},
+            "required": ["result"], "$defs": {"N": {"type": "integer"}}
+        }))
+        .unwrap();
+        let w = widened(&upstream);
+        assert_eq!(
+            Value::Object(w.clone()),
+            json!({"type": "object", "title": "fOutput",
+                   "properties": {"result": {"type": "string"}, "n": {"$ref": "#/$defs/N"}},
+                   "anyOf": [{"required": ["result"]}, {"required": ["uri"]}],
+                   "$defs": {"N": {"type": "integer"}}})
+        );
+        assert!(valid(&w, &json!({"result": "x", "n": 2})));
+        assert!(valid(&w, &link()));
+        assert!(!valid(&w, &json!({"n": 2})), "neither branch's required");
+        assert!(!valid(&w, &json!({"result": 3})), "a property's type still holds");
+        assert!(!valid(&w, &json!({"result": "x", "n": "two"})), "references resolve");
+        let whole = serde_json::to_string(&widened(&{
+            let mut u = upstream.clone();
+            u.insert("additionalProperties".into(), json!(false));
+            u
+        }))
+        .unwrap();
+        assert!(serde_json::to_string(&w).unwrap().len() < whole.len());
+    }
+
+    /// Schemas a link would not validate against once `required` is lifted are wrapped whole.
+    #[test]
+    fn other_schemas_are_wrapped_whole() {
+        for upstream in [
+            json!({"type": "object", "properties": {"uri": {"type": "integer"}}}),
+            json!({"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}),
+            json!({"type": "object", "additionalProperties": {"type": "string"}}),
+            json!({"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+            json!({"type": "object", "minProperties": 3}),
+        ] {
+            let w = widened(&serde_json::from_value(upstream.clone()).unwrap());
+            assert_eq!(w["anyOf"][0], upstream, "{upstream}");
+            assert!(valid(&w, &link()), "{upstream}");
+        }
+    }
+
+    #[test]
+    fn listed_tools_leave_out_offloads_own_meta() {
+        let mut tool = Tool::new("t", "d", Arc::new(JsonObject::new()));
+        let mut meta = rmcp::model::MetaObject::new();
+        meta.insert(
+            offload_wire::EXECUTION_META.into(),
+            json!({"taskSupport": "forbidden"}),
+        );
+        tool.meta = Some(meta.clone());
+        let exposed = |tool: Tool| Exposed {
+            server: "s".into(),
+            name: "s__t".into(),
+            tool,
+        };
+        assert_eq!(listed(&exposed(tool.clone())).meta, None);
+        meta.insert("io.example/x".into(), json!(1));
+        tool.meta = Some(meta);
+        let kept = listed(&exposed(tool)).meta.unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept.get("io.example/x"), Some(&json!(1)));
     }
 }
