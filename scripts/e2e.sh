@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The desktop app end to end: builds the app, `offload` and the fixture server, then drives the
 # real app through WebDriver under Xvfb and a private D-Bus session with a Secret Service, with a real MCP client
-# (Python SDK) launching `offload mcp`. Screenshots land in docs/screenshots/, the window's
+# (Python SDK) launching `offload mcp`. Screenshots land in docs/guide/screenshots/, the window's
 # figures (Responses with 10,000 files, the live log under 200 calls/s) in
 # <target>/<profile>/e2e-figures.json.
 set -euo pipefail
@@ -21,4 +21,4 @@ xvfb-run -a dbus-run-session -- bash -c \
   'eval "$(printf e2e | gnome-keyring-daemon --unlock --components=secrets)"; exec "$@"' _ \
   tests/interop/.venv/bin/python tests/e2e/app_e2e.py \
   "$target/offload-app" "$target/offload" "$target/offload-fixture" \
-  "$driver" docs/screenshots "$target/e2e-figures.json"
+  "$driver" docs/guide/screenshots "$target/e2e-figures.json"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up and runs every Offload test: formatting, lints, the engine's GUI-free check, the
 # TypeScript types' drift check, unit and end-to-end tests of the engine and CLI, interop with
-# published MCP SDKs and servers, the front end's component tests, and the desktop app driven
-# through WebDriver.
+# published MCP SDKs and servers, the front end's component tests, the user guide's build and
+# links, and the desktop app driven through WebDriver.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +12,9 @@ scripts/setup-interop.sh
 echo "== format and lints" >&2
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== the user guide builds and its links hold" >&2
+scripts/guide.sh
 
 echo "== the engine stays GUI-free" >&2
 if cargo tree -p offload-engine -e normal --locked | grep -qi tauri; then

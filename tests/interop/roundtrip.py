@@ -1,7 +1,7 @@
 """Reads files Offload stored back with standard parsers and compares them with the original data.
 
 Usage: roundtrip.py ORIGINAL.json FORMAT=PATH ...
-The table layout is re-implemented here from the convention documented in README (rows = a list
+The table layout is re-implemented here from the convention documented in docs/guide/files.md (rows = a list
 of objects, or the one list of objects inside an object; nested objects as dotted columns; lists
 JSON-encoded; null as empty), independently of Offload's code. Exits non-zero on a mismatch.
 """

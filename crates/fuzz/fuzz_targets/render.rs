@@ -81,7 +81,7 @@ fuzz_target!(|data: &[u8]| {
     for format in Format::ALL {
         let (out, r) = rendered(&parsed, format);
         // JSON leaves repeated keys undefined: the parsed value keeps the last one, the
-        // streamed path writes what was sent (README); only unambiguous texts must match.
+        // streamed path writes what was sent (docs/guide/files.md); only unambiguous texts must match.
         if format != Format::Txt && !repeated {
             let (out2, r2) = rendered(&streamed, format);
             assert_eq!(out, out2, "{format:?}: streamed and parsed differ");

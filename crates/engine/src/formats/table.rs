@@ -2,7 +2,7 @@
 //! first-seen order, and each row's cells. Rows are flattened one at a time, so a table costs
 //! little beyond the value itself.
 //!
-//! Conventions (documented in README): a list of objects is a table; an object with exactly one
+//! Conventions (documented in the user guide, docs/guide/files.md): a list of objects is a table; an object with exactly one
 //! field that is a non-empty list of objects is that table (its key is the reported `path`); an
 //! object with several fields that are lists of objects is several tables (`find_tables`).
 //! Nested objects become dotted columns (`meta.owner.id`); lists inside a cell are JSON-encoded;

@@ -1,4 +1,4 @@
-//! XML (quick-xml). The convention, documented in README:
+//! XML (quick-xml). The convention, documented in the user guide (docs/guide/files.md):
 //! - the document element is `<response>`;
 //! - an object becomes child elements named after its keys; a key that is not a valid XML name
 //!   is mapped to one (invalid characters → `_`, a leading digit, `-`, `.` or `xml` gets a `_`

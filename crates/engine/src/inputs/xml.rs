@@ -2,7 +2,7 @@
 //! kind (external or internal) is ever expanded; only the five predefined entities and character
 //! references are decoded.
 //!
-//! Convention (documented in README): the document is `{"<root>": <root content>}`; an element's
+//! Convention (documented in the user guide, docs/guide/arguments.md): the document is `{"<root>": <root content>}`; an element's
 //! attributes are `"@name"` keys; its child elements are keys by name, repeated names becoming a
 //! list in document order; its text is `"#text"` when it also has attributes or children, and the
 //! element's whole value (a string) otherwise; an empty element without attributes is `""`.

@@ -65,7 +65,14 @@ pub fn listed(e: &Exposed) -> Tool {
 
 /// The keys of a stored answer's link (`store::StoredAnswer`).
 const LINK_KEYS: [&str; 8] = [
-    "uri", "path", "bytes", "format", "mime_type", "summary", "files", "note",
+    "uri",
+    "path",
+    "bytes",
+    "format",
+    "mime_type",
+    "summary",
+    "files",
+    "note",
 ];
 
 /// The upstream's output schema, widened to also admit a stored answer's link, in as few bytes
@@ -111,7 +118,13 @@ fn widened(upstream: &JsonObject) -> JsonObject {
 /// link's.
 fn is_plain(schema: &JsonObject) -> bool {
     const KEYS: [&str; 7] = [
-        "type", "properties", "required", "title", "description", "$defs", "definitions",
+        "type",
+        "properties",
+        "required",
+        "title",
+        "description",
+        "$defs",
+        "definitions",
     ];
     let only_known = schema.iter().all(|(k, v)| {
         KEYS.contains(&k.as_str()) || (k == "additionalProperties" && v == &Value::Bool(true))
@@ -338,8 +351,14 @@ mod tests {
         assert!(valid(&w, &json!({"result": "x", "n": 2})));
         assert!(valid(&w, &link()));
         assert!(!valid(&w, &json!({"n": 2})), "neither branch's required");
-        assert!(!valid(&w, &json!({"result": 3})), "a property's type still holds");
-        assert!(!valid(&w, &json!({"result": "x", "n": "two"})), "references resolve");
+        assert!(
+            !valid(&w, &json!({"result": 3})),
+            "a property's type still holds"
+        );
+        assert!(
+            !valid(&w, &json!({"result": "x", "n": "two"})),
+            "references resolve"
+        );
         let whole = serde_json::to_string(&widened(&{
             let mut u = upstream.clone();
             u.insert("additionalProperties".into(), json!(false));
