@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
-use rmcp::service::ServiceExt;
 use tokio::sync::watch;
 
 use crate::config::{
@@ -17,7 +16,6 @@ use crate::config::{
 use crate::events::Events;
 use crate::files::{self, Inspector};
 use crate::roots::Roots;
-use crate::server::OffloadServer;
 use crate::sessions::Sessions;
 use crate::store::Store;
 use crate::upstream::{Pool, PoolChange};
@@ -118,7 +116,7 @@ impl Engine {
         dirs: &AppDirs,
         secrets: Arc<dyn SecretSource>,
     ) -> (Self, Vec<String>) {
-        crate::http::install_crypto_provider();
+        crate::crypto::install_crypto_provider();
         let (roots, mut warnings) =
             Roots::from_entries_with(&config.roots, &dirs.default_root(), &*secrets);
         let (store, more) = Store::open(&dirs.data_dir, &roots);
@@ -258,52 +256,6 @@ impl Engine {
     /// Wakes whenever the configuration in effect, its error, or the pause changes.
     pub fn watch(&self) -> watch::Receiver<u64> {
         self.changed.subscribe()
-    }
-
-    /// Serves one MCP session over `transport` until the client goes away. A client that
-    /// leaves before the handshake is not an error.
-    pub async fn serve<T, E, A>(self: &Arc<Self>, transport: T) -> Result<(), String>
-    where
-        T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
-        E: std::error::Error + Send + Sync + 'static,
-    {
-        self.serve_with(transport, None).await
-    }
-
-    /// `serve` with the client's own choice of how upstream tools are shown
-    /// (`offload mcp --expose`); the configuration's otherwise.
-    pub async fn serve_with<T, E, A>(
-        self: &Arc<Self>,
-        transport: T,
-        expose: Option<crate::gateway::Expose>,
-    ) -> Result<(), String>
-    where
-        T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
-        E: std::error::Error + Send + Sync + 'static,
-    {
-        let server = OffloadServer::new(self.clone()).with_expose(expose);
-        let running = match server.serve(transport).await {
-            Ok(running) => running,
-            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
-                tracing::info!("the client closed the connection before the MCP handshake");
-                return Ok(());
-            }
-            Err(e) => return Err(format!("MCP session did not start: {e}")),
-        };
-        let client = running
-            .peer()
-            .peer_info()
-            .map(|info| info.client_info.clone());
-        let (name, version) = client.map_or_else(
-            || ("unknown".to_owned(), String::new()),
-            |c| (c.name, c.version),
-        );
-        let _open = self.sessions.open(&name, &version);
-        running
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|e| format!("MCP session ended abnormally: {e}"))
     }
 
     /// Stops every upstream server (and their children).

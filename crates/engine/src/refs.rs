@@ -177,7 +177,7 @@ fn load(
             ErrorCode::FileTooLarge,
             format!(
                 "the files referenced with $file add up to more than {} (limits.maxInputBytes); send big data with call_tool_with_file_content and batch_size",
-                crate::store::human_bytes(limit)
+                crate::units::human_bytes(limit)
             ),
         )
         .with("path", path));

@@ -66,7 +66,7 @@ pub fn interpolate_noting(
         match inner.split_once(':') {
             Some(("env", name)) if !name.is_empty() => match std::env::var(name) {
                 Ok(v) => {
-                    if crate::store::looks_secret(name) {
+                    if looks_secret(name) {
                         sensitive.push(v.clone());
                     }
                     out.push_str(&v)
@@ -99,4 +99,26 @@ pub fn interpolate_noting(
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// Whether a key (an argument, an env variable, a header) names something secret.
+pub fn looks_secret(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    [
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "apikey",
+        "api_key",
+        "api-key",
+        "authorization",
+        "auth",
+        "credential",
+        "private",
+        "cookie",
+        "session",
+    ]
+    .iter()
+    .any(|s| k.contains(s))
 }

@@ -11,10 +11,10 @@ mod model;
 mod paths;
 
 pub use compat::{CompatInputs, apply_compat};
-pub use interpolate::{NoKeychain, SecretSource, interpolate, interpolate_noting};
+pub use interpolate::{NoKeychain, SecretSource, interpolate, interpolate_noting, looks_secret};
 pub use model::{
-    Config, HttpConfig, Limits, OAuthConfig, Retention, RootEntry, ServerEntry, Transport,
-    UrlsConfig,
+    Config, Expose, HttpConfig, Limits, OAuthConfig, Prefix, Retention, RootEntry, ServerEntry,
+    Transport, UrlsConfig,
 };
 pub use paths::{AppDirs, expand_tilde};
 

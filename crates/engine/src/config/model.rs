@@ -252,7 +252,7 @@ impl Transport {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ToolsConfig {
-    pub expose: crate::gateway::Expose,
+    pub expose: Expose,
     pub direct_limit: usize,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -261,7 +261,7 @@ pub struct ToolsConfig {
 impl Default for ToolsConfig {
     fn default() -> Self {
         Self {
-            expose: crate::gateway::Expose::Auto,
+            expose: Expose::Auto,
             direct_limit: 40,
             extra: Map::new(),
         }
@@ -311,13 +311,11 @@ impl ServerEntry {
     }
 
     /// How its tools are named in direct mode.
-    pub fn tool_prefix(&self) -> crate::gateway::Prefix {
+    pub fn tool_prefix(&self) -> Prefix {
         match &self.prefix {
-            Some(Value::Bool(false)) => crate::gateway::Prefix::None,
-            Some(Value::String(p)) if !p.trim().is_empty() => {
-                crate::gateway::Prefix::Custom(p.trim().to_owned())
-            }
-            _ => crate::gateway::Prefix::Server,
+            Some(Value::Bool(false)) => Prefix::None,
+            Some(Value::String(p)) if !p.trim().is_empty() => Prefix::Custom(p.trim().to_owned()),
+            _ => Prefix::Server,
         }
     }
     pub const DEFAULT_START_TIMEOUT_SECS: u64 = 60;
@@ -494,4 +492,45 @@ mod ordered_servers {
         }
         d.deserialize_map(V)
     }
+}
+
+/// `tools.expose` in the configuration, or `offload mcp --expose`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Expose {
+    #[default]
+    Auto,
+    Direct,
+    Meta,
+}
+
+impl Expose {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(Self::Auto),
+            "direct" => Some(Self::Direct),
+            "meta" => Some(Self::Meta),
+            _ => None,
+        }
+    }
+
+    /// The name `parse` reads (and the configuration uses).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Direct => "direct",
+            Self::Meta => "meta",
+        }
+    }
+}
+
+/// How a server's tools are named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Prefix {
+    /// `<server>__<tool>` (the default).
+    Server,
+    /// `<prefix>__<tool>`.
+    Custom(String),
+    /// The tool's own name: a transparent proxy for that server.
+    None,
 }

@@ -35,7 +35,7 @@ impl Look {
                     (s.name().to_owned(), status.status, status.error)
                 })
                 .collect(),
-            held: crate::gateway::held_tools(engine),
+            held: crate::available::held_tools(engine),
         }
     }
 }

@@ -108,7 +108,7 @@ pub fn secret_refs(engine: &Engine, spec: &ServerSpec) -> Vec<SecretRef> {
 pub fn plain_secrets(spec: &ServerSpec) -> Vec<PlainSecret> {
     fields(spec)
         .filter(|(_, key, value)| {
-            crate::store::looks_secret(key) && !value.trim().is_empty() && !value.contains("${")
+            crate::config::looks_secret(key) && !value.trim().is_empty() && !value.contains("${")
         })
         .map(|(place, key, _)| PlainSecret {
             place,

@@ -7,8 +7,9 @@ use serde::Serialize;
 use super::servers::tool_error;
 use super::{ControlError, edit_config};
 use crate::Engine;
+use crate::available;
 use crate::config::edit;
-use crate::gateway::{self, Held};
+use crate::gateway::Held;
 
 /// What clients see of the upstream tools.
 #[derive(Debug, Clone, Serialize)]
@@ -36,19 +37,19 @@ pub struct ExposedView {
 }
 
 /// How many upstream tools are held for review now (for the tray; never starts or asks a
-/// server): see `gateway::held_count`.
+/// server): see `available::held_count`.
 pub fn held_count(engine: &Engine) -> usize {
-    gateway::held_count(engine)
+    available::held_count(engine)
 }
 
 pub async fn tools_view(engine: &Engine) -> ToolsView {
     let own = crate::server::tool_definitions();
-    let exposure = gateway::exposure(engine, None, &own).await;
-    let (_, held) = gateway::usable(engine).await;
+    let exposure = available::exposure(engine, None, &own).await;
+    let (_, held) = available::usable(engine).await;
     ToolsView {
         mode: match exposure.mode {
-            gateway::Mode::Direct => "direct".into(),
-            gateway::Mode::Meta => "meta".into(),
+            crate::gateway::Mode::Direct => "direct".into(),
+            crate::gateway::Mode::Meta => "meta".into(),
         },
         why: exposure.why,
         exposed: exposure

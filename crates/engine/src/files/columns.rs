@@ -126,7 +126,7 @@ impl ColumnStats {
 
 /// The type of one text cell; `None` for an empty cell.
 pub fn classify_text(text: &str) -> Option<ColumnType> {
-    match crate::inputs::csv::infer(text) {
+    match crate::cells::infer(text) {
         Value::Null => None,
         Value::Bool(_) => Some(ColumnType::Boolean),
         Value::Number(n) if n.is_i64() || n.is_u64() => Some(ColumnType::Integer),

@@ -233,8 +233,8 @@ impl Read for Capped {
                     std::io::ErrorKind::InvalidData,
                     format!(
                         "it {OVER_CAP} {} (limits.maxInputBytes, or {} for a file read by position)",
-                        crate::store::human_bytes(self.cap),
-                        crate::store::human_bytes(MAX_PLAIN_BYTES)
+                        crate::units::human_bytes(self.cap),
+                        crate::units::human_bytes(MAX_PLAIN_BYTES)
                     ),
                 )),
             };

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::columns::{Column, ColumnStats};
 use super::read::{ReadAnswer, ReadRequest};
 use super::{FileError, Probe};
-use crate::inputs::sheet::value;
+use crate::cells::sheet_value as value;
 
 /// Rows looked at per sheet for column types.
 const TYPE_ROWS: u32 = 1000;

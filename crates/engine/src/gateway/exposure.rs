@@ -8,39 +8,10 @@
 //! the configuration and the tool lists it is given.
 
 use rmcp::model::Tool;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::names::{self, Prefix};
-
-/// `tools.expose` in the configuration, or `offload mcp --expose`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Expose {
-    #[default]
-    Auto,
-    Direct,
-    Meta,
-}
-
-impl Expose {
-    pub fn parse(text: &str) -> Option<Self> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "auto" => Some(Self::Auto),
-            "direct" => Some(Self::Direct),
-            "meta" => Some(Self::Meta),
-            _ => None,
-        }
-    }
-
-    /// The name `parse` reads (and the configuration uses).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Auto => "auto",
-            Self::Direct => "direct",
-            Self::Meta => "meta",
-        }
-    }
-}
+use super::names;
+pub use crate::config::{Expose, Prefix};
 
 /// The mode in effect for a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -3,16 +3,12 @@
 //! (`pins`), and where upstream prompts and resources a client sees lead (`routes`). Decides
 //! only; the server module lists and calls.
 
-pub mod available;
 pub mod exposure;
 pub mod names;
 pub mod pins;
 pub mod routes;
 
-pub use available::{
-    exposure, held_count, held_tools, needs_tasks, refusal, refusal_by_name, usable,
-};
+pub use crate::config::Prefix;
 pub use exposure::{Expose, Exposed, Exposure, Mode, ServerInput, decide};
-pub use names::Prefix;
 pub use pins::{Held, Pins};
 pub use routes::{Route, Routes};

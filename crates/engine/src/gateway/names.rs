@@ -4,6 +4,7 @@
 //! shortened with a short stable hash of the server and tool, so the same tool always gets the
 //! same name.
 
+use crate::config::Prefix;
 use sha2::{Digest, Sha256};
 
 /// The longest tool name MCP clients accept.
@@ -26,17 +27,6 @@ pub fn sanitize(text: &str) -> String {
 pub fn short_hash(server: &str, tool: &str) -> String {
     let digest = Sha256::digest(format!("{server}\u{0}{tool}").as_bytes());
     hex::encode(&digest[..3])
-}
-
-/// How a server's tools are named.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Prefix {
-    /// `<server>__<tool>` (the default).
-    Server,
-    /// `<prefix>__<tool>`.
-    Custom(String),
-    /// The tool's own name: a transparent proxy for that server.
-    None,
 }
 
 /// The name `tool` of `server` is exposed under, before collisions are looked at: within the

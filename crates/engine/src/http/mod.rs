@@ -10,8 +10,6 @@ mod tls;
 
 pub use serving::{Serving, ServingState};
 
-pub use tls::install_crypto_provider;
-
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -7,16 +7,6 @@ use std::sync::Arc;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
-/// Makes aws-lc-rs the process's TLS provider (once; later calls do nothing). Two providers are
-/// in the build (object storage's HTTP client brings ring), and rustls picks no default when it
-/// has two: any library that asks for the default would otherwise panic.
-pub fn install_crypto_provider() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
-    });
-}
-
 pub(super) fn acceptor(cert: &Path, key: &Path) -> Result<tokio_rustls::TlsAcceptor, String> {
     let chain = CertificateDer::pem_file_iter(cert)
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())

@@ -14,6 +14,8 @@ use std::io::Read;
 use serde_json::{Map, Number, Value};
 
 use super::InputError;
+pub use crate::cells::infer;
+use crate::cells::number;
 
 /// What a column's cells become.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -366,78 +368,6 @@ fn csv_error(e: csv::Error, names: &[String]) -> InputError {
         Some(l) => err.at_line(l),
         None => err,
     }
-}
-
-/// The value of one cell under type inference.
-///
-/// - empty → null
-/// - `true` / `false` (any case) → boolean
-/// - integers without a sign other than `-`, without leading zeros, at most 15 digits → number
-/// - decimals and exponents with at most 15 significant digits that stay finite → number
-/// - everything else (`00123`, `+1`, `1e400`, phone numbers, long ids, `NaN`) → string
-pub fn infer(text: &str) -> Value {
-    cell(text).into()
-}
-
-/// `infer` without building a value.
-fn cell(text: &str) -> Cell<'_> {
-    if text.is_empty() {
-        Cell::Null
-    } else if text.eq_ignore_ascii_case("true") {
-        Cell::Bool(true)
-    } else if text.eq_ignore_ascii_case("false") {
-        Cell::Bool(false)
-    } else {
-        number(text).map_or(Cell::Text(text), Cell::Number)
-    }
-}
-
-fn number(text: &str) -> Option<Number> {
-    let unsigned = text.strip_prefix('-').unwrap_or(text);
-    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
-        Some(i) => (&unsigned[..i], Some(&unsigned[i + 1..])),
-        None => (unsigned, None),
-    };
-    let (int_part, frac_part) = match mantissa.split_once('.') {
-        Some((i, f)) => (i, Some(f)),
-        None => (mantissa, None),
-    };
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !digits(int_part) || (int_part.len() > 1 && int_part.starts_with('0')) {
-        return None;
-    }
-    if let Some(f) = frac_part
-        && !digits(f)
-    {
-        return None;
-    }
-    if let Some(e) = exponent {
-        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
-        if !digits(e) {
-            return None;
-        }
-    }
-    let significant = int_part
-        .bytes()
-        .chain(frac_part.unwrap_or("").bytes())
-        .skip_while(|b| *b == b'0')
-        .count();
-    if significant > 15 {
-        return None;
-    }
-    if frac_part.is_none() && exponent.is_none() {
-        // `-0` would come back as `0`: an integer must keep its text. Any other integer here
-        // (no `+`, no leading zero, at most 15 digits) parses back to the same text.
-        if unsigned == "0" && text.len() > 1 {
-            return None;
-        }
-        return text.parse::<i64>().ok().map(Number::from);
-    }
-    let f: f64 = text.parse().ok()?;
-    if !f.is_finite() {
-        return None;
-    }
-    Number::from_f64(f)
 }
 
 #[cfg(test)]

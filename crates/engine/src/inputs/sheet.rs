@@ -6,9 +6,10 @@
 use std::io::Cursor;
 
 use calamine::{Data, Reader, open_workbook_auto_from_rs};
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
 use super::InputError;
+use crate::cells::{sheet_text as text, sheet_value as value};
 
 /// The rows of `sheet` (a name, or a 0-based index as text; the first sheet when `None`).
 pub fn read(bytes: Vec<u8>, sheet: Option<&str>) -> Result<(Value, Vec<String>), InputError> {
@@ -66,33 +67,6 @@ pub fn read(bytes: Vec<u8>, sheet: Option<&str>) -> Result<(Value, Vec<String>),
         })
         .collect();
     Ok((Value::Array(items), warnings))
-}
-
-pub(crate) fn value(cell: &Data) -> Value {
-    match cell {
-        Data::Empty => Value::Null,
-        Data::Bool(b) => Value::Bool(*b),
-        Data::Int(i) => Value::from(*i),
-        Data::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::from(*f as i64),
-        Data::Float(f) => Number::from_f64(*f).map_or(Value::Null, Value::Number),
-        other => Value::String(text(other)),
-    }
-}
-
-fn text(cell: &Data) -> String {
-    match cell {
-        Data::String(s) | Data::DateTimeIso(s) | Data::DurationIso(s) => s.clone(),
-        Data::DateTime(d) => {
-            let (y, mo, da, h, mi, s, ms) = d.to_ymd_hms_milli();
-            if (h, mi, s, ms) == (0, 0, 0, 0) {
-                format!("{y:04}-{mo:02}-{da:02}")
-            } else {
-                format!("{y:04}-{mo:02}-{da:02}T{h:02}:{mi:02}:{s:02}")
-            }
-        }
-        Data::Error(e) => e.to_string(),
-        other => other.to_string(),
-    }
 }
 
 #[cfg(test)]

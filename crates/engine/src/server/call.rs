@@ -151,7 +151,7 @@ pub async fn resolve_refs(
 ) -> Result<serde_json::Map<String, serde_json::Value>, ToolError> {
     // References to URLs are fetched first and then read as their downloads.
     for url in crate::refs::urls(&args) {
-        let path = crate::urls::localize(engine, &url).await?;
+        let path = super::downloads::localize(engine, &url).await?;
         crate::refs::redirect(&mut args, &url, &path);
     }
     let engine = engine.clone();
@@ -216,8 +216,8 @@ pub fn too_large(engine: &Engine, size: u64, list: bool, partial: bool) -> ToolE
         " Send less, or pass a list with call_tool_with_file_content and batch_size."
     };
     let (size_text, budget_text) = (
-        crate::store::human_bytes(size),
-        crate::store::human_bytes(budget),
+        crate::units::human_bytes(size),
+        crate::units::human_bytes(budget),
     );
     let what = if partial {
         // Building them stopped as soon as they were over: their full size is unknown.

@@ -17,7 +17,7 @@ use super::{call, catalog, store};
 use crate::gateway::{Exposed, Exposure, Mode};
 use crate::{Engine, ErrorCode, ToolError};
 
-pub use crate::gateway::available::{exposure, refusal};
+pub use crate::available::{exposure, refusal};
 
 /// Offload's own tools that direct mode leaves out: with every tool listed there is nothing to
 /// search (kept when some server's tools stay behind `call_tool`). `call_tool` itself stays:

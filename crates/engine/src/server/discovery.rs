@@ -91,7 +91,7 @@ pub struct ListedTool {
     pub annotations: Option<ToolAnnotations>,
 }
 
-pub use crate::gateway::needs_tasks;
+pub use crate::available::needs_tasks;
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ListedServer {
@@ -140,7 +140,7 @@ pub async fn list_available_tools(
         })
         .collect();
     // Tools the user turned off or that are held for review are not offered.
-    let (usable, held) = crate::gateway::usable(engine).await;
+    let (usable, held) = crate::available::usable(engine).await;
     let usable_names: std::collections::HashSet<(&str, &str)> = usable
         .iter()
         .flat_map(|(s, tools)| tools.iter().map(move |t| (s.as_str(), t.name.as_ref())))

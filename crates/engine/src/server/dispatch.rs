@@ -130,7 +130,7 @@ impl OffloadServer {
             }
             // An upstream tool held for review or turned off, called by its direct name: the
             // model is told why (`tool_changed`: ask the user), not "unknown tool".
-            other if let Some(refused) = crate::gateway::refusal_by_name(engine, other) => {
+            other if let Some(refused) = crate::available::refusal_by_name(engine, other) => {
                 answer::error(&refused)
             }
             other => {

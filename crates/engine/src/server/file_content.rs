@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::{answer, call, params, store};
 use crate::inputs::{self, InputFormat};
-use crate::store::human_bytes;
+use crate::units::human_bytes;
 use crate::{Engine, ErrorCode, ToolError};
 
 pub async fn call_tool_with_file_content(

@@ -132,7 +132,7 @@ async fn run<T: Send + 'static>(
         reached: std::sync::Mutex::default(),
     };
     // A URL is fetched into a stored download first, then read as that file.
-    let path = crate::urls::localize(engine, &path).await?;
+    let path = super::downloads::localize(engine, &path).await?;
     let engine = engine.clone();
     let job = tokio::task::spawn_blocking(move || {
         let (source, shown) = engine.roots().open(&path)?;

@@ -87,9 +87,9 @@ pub async fn query_file(
 
 /// Points `path` and `tables` that are URLs at their downloads.
 async fn localize(engine: &Arc<Engine>, p: &mut params::QueryFile) -> Result<(), ToolError> {
-    p.path = crate::urls::localize(engine, &p.path).await?;
+    p.path = super::downloads::localize(engine, &p.path).await?;
     for path in p.tables.iter_mut().flat_map(|t| t.values_mut()) {
-        *path = crate::urls::localize(engine, path).await?;
+        *path = super::downloads::localize(engine, path).await?;
     }
     Ok(())
 }

@@ -13,7 +13,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{answer, call, params};
-use crate::store::{StoreRequest, Stored, Summary, human_bytes};
+use crate::store::{StoreRequest, Stored, Summary};
+use crate::units::human_bytes;
 use crate::{Engine, ErrorCode, ToolError};
 
 /// The structured answer of a store.

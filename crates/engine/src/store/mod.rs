@@ -14,8 +14,8 @@ mod summary;
 mod write;
 
 pub use download::DownloadRequest;
-pub use records::{Record, SideFile, elide, looks_secret};
-pub use summary::{Column, Summary, human_bytes};
+pub use records::{Record, SideFile, elide};
+pub use summary::{Column, Summary};
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::names;
 use super::summary::Summary;
+use crate::config::looks_secret;
 use crate::formats::Format;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -246,28 +247,6 @@ fn recover(path: &Path, bytes: u64) -> Option<Record> {
         summary: None,
         recovered: true,
     })
-}
-
-/// Whether a key (an argument, an env variable, a header) names something secret.
-pub fn looks_secret(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    [
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "apikey",
-        "api_key",
-        "api-key",
-        "authorization",
-        "auth",
-        "credential",
-        "private",
-        "cookie",
-        "session",
-    ]
-    .iter()
-    .any(|s| k.contains(s))
 }
 
 /// The call's arguments as recorded: values under secret-looking keys replaced, long strings

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::formats::stream::Shape;
 use crate::formats::{self, Payload, TableInfo};
+use crate::units::human_bytes;
 
 pub const MAX_TEXT: usize = 600;
 
@@ -318,21 +319,6 @@ impl Summary {
     }
 }
 
-pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
-    let mut v = n as f64;
-    let mut unit = 0;
-    while v >= 1000.0 && unit < UNITS.len() - 1 {
-        v /= 1000.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[unit])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,6 +357,5 @@ mod tests {
                 .as_deref(),
             Some("boolean")
         );
-        assert_eq!(human_bytes(1_500_000), "1.5 MB");
     }
 }

@@ -133,7 +133,7 @@ async fn open_stdio(
     cmd.env("PATH", ctx.search_path.child_path().await);
     for (k, v) in env {
         let value = interpolate_noting(v, ctx.secrets.as_ref(), &mut sensitive)?;
-        if crate::store::looks_secret(k) {
+        if crate::config::looks_secret(k) {
             sensitive.push(value.clone());
         }
         cmd.env(k, value);

@@ -257,7 +257,7 @@ pub async fn run(
                 Err(e) => {
                     stored_note = format!(
                         " The last batch's answer ({}) was larger than the inline budget and could not be stored: {}.",
-                        crate::store::human_bytes(size),
+                        crate::units::human_bytes(size),
                         e.message
                     );
                 }

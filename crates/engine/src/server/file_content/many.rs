@@ -11,7 +11,7 @@ use super::{Prepared, describe, load, merge};
 use crate::inputs::{self, InputFormat};
 use crate::roots::is_glob;
 use crate::server::{call, params};
-use crate::store::human_bytes;
+use crate::units::human_bytes;
 use crate::{Engine, ErrorCode, ToolError};
 
 /// The most files one call takes (a glob naming more is refused, not cut).
@@ -45,7 +45,10 @@ pub async fn sources(
     let mut entries = Vec::with_capacity(patterns.len());
     for pattern in patterns {
         if crate::urls::is_url(&pattern) {
-            entries.push((crate::urls::localize(engine, &pattern).await?, false));
+            entries.push((
+                crate::server::downloads::localize(engine, &pattern).await?,
+                false,
+            ));
         } else {
             let glob = is_glob(&pattern);
             entries.push((pattern, glob));

@@ -4,8 +4,8 @@
 
 use rmcp::model::Tool;
 
-use super::{Expose, Exposure, Held, ServerInput, decide};
 use crate::config::ServerEntry;
+use crate::gateway::{Expose, Exposure, Held, ServerInput, decide};
 use crate::{Engine, ErrorCode, ToolError};
 
 /// Whether `tool` runs only as an MCP task (`execution.taskSupport: "required"`): Offload then
@@ -130,8 +130,9 @@ pub fn refusal_by_name(engine: &Engine, name: &str) -> Option<ToolError> {
         let entry = config.server(server.name()).unwrap_or(&none);
         let tools = server.cached_tools()?;
         let tool = tools.iter().find(|t| {
-            let wanted = super::names::exposed(server.name(), &t.name, &entry.tool_prefix());
-            wanted == name || super::names::hashed(&wanted, server.name(), &t.name) == name
+            let wanted =
+                crate::gateway::names::exposed(server.name(), &t.name, &entry.tool_prefix());
+            wanted == name || crate::gateway::names::hashed(&wanted, server.name(), &t.name) == name
         })?;
         let allowed = input(server.name(), entry, &[]).allows(&tool.name);
         (allowed && engine.pins.is_held(server.name(), tool))
