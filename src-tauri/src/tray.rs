@@ -3,8 +3,8 @@
 //! when what it shows changes.
 
 use offload_engine::Engine;
+use offload_engine::control::ServerState;
 use offload_engine::control::{self, Look, Status};
-use offload_engine::upstream::ServerState;
 use tauri::menu::{CheckMenuItem, IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, Runtime};

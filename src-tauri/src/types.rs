@@ -2,8 +2,9 @@
 //! into `ui/src/lib/types.ts` and checked for drift by a test (`cargo test` fails when the file
 //! is stale; `OFFLOAD_UPDATE_TYPES=1 cargo test -p offload-app types` rewrites it).
 
-use offload_engine::clients::ClientView;
 use offload_engine::config::Retention;
+use offload_engine::control::ClientView;
+use offload_engine::control::Held;
 use offload_engine::control::{
     Activity, ActivitySeries, BucketForm, CallView, ClientChange, ClientEntry, ColumnView,
     ControlError, CreatedToken, ExposedView, FileInfo, ImportReport, Imported, NewSecret,
@@ -12,11 +13,10 @@ use offload_engine::control::{
     ServerView, SessionTs, SharingView, SlowCall, Snippet, Span, Status, Swept, TokenView,
     ToolView, ToolsView, Trial, UrlPatternView, UrlsView,
 };
-use offload_engine::events::{Event, EventKind};
+use offload_engine::control::{Event, EventKind};
+use offload_engine::control::{LogLine, StderrLine};
 use offload_engine::files::Summary;
-use offload_engine::gateway::Held;
 use offload_engine::http::ServingState;
-use offload_engine::upstream::{LogLine, StderrLine};
 use ts_rs::{Config, TS};
 
 /// Where the generated declarations live, from the repository root.

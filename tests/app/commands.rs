@@ -328,7 +328,7 @@ fn responses_in_a_bucket_are_listed_previewed_and_deleted_with_their_record() {
             move || {
                 other.store.store(
                     &other.roots(),
-                    offload_engine::store::StoreRequest {
+                    offload_engine::StoreRequest {
                         server: "fx",
                         tool: "rows",
                         arguments: &json!({}),

@@ -63,7 +63,7 @@ fn inspector() -> Inspector {
 
 fn open(path: &PathBuf) -> Result<(std::fs::File, PathBuf), String> {
     let canonical = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let file = offload_engine::special_files::open(&canonical)
+    let file = offload_engine::files::open_regular(&canonical)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok((file, canonical))
 }

@@ -30,7 +30,7 @@ pub struct McpArgs {
     /// Offload's call_tool (meta), or direct up to tools.directLimit (auto). Default: the
     /// configuration's tools.expose.
     #[arg(long, value_name = "MODE", value_parser = parse_expose)]
-    expose: Option<offload_engine::gateway::Expose>,
+    expose: Option<offload_engine::config::Expose>,
 
     /// Where the engine runs. Connected to the app, the app's configuration applies; --config,
     /// DIR or --app-config keep it embedded (auto) or are refused (app).
@@ -38,8 +38,8 @@ pub struct McpArgs {
     mode: Mode,
 }
 
-fn parse_expose(text: &str) -> Result<offload_engine::gateway::Expose, String> {
-    offload_engine::gateway::Expose::parse(text)
+fn parse_expose(text: &str) -> Result<offload_engine::config::Expose, String> {
+    offload_engine::config::Expose::parse(text)
         .ok_or_else(|| format!("'{text}' is not auto, direct or meta"))
 }
 
@@ -131,10 +131,7 @@ pub fn socket() -> Option<PathBuf> {
 }
 
 /// Connected mode: bytes between stdio and the app, nothing else.
-async fn pump(
-    stream: ipc::Connection,
-    expose: Option<offload_engine::gateway::Expose>,
-) -> ExitCode {
+async fn pump(stream: ipc::Connection, expose: Option<offload_engine::config::Expose>) -> ExitCode {
     match ipc::pump(stream, expose, tokio::io::stdin(), tokio::io::stdout()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,

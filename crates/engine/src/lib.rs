@@ -19,43 +19,47 @@
 //! 5. The engine: `engine`
 //! 6. Serving: `available`, `query`, `activity`, `config_watch`, `server`
 //! 7. Doors for the shells: `http`, `ipc`, `control`
+//!
+//! A module is public only when a shell (the `offload` command, the app, the benches) needs it;
+//! what they name of the others is re-exported from those (`control` for the app's types).
 
 pub mod access;
 pub mod activity;
-pub mod available;
-pub mod cells;
-pub mod clients;
-pub mod clip;
+mod available;
+mod cells;
+mod clients;
+mod clip;
 pub mod config;
 pub mod config_watch;
 pub mod control;
 mod crypto;
-pub mod engine;
-pub mod error;
-pub mod events;
+mod engine;
+mod error;
+mod events;
 pub mod files;
-pub mod formats;
-pub mod gateway;
+mod formats;
+mod gateway;
 pub mod http;
-pub mod inputs;
+mod inputs;
 pub mod ipc;
 pub mod keychain;
 pub mod logging;
 pub mod oauth;
-pub mod objects;
-pub mod query;
-pub mod refs;
-pub mod roots;
-pub mod rounds;
+mod objects;
+mod query;
+mod refs;
+mod roots;
+mod rounds;
 pub mod server;
-pub mod sessions;
+mod sessions;
 mod shared_file;
-pub mod special_files;
-pub mod store;
-pub mod units;
-pub mod upstream;
-pub mod urls;
+mod special_files;
+mod store;
+mod units;
+mod upstream;
+mod urls;
 mod whole_file;
 
 pub use engine::{Engine, EngineOptions, Reloaded};
 pub use error::{ErrorCode, ToolError};
+pub use store::StoreRequest;

@@ -438,6 +438,20 @@ fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     s.out
 }
 
+/// The shells reach the engine through a small surface: a module is public only when a shell
+/// needs it, and the rest of what they name is re-exported from those.
+#[test]
+fn few_modules_are_public() {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
+        .expect("lib.rs");
+    let public: Vec<_> = lib.lines().filter(|l| l.starts_with("pub mod ")).collect();
+    assert!(
+        public.len() <= 12,
+        "{} public modules (at most 12): {public:?}",
+        public.len()
+    );
+}
+
 #[test]
 fn the_reader_finds_paths_in_groups_and_skips_comments_strings_and_tests() {
     let code = code_only(

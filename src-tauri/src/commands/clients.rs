@@ -2,9 +2,9 @@
 //! importing their servers.
 
 use offload_engine::ErrorCode;
-use offload_engine::clients::{self, ClientView, Machine};
+use offload_engine::config::Expose;
 use offload_engine::control::{self, ClientChange, ControlError, ImportReport, Snippet};
-use offload_engine::gateway::Expose;
+use offload_engine::control::{ClientView, Machine, installed_program};
 use tauri::State;
 
 use crate::AppState;
@@ -20,7 +20,7 @@ pub fn clients() -> Result<Vec<ClientView>, ControlError> {
 }
 
 fn program() -> Result<std::path::PathBuf, ControlError> {
-    clients::installed_program().ok_or_else(|| {
+    installed_program().ok_or_else(|| {
         ControlError::new(
             ErrorCode::ServerUnavailable,
             "cannot find the offload program beside the app or on PATH; reinstall Offload",

@@ -1,8 +1,8 @@
 //! The Live log screen's history; new calls arrive as `offload://calls` events.
 
 use offload_engine::ErrorCode;
+use offload_engine::control::Event;
 use offload_engine::control::{self, ControlError};
-use offload_engine::events::Event;
 use tauri::State;
 
 use super::blocking;

@@ -3,7 +3,7 @@
 use offload_engine::control::{
     self, ControlError, NewSecret, OffersView, ServerSpec, ServerView, ToolView,
 };
-use offload_engine::upstream::{LogLine, StderrLine};
+use offload_engine::control::{LogLine, StderrLine};
 use tauri::State;
 
 use crate::AppState;

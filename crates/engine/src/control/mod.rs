@@ -62,6 +62,12 @@ pub use sign_in::{ServerSignIn, sign_in, sign_ins, sign_out};
 pub use tools::{ExposedView, ToolsView, approve_tool, held_count, set_tool_enabled, tools_view};
 pub use urls::{UrlPatternView, UrlsView, allow_url, remove_url, urls};
 
+// Types of the engine's own parts that the app's commands name.
+pub use crate::clients::{ClientView, Machine, installed_program};
+pub use crate::events::{Event, EventKind};
+pub use crate::gateway::Held;
+pub use crate::upstream::{LogLine, ServerState, StderrLine};
+
 use serde::Serialize;
 
 use crate::config::edit::EditError;

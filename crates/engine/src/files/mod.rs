@@ -32,6 +32,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Opens a regular file without blocking on a FIFO or a device (`offload read` and friends).
+pub use crate::special_files::open as open_regular;
 pub use kind::{Kind, Probe};
 pub use read::{ReadAnswer, ReadRequest};
 pub use schema::Schema;

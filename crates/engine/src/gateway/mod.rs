@@ -8,7 +8,6 @@ pub mod names;
 pub mod pins;
 pub mod routes;
 
-pub use crate::config::Prefix;
 pub use exposure::{Expose, Exposed, Exposure, Mode, ServerInput, decide};
 pub use pins::{Held, Pins};
 pub use routes::{Route, Routes};

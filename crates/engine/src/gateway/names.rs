@@ -52,6 +52,7 @@ pub fn hashed(name: &str, server: &str, tool: &str) -> String {
 }
 
 /// Whether `name` follows MCP's tool-name rule.
+#[cfg(test)]
 pub fn valid(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX

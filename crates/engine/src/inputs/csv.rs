@@ -14,7 +14,6 @@ use std::io::Read;
 use serde_json::{Map, Number, Value};
 
 use super::InputError;
-pub use crate::cells::infer;
 use crate::cells::number;
 
 /// What a column's cells become.

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::{ErrorCode, ToolError};
 
-pub use self::csv::{ColumnType, Typing, infer};
+pub use self::csv::{ColumnType, Typing};
 
 /// A file to read: CSV and TSV are read twice (their columns are typed from every cell first).
 pub trait Source: Read + Seek {}

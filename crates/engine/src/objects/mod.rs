@@ -17,9 +17,9 @@ mod key;
 mod reader;
 mod writer;
 
-pub use bucket::{Bucket, BucketError};
-pub use key::{KeyError, ObjectUrl, is_object_url};
-pub use reader::{Fetched, Object};
+pub use bucket::Bucket;
+pub use key::{ObjectUrl, is_object_url};
+pub use reader::Object;
 pub use writer::{WriteError, put_new};
 
 #[cfg(test)]

@@ -13,9 +13,8 @@ mod buckets;
 mod glob;
 mod guard;
 
-pub use buckets::ObjectResolved;
 pub use glob::is_glob;
-pub use guard::{Access, PathError, Resolved};
+pub use guard::{Access, PathError};
 
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,6 @@
 use super::*;
 use crate::ErrorCode;
+use guard::Resolved;
 use std::os::unix::fs::symlink;
 
 struct Fixture {

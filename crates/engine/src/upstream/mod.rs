@@ -20,12 +20,12 @@ mod stderr;
 mod supervisor;
 mod tasks;
 
-pub use callers::{Caller, severity};
+pub use callers::Caller;
 pub use error::{UpstreamError, closest};
 pub use logs::LogLine;
 pub use progress::ProgressRoute;
 pub use stderr::StderrLine;
-pub use supervisor::{CallOptions, STDERR_KEPT, Upstream};
+pub use supervisor::{CallOptions, Upstream};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
