@@ -8,7 +8,6 @@ use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::service::RequestContext;
 use serde_json::Value;
 
-use super::catalog;
 use crate::events::{Event, EventKind};
 
 /// The event's fields known before the call.
@@ -18,17 +17,7 @@ pub fn start(tool: &str, args: Option<&JsonObject>, ctx: &RequestContext<RoleSer
             .and_then(Value::as_str)
             .map(str::to_owned)
     };
-    let kind = match tool {
-        catalog::CALL_TOOL => EventKind::Call,
-        catalog::CALL_TOOL_AND_STORE => EventKind::Store,
-        catalog::CALL_TOOL_WITH_FILE_CONTENT
-            if args.is_some_and(|a| a.contains_key("batch_size")) =>
-        {
-            EventKind::Batch
-        }
-        catalog::CALL_TOOL_WITH_FILE_CONTENT => EventKind::FileContent,
-        _ => EventKind::Tool,
-    };
+    let kind = super::tools::find(tool).map_or(EventKind::Tool, |t| (t.event)(args));
     Event {
         time: chrono::Utc::now(),
         kind,

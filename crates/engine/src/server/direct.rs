@@ -13,7 +13,8 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 use rmcp::service::RequestContext;
 use serde_json::{Map, Value, json};
 
-use super::{call, catalog, store};
+use super::tools::{ListAvailableTools, ListToolDetails, OwnTool};
+use super::{call, store};
 use crate::gateway::{Exposed, Exposure, Mode};
 use crate::{Engine, ErrorCode, ToolError};
 
@@ -23,7 +24,7 @@ pub use crate::available::{exposure, refusal};
 /// search (kept when some server's tools stay behind `call_tool`). `call_tool` itself stays:
 /// clients that check answers against output schemas (the Python SDK) list the tools again
 /// before every call of a tool that is not listed, which doubled its cost.
-const DISCOVERY: [&str; 2] = [catalog::LIST_AVAILABLE_TOOLS, catalog::LIST_TOOL_DETAILS];
+const DISCOVERY: [&str; 2] = [ListAvailableTools::NAME, ListToolDetails::NAME];
 
 /// The tools a session lists: in meta mode Offload's own; in direct mode its storage, file and
 /// call tools and every exposed upstream tool (and the discovery tools while some tools stay

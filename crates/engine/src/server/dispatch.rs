@@ -6,22 +6,9 @@ use std::sync::Arc;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
-use serde::de::DeserializeOwned;
 
-use super::{
-    OffloadServer, answer, audit, call, catalog, direct, discovery, file_content, file_tools,
-    params, query, scopes, store,
-};
+use super::{OffloadServer, answer, audit, direct, scopes};
 use crate::events::EventKind;
-
-fn parse<T: DeserializeOwned>(
-    tool: &str,
-    args: Option<rmcp::model::JsonObject>,
-) -> Result<T, McpError> {
-    let value = serde_json::Value::Object(args.unwrap_or_default());
-    serde_json::from_value(value)
-        .map_err(|e| McpError::invalid_params(format!("{tool}: invalid arguments: {e}"), None))
-}
 
 /// Where a call notes that its upstream needed a capability the client did not declare (the
 /// upstream's `-32021`): the client gets that error rather than a tool error.
@@ -73,7 +60,8 @@ impl OffloadServer {
         let args = request.arguments;
         let mut event = audit::start(&request.name, args.as_ref(), &context);
         // A name that is not one of Offload's own may be an upstream tool listed directly.
-        let direct_tool = if self.tools.iter().any(|t| t.name == request.name) {
+        let own = super::tools::find(&request.name);
+        let direct_tool = if own.is_some() {
             None
         } else {
             self.direct_tool(&request.name).await
@@ -85,42 +73,7 @@ impl OffloadServer {
         );
         let result = match request.name.as_ref() {
             _ if denied.is_some() => answer::error(denied.as_ref().expect("matched above")),
-            catalog::LIST_ALLOWED_DIRECTORIES => {
-                parse::<params::ListAllowedDirectories>(&request.name, args)?;
-                discovery::list_allowed_directories(engine)
-            }
-            catalog::LIST_AVAILABLE_TOOLS => {
-                discovery::list_available_tools(engine, parse(&request.name, args)?).await
-            }
-            catalog::LIST_TOOL_DETAILS => {
-                discovery::list_tool_details(engine, parse(&request.name, args)?).await
-            }
-            catalog::CALL_TOOL => {
-                call::call_tool(engine, parse(&request.name, args)?, &context).await
-            }
-            catalog::CALL_TOOL_AND_STORE => {
-                store::call_tool_and_store(engine, parse(&request.name, args)?, &context).await
-            }
-            catalog::CALL_TOOL_WITH_FILE_CONTENT => {
-                file_content::call_tool_with_file_content(
-                    engine,
-                    parse(&request.name, args)?,
-                    &context,
-                )
-                .await
-            }
-            catalog::GET_FILE_SCHEMA => {
-                file_tools::get_file_schema(engine, parse(&request.name, args)?, &context).await
-            }
-            catalog::SUMMARIZE_FILE => {
-                file_tools::summarize_file(engine, parse(&request.name, args)?, &context).await
-            }
-            catalog::READ_FILE => {
-                file_tools::read_file(engine, parse(&request.name, args)?, &context).await
-            }
-            catalog::QUERY_FILE => {
-                query::query_file(engine, parse(&request.name, args)?, &context).await
-            }
+            _ if let Some(tool) = own => (tool.call)(engine, args, &context).await?,
             _ if direct_tool.is_some() => {
                 let exposed = direct_tool.expect("matched above");
                 event.kind = EventKind::Direct;

@@ -5,7 +5,6 @@ mod announce;
 mod answer;
 mod audit;
 mod call;
-mod catalog;
 mod direct;
 mod discovery;
 mod dispatch;
@@ -26,6 +25,7 @@ mod resources;
 mod scopes;
 mod search;
 mod store;
+mod tools;
 mod upstream_resources;
 mod upstreams;
 
@@ -122,7 +122,7 @@ impl OffloadServer {
     pub fn new(engine: Arc<Engine>) -> Self {
         Self {
             engine,
-            tools: Arc::new(catalog::tools()),
+            tools: Arc::new(tools::definitions()),
             expose: None,
             exposed: Arc::default(),
             session: Session::new(),
@@ -444,7 +444,7 @@ pub use crate::clip::clip;
 
 /// Offload's own tool definitions.
 pub fn tool_definitions() -> Vec<Tool> {
-    catalog::tools()
+    tools::definitions()
 }
 
 /// Serving a session is the server's work; it is a method of the engine for its callers.
@@ -505,13 +505,14 @@ mod tests {
     /// read). Examples are kept for the tools whose arguments are not obvious from their names.
     #[test]
     fn every_tool_has_title_description_schema_and_annotations() {
-        for t in catalog::tools() {
+        for t in tools::definitions() {
             assert!(t.title.is_some(), "{}", t.name);
             let description = t.description.as_deref().unwrap_or_default();
             assert!(description.len() > 40, "{}", t.name);
             if matches!(
                 t.name.as_ref(),
-                catalog::CALL_TOOL_WITH_FILE_CONTENT | catalog::QUERY_FILE
+                <tools::CallToolWithFileContent as tools::OwnTool>::NAME
+                    | <tools::QueryFile as tools::OwnTool>::NAME
             ) {
                 assert!(description.contains("Example"), "{}", t.name);
             }

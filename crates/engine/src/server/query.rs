@@ -15,7 +15,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::store::stored_answer;
-use super::{answer, catalog, params};
+use super::tools::{OwnTool, QueryFile};
+use super::{answer, params};
 use crate::files::Kind;
 use crate::formats::{self, Format, Payload};
 use crate::query;
@@ -263,7 +264,7 @@ fn written_request<'a>(
 ) -> WrittenRequest<'a> {
     WrittenRequest {
         server: "offload",
-        tool: catalog::QUERY_FILE,
+        tool: QueryFile::NAME,
         arguments,
         description: p.description.clone(),
         storage_path: p.storage_path.as_deref(),

@@ -6,37 +6,22 @@
 use rmcp::model::{Extensions, JsonObject};
 use serde_json::Value;
 
-use super::catalog;
 use crate::access::{Scope, grant_of};
 use crate::{ErrorCode, ToolError};
 
-/// The scopes a call of `tool` with `args` needs (an upstream tool's name for direct tools).
+/// The scopes a call of `tool` with `args` needs: one of Offload's own tools declares its own
+/// (`tools::OwnTool::scopes`); any other name is an upstream tool listed directly.
 pub fn needed(tool: &str, args: Option<&JsonObject>) -> Vec<Scope> {
-    match tool {
-        catalog::LIST_ALLOWED_DIRECTORIES
-        | catalog::LIST_AVAILABLE_TOOLS
-        | catalog::LIST_TOOL_DETAILS
-        | catalog::GET_FILE_SCHEMA
-        | catalog::SUMMARIZE_FILE
-        | catalog::READ_FILE => vec![Scope::Read],
-        catalog::CALL_TOOL_AND_STORE => vec![Scope::Call, Scope::Store],
-        // Storing its result writes into a root.
-        catalog::QUERY_FILE
-            if args.is_some_and(|a| {
-                ["description", "storage_path", "filename", "file_format"]
-                    .iter()
-                    .any(|k| a.get(*k).is_some_and(|v| !v.is_null()))
-            }) =>
-        {
-            vec![Scope::Read, Scope::Store]
-        }
-        catalog::QUERY_FILE => vec![Scope::Read],
-        catalog::CALL_TOOL_WITH_FILE_CONTENT => vec![Scope::Read, Scope::Call],
-        // `call_tool` and direct tools: reading a file into the arguments needs `read` too.
-        _ if args.is_some_and(|a| a.values().any(names_a_file)) => {
-            vec![Scope::Read, Scope::Call]
-        }
-        _ => vec![Scope::Call],
+    super::tools::find(tool).map_or_else(|| upstream_call(args), |t| (t.scopes)(args))
+}
+
+/// The scopes a call of an upstream tool needs (`call_tool`, a direct tool): `call`, and
+/// `read` too when a `$file` in its arguments reads a file.
+pub fn upstream_call(args: Option<&JsonObject>) -> Vec<Scope> {
+    if args.is_some_and(|a| a.values().any(names_a_file)) {
+        vec![Scope::Read, Scope::Call]
+    } else {
+        vec![Scope::Call]
     }
 }
 
@@ -73,6 +58,7 @@ pub fn refusal(extensions: &Extensions, what: &str, needed: &[Scope]) -> Option<
 
 #[cfg(test)]
 mod tests {
+    use super::super::tools::{CallTool, CallToolAndStore, OwnTool, ReadFile};
     use super::*;
     use serde_json::json;
 
@@ -82,10 +68,10 @@ mod tests {
 
     #[test]
     fn each_tool_needs_what_it_does() {
-        assert_eq!(needed(catalog::READ_FILE, None), vec![Scope::Read]);
-        assert_eq!(needed(catalog::CALL_TOOL, None), vec![Scope::Call]);
+        assert_eq!(needed(ReadFile::NAME, None), vec![Scope::Read]);
+        assert_eq!(needed(CallTool::NAME, None), vec![Scope::Call]);
         assert_eq!(
-            needed(catalog::CALL_TOOL_AND_STORE, None),
+            needed(CallToolAndStore::NAME, None),
             vec![Scope::Call, Scope::Store]
         );
         assert_eq!(

@@ -321,7 +321,8 @@ fn part_event(
     Event {
         time: chrono::Utc::now(),
         kind: EventKind::BatchPart,
-        tool: super::super::catalog::CALL_TOOL_WITH_FILE_CONTENT.to_owned(),
+        tool: <super::super::tools::CallToolWithFileContent as super::super::tools::OwnTool>::NAME
+            .to_owned(),
         client: super::super::audit::client(ctx),
         server: Some(p.server.clone()),
         upstream_tool: Some(p.tool_name.clone()),
