@@ -2,6 +2,8 @@
 //! `offload_engine::control` function and answers its result or `{code, message}`.
 
 pub mod clients;
+#[cfg(test)]
+mod declared;
 pub mod log;
 pub mod overview;
 pub mod responses;

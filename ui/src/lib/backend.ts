@@ -1,42 +1,19 @@
 // The only module that talks to Tauri: every command and event the window uses, typed with the
 // declarations generated from the Rust types (types.ts).
 import { invoke } from "@tauri-apps/api/core";
+import type { Commands } from "./commands";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import { open, save } from "@tauri-apps/plugin-dialog";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import type {
   BucketForm,
-  UrlsView,
-  CallView,
-  ClientChange,
-  ClientView,
   ControlError,
   Event,
-  FileInfo,
-  ImportReport,
-  LogLine,
   Retention,
-  StderrLine,
-  Swept,
-  Trial,
   NewSecret,
-  OffersView,
-  Overview,
-  Page,
-  QueryView,
-  Responses,
-  RootView,
-  SchemaView,
   ServerSpec,
-  ServerView,
-  SharingView,
-  CreatedToken,
-  Snippet,
   Span,
   Status,
-  Summary,
-  ToolView,
-  ToolsView,
 } from "./types";
 
 /** The event the app emits whenever something the window shows changed. */
@@ -68,6 +45,15 @@ function subscribe<T>(name: string, handler: (payload: T) => void): () => void {
   return disposer(listen<T>(name, (event) => handler(event.payload)));
 }
 
+/** The arguments a command takes: none, or its own. */
+type Args<C extends keyof Commands> =
+  Commands[C]["args"] extends Record<string, never> ? [] : [Commands[C]["args"]];
+
+/** Calls a command of the app; its name, arguments and answer are those Rust declares (commands.ts). */
+function command<C extends keyof Commands>(name: C, ...args: Args<C>): Promise<Commands[C]["answer"]> {
+  return invoke<Commands[C]["answer"]>(name, args[0]);
+}
+
 /** A command's failure: the engine's `{code, message}`, or a message for anything else. */
 export function errorOf(e: unknown): ControlError {
   if (e && typeof e === "object" && "message" in e) {
@@ -78,79 +64,79 @@ export function errorOf(e: unknown): ControlError {
 }
 
 export const backend = {
-  overview: (span: Span = "day") => invoke<Overview>("overview", { span }),
-  status: () => invoke<Status>("status"),
-  setPaused: (paused: boolean) => invoke<Status>("set_paused", { paused }),
+  overview: (span: Span = "day") => command("overview", { span }),
+  status: () => command("status"),
+  setPaused: (paused: boolean) => command("set_paused", { paused }),
 
-  servers: () => invoke<ServerView[]>("servers"),
-  serverTools: (name: string) => invoke<ToolView[]>("server_tools", { name }),
-  serverOffers: (name: string) => invoke<OffersView>("server_offers", { name }),
-  serverLog: (name: string) => invoke<LogLine[]>("server_log", { name }),
-  serverStderr: (name: string) => invoke<StderrLine[]>("server_stderr", { name }),
+  servers: () => command("servers"),
+  serverTools: (name: string) => command("server_tools", { name }),
+  serverOffers: (name: string) => command("server_offers", { name }),
+  serverLog: (name: string) => command("server_log", { name }),
+  serverStderr: (name: string) => command("server_stderr", { name }),
   testServer: (name: string, spec: ServerSpec, secrets: NewSecret[] = []) =>
-    invoke<Trial>("test_server", { name, spec, secrets }),
+    command("test_server", { name, spec, secrets }),
   putServer: (previous: string | null, name: string, spec: ServerSpec, secrets: NewSecret[] = []) =>
-    invoke<void>("put_server", { previous, name, spec, secrets }),
-  moveSecretsToKeychain: (name: string) => invoke<number>("move_secrets_to_keychain", { name }),
-  removeServer: (name: string) => invoke<void>("remove_server", { name }),
+    command("put_server", { previous, name, spec, secrets }),
+  moveSecretsToKeychain: (name: string) => command("move_secrets_to_keychain", { name }),
+  removeServer: (name: string) => command("remove_server", { name }),
   setServerEnabled: (name: string, enabled: boolean) =>
-    invoke<void>("set_server_enabled", { name, enabled }),
-  restartServer: (name: string) => invoke<number>("restart_server", { name }),
-  stopRetrying: (name: string) => invoke<void>("stop_retrying", { name }),
-  signIn: (name: string) => invoke<string>("sign_in_server", { name }),
-  signOut: (name: string) => invoke<void>("sign_out_server", { name }),
-  toolsView: () => invoke<ToolsView>("tools_view"),
-  approveTool: (server: string, tool: string | null) => invoke<number>("approve_tool", { server, tool }),
+    command("set_server_enabled", { name, enabled }),
+  restartServer: (name: string) => command("restart_server", { name }),
+  stopRetrying: (name: string) => command("stop_retrying", { name }),
+  signIn: (name: string) => command("sign_in_server", { name }),
+  signOut: (name: string) => command("sign_out_server", { name }),
+  toolsView: () => command("tools_view"),
+  approveTool: (server: string, tool: string | null) => command("approve_tool", { server, tool }),
   setToolEnabled: (server: string, tool: string, enabled: boolean) =>
-    invoke<void>("set_tool_enabled", { server, tool, enabled }),
+    command("set_tool_enabled", { server, tool, enabled }),
 
-  roots: () => invoke<RootView[]>("roots"),
-  addRoot: (path: string, writable: boolean) => invoke<void>("add_root", { path, writable }),
-  addBucketRoot: (form: BucketForm) => invoke<void>("add_bucket_root", { form }),
-  urls: () => invoke<UrlsView>("urls"),
-  allowUrl: (pattern: string) => invoke<void>("allow_url", { pattern }),
-  removeUrl: (pattern: string) => invoke<void>("remove_url", { pattern }),
-  removeRoot: (path: string) => invoke<void>("remove_root", { path }),
-  setDefaultRoot: (path: string) => invoke<void>("set_default_root", { path }),
+  roots: () => command("roots"),
+  addRoot: (path: string, writable: boolean) => command("add_root", { path, writable }),
+  addBucketRoot: (form: BucketForm) => command("add_bucket_root", { form }),
+  urls: () => command("urls"),
+  allowUrl: (pattern: string) => command("allow_url", { pattern }),
+  removeUrl: (pattern: string) => command("remove_url", { pattern }),
+  removeRoot: (path: string) => command("remove_root", { path }),
+  setDefaultRoot: (path: string) => command("set_default_root", { path }),
   setRootWritable: (path: string, writable: boolean) =>
-    invoke<void>("set_root_writable", { path, writable }),
+    command("set_root_writable", { path, writable }),
   setRootRetention: (path: string, retention: Retention | null) =>
-    invoke<Swept[]>("set_root_retention", { path, retention }),
+    command("set_root_retention", { path, retention }),
   retentionPreview: (path: string, retention: Retention) =>
-    invoke<Swept>("retention_preview", { path, retention }),
+    command("retention_preview", { path, retention }),
 
-  responses: () => invoke<Responses>("responses"),
-  responseCall: (path: string) => invoke<CallView>("response_call", { path }),
-  deleteResponse: (path: string) => invoke<void>("delete_response", { path }),
-  reveal: (path: string) => invoke<void>("reveal", { path }),
-  fileInfo: (path: string) => invoke<FileInfo>("file_info", { path }),
-  fileSummary: (path: string) => invoke<Summary>("file_summary", { path }),
-  fileSchema: (path: string) => invoke<SchemaView>("file_schema", { path }),
+  responses: () => command("responses"),
+  responseCall: (path: string) => command("response_call", { path }),
+  deleteResponse: (path: string) => command("delete_response", { path }),
+  reveal: (path: string) => command("reveal", { path }),
+  fileInfo: (path: string) => command("file_info", { path }),
+  fileSummary: (path: string) => command("file_summary", { path }),
+  fileSchema: (path: string) => command("file_schema", { path }),
   fileContent: (path: string, offset: number, length: number) =>
-    invoke<Page>("file_content", { path, offset, length }),
+    command("file_content", { path, offset, length }),
   fileQuery: (path: string, sql: string, limit: number) =>
-    invoke<QueryView>("file_query", { path, sql, limit }),
-  saveQuery: (path: string, sql: string) => invoke<string>("save_query", { path, sql }),
+    command("file_query", { path, sql, limit }),
+  saveQuery: (path: string, sql: string) => command("save_query", { path, sql }),
 
-  callLog: (limit: number) => invoke<Event[]>("call_log", { limit }),
+  callLog: (limit: number) => command("call_log", { limit }),
   /** Writes `contents` to `path` (a file the user chose in the save dialog), whole or not at all. */
-  saveText: (path: string, contents: string) => invoke<void>("save_text", { path, contents }),
+  saveText: (path: string, contents: string) => command("save_text", { path, contents }),
 
-  clients: () => invoke<ClientView[]>("clients"),
-  connectClient: (id: string, expose: string | null = null) => invoke<ClientChange>("connect_client", { id, expose }),
-  clientSnippet: (id: string, expose: string | null = null) => invoke<Snippet>("client_snippet", { id, expose }),
+  clients: () => command("clients"),
+  connectClient: (id: string, expose: string | null = null) => command("connect_client", { id, expose }),
+  clientSnippet: (id: string, expose: string | null = null) => command("client_snippet", { id, expose }),
 
-  sharing: () => invoke<SharingView>("sharing"),
-  setHttpListen: (listen: string | null) => invoke<SharingView>("set_http_listen", { listen }),
-  createToken: (name: string, scopes: string[]) => invoke<CreatedToken>("create_token", { name, scopes }),
-  revokeToken: (name: string) => invoke<void>("revoke_token", { name }),
-  disconnectClient: (id: string) => invoke<ClientChange>("disconnect_client", { id }),
+  sharing: () => command("sharing"),
+  setHttpListen: (listen: string | null) => command("set_http_listen", { listen }),
+  createToken: (name: string, scopes: string[]) => command("create_token", { name, scopes }),
+  revokeToken: (name: string) => command("revoke_token", { name }),
+  disconnectClient: (id: string) => command("disconnect_client", { id }),
   importClientServers: (id: string, removeFromClient: boolean) =>
-    invoke<ImportReport>("import_client_servers", { id, removeFromClient }),
+    command("import_client_servers", { id, removeFromClient }),
 
-  autostart: () => invoke<boolean>("autostart"),
-  setAutostart: (enabled: boolean) => invoke<boolean>("set_autostart", { enabled }),
-  setNotifications: (enabled: boolean) => invoke<void>("set_notifications", { enabled }),
+  autostart: () => command("autostart"),
+  setAutostart: (enabled: boolean) => command("set_autostart", { enabled }),
+  setNotifications: (enabled: boolean) => command("set_notifications", { enabled }),
 
   /** The native folder picker; null when the user cancels. */
   pickFolder: async (): Promise<string | null> => {

@@ -1,38 +1,40 @@
 import { describe, expect, it } from "vitest";
 import { render, screen, waitFor } from "@testing-library/svelte";
 import userEvent from "@testing-library/user-event";
-import { mockIPC } from "@tauri-apps/api/mocks";
+import { mockCommands } from "../lib/mock";
 import Sharing from "./Sharing.svelte";
 import type { SharingView } from "../lib/types";
 
 describe("Sharing", () => {
   it("turns serving on, makes a token shown once with each client's entry, and revokes it", async () => {
     let view: SharingView = { serving: { listen: null, url: null, error: null }, tokens: [], issuer: null };
-    const calls: [string, any][] = [];
-    mockIPC((cmd, args: any) => {
-      calls.push([cmd, args]);
-      if (cmd === "sharing") return view;
-      if (cmd === "set_http_listen") {
-        view = { ...view, serving: { listen: args.listen, url: args.listen ? `http://${args.listen}/mcp` : null, error: null } };
-        return view;
-      }
-      if (cmd === "create_token") {
-        view = { ...view, tokens: [{ name: args.name, scopes: args.scopes, created: "2026-11-24T10:00:00Z" }] };
-        return {
-          name: args.name,
-          token: "ofl_secret123",
-          url: "http://127.0.0.1:8765/mcp",
-          snippets: [
-            { client: "Claude Code", place: "a terminal", text: "claude mcp add --transport http offload http://127.0.0.1:8765/mcp --header \"Authorization: Bearer ofl_secret123\"" },
-            { client: "VS Code", place: ".vscode/mcp.json", text: "{\"servers\": {}}" },
-          ],
-        };
-      }
-      if (cmd === "revoke_token") {
-        view = { ...view, tokens: [] };
-        return null;
-      }
-    });
+    const calls: [string, unknown][] = [];
+    mockCommands(
+      {
+        sharing: () => view,
+        set_http_listen: ({ listen }) => {
+          view = { ...view, serving: { listen: listen ?? null, url: listen ? `http://${listen}/mcp` : null, error: null } };
+          return view;
+        },
+        create_token: ({ name, scopes }) => {
+          view = { ...view, tokens: [{ name, scopes, created: "2026-11-24T10:00:00Z" }] };
+          return {
+            name,
+            token: "ofl_secret123",
+            url: "http://127.0.0.1:8765/mcp",
+            snippets: [
+              { client: "Claude Code", place: "a terminal", text: "claude mcp add --transport http offload http://127.0.0.1:8765/mcp --header \"Authorization: Bearer ofl_secret123\"" },
+              { client: "VS Code", place: ".vscode/mcp.json", text: "{\"servers\": {}}" },
+            ],
+          };
+        },
+        revoke_token: () => {
+          view = { ...view, tokens: [] };
+          return null;
+        },
+      },
+      calls,
+    );
     render(Sharing);
     expect(await screen.findByTestId("serve-off")).toHaveTextContent("Not serving");
     expect(screen.getByTestId("no-tokens")).toBeInTheDocument();
@@ -69,11 +71,13 @@ describe("Sharing", () => {
   });
 
   it("says why an address cannot be served", async () => {
-    mockIPC((cmd) =>
-      cmd === "sharing"
-        ? { serving: { listen: "10.9.9.9:80", url: null, error: "cannot listen on 10.9.9.9:80: Cannot assign requested address" }, tokens: [], issuer: null }
-        : undefined,
-    );
+    mockCommands({
+      sharing: () => ({
+        serving: { listen: "10.9.9.9:80", url: null, error: "cannot listen on 10.9.9.9:80: Cannot assign requested address" },
+        tokens: [],
+        issuer: null,
+      }),
+    });
     render(Sharing);
     expect(await screen.findByTestId("serve-problem")).toHaveTextContent("cannot listen on 10.9.9.9:80");
   });
