@@ -13,6 +13,8 @@ export type Handlers = {
 /** Answers the window's commands with `handlers`; `calls` gets each command and its arguments. */
 export function mockCommands(handlers: Handlers, calls?: [string, unknown][]): void {
   mockIPC((cmd, args) => {
+    // Tauri's own plugins (events, dialogs) are not the app's commands.
+    if (cmd.startsWith("plugin:")) return undefined;
     const name = cmd as keyof Commands;
     calls?.push([cmd, args]);
     const handler = handlers[name] as ((a: unknown) => unknown) | undefined;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { render, screen, waitFor } from "@testing-library/svelte";
 import userEvent from "@testing-library/user-event";
-import { mockIPC } from "@tauri-apps/api/mocks";
+import { mockCommands } from "../lib/mock";
 import Dropped from "./Dropped.svelte";
 import * as f from "../lib/fixtures";
 
@@ -9,14 +9,14 @@ describe("Dropped files", () => {
   it("previews a file outside the roots and offers its folder read-only", async () => {
     let allowed = false;
     const added: unknown[] = [];
-    mockIPC((cmd, args: any) => {
-      if (cmd === "file_info")
-        return { path: "/home/me/Downloads/x.csv", name: "x.csv", folder: "/home/me/Downloads", bytes: 12, root: allowed ? "/home/me/Downloads" : null, directory: false };
-      if (cmd === "file_summary") return f.summary({ head: "a,b" });
-      if (cmd === "add_root") {
+    mockCommands({
+      file_info: () => ({ path: "/home/me/Downloads/x.csv", name: "x.csv", folder: "/home/me/Downloads", bytes: 12, root: allowed ? "/home/me/Downloads" : null, directory: false }),
+      file_summary: () => f.summary({ head: "a,b" }),
+      add_root: (args) => {
         added.push(args);
         allowed = true;
-      }
+        return null;
+      },
     });
     render(Dropped, { paths: ["/home/me/Downloads/x.csv"] });
     expect(await screen.findByTestId("preview-head")).toHaveTextContent("a,b");
@@ -37,14 +37,16 @@ describe("Dropped files", () => {
   it("offers a dropped folder as an allowed directory, read-only or writable", async () => {
     let allowed: string | null = null;
     const added: unknown[] = [];
-    mockIPC((cmd, args: any) => {
-      if (cmd === "file_info")
-        return { path: "/home/me/reports", name: "reports", folder: "/home/me/reports", bytes: 0, root: allowed, directory: true };
-      if (cmd === "add_root") {
+    mockCommands({
+      file_info: () => ({ path: "/home/me/reports", name: "reports", folder: "/home/me/reports", bytes: 0, root: allowed, directory: true }),
+      add_root: (args) => {
         added.push(args);
         allowed = "/home/me/reports";
-      }
-      if (cmd === "file_summary") throw new Error("a folder is not previewed");
+        return null;
+      },
+      file_summary: () => {
+        throw new Error("a folder is not previewed");
+      },
     });
     render(Dropped, { paths: ["/home/me/reports"] });
     expect(await screen.findByTestId("dropped-folder")).toHaveTextContent("not allowed yet");
@@ -57,8 +59,10 @@ describe("Dropped files", () => {
   });
 
   it("says which dropped file cannot be opened", async () => {
-    mockIPC((cmd) => {
-      if (cmd === "file_info") throw { code: "path_not_found", message: "cannot open '/gone': No such file" };
+    mockCommands({
+      file_info: () => {
+        throw { code: "path_not_found", message: "cannot open '/gone': No such file" };
+      },
     });
     render(Dropped, { paths: ["/gone"] });
     expect(await screen.findByText(/cannot open '\/gone'/)).toBeInTheDocument();

@@ -1,16 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { render, screen, waitFor, within } from "@testing-library/svelte";
 import userEvent from "@testing-library/user-event";
-import { mockIPC } from "@tauri-apps/api/mocks";
+import { mockCommands } from "../lib/mock";
 import Overview from "./Overview.svelte";
 import * as f from "../lib/fixtures";
 
 describe("Overview", () => {
   it("shows the figures and says how to connect when no client is connected", async () => {
-    mockIPC((cmd) => {
-      if (cmd === "overview") return f.overview();
-      if (cmd === "autostart") return false;
-    });
+    mockCommands({ overview: () => f.overview(), autostart: () => false });
     render(Overview);
     expect(await screen.findByTestId("no-clients")).toHaveTextContent('["mcp"]');
     expect(screen.getByTestId("card-calls")).toHaveTextContent("12");
@@ -20,13 +17,13 @@ describe("Overview", () => {
   });
 
   it("lists connected clients", async () => {
-    mockIPC((cmd) => {
-      if (cmd === "overview")
-        return f.overview({
+    mockCommands({
+      overview: () =>
+        f.overview({
           status: f.status({ clients: 1 }),
           clients: [{ id: 1, client: "claude-ai", version: "0.9", since: new Date().toISOString() }],
-        });
-      if (cmd === "autostart") return true;
+        }),
+      autostart: () => true,
     });
     render(Overview);
     expect(await screen.findByTestId("clients")).toHaveTextContent("claude-ai");
@@ -37,17 +34,16 @@ describe("Overview", () => {
   it("turns desktop notifications on and off, off by default, and shows a refusal", async () => {
     let on = false;
     const asked: boolean[] = [];
-    mockIPC(
-      (cmd, args: any) => {
-        if (cmd === "overview") return f.overview({ status: f.status({ notifications: on }) });
-        if (cmd === "autostart") return false;
-        if (cmd === "set_notifications") {
-          asked.push(args.enabled);
-          if (asked.length === 3) throw { code: "config_invalid", message: "config.json does not parse" };
-          on = args.enabled;
-        }
+    mockCommands({
+      overview: () => f.overview({ status: f.status({ notifications: on }) }),
+      autostart: () => false,
+      set_notifications: ({ enabled }) => {
+        asked.push(enabled);
+        if (asked.length === 3) throw { code: "config_invalid", message: "config.json does not parse" };
+        on = enabled;
+        return null;
       },
-    );
+    });
     const { rerender } = render(Overview, { revision: 0 });
     const box = await screen.findByTestId("notifications");
     expect(box).not.toBeChecked();
@@ -68,9 +64,11 @@ describe("Overview", () => {
   });
 
   it("shows an error where the overview failed", async () => {
-    mockIPC((cmd) => {
-      if (cmd === "overview") throw { code: "internal", message: "engine gone" };
-      if (cmd === "autostart") return false;
+    mockCommands({
+      overview: () => {
+        throw { code: "internal", message: "engine gone" };
+      },
+      autostart: () => false,
     });
     render(Overview);
     expect(await screen.findByRole("alert")).toHaveTextContent("engine gone");
@@ -78,12 +76,12 @@ describe("Overview", () => {
 
   it("charts the activity of a day or a week, in total or by server or client, and lists the slowest calls", async () => {
     const asked: string[] = [];
-    mockIPC((cmd, args: any) => {
-      if (cmd === "overview") {
-        asked.push(args.span);
+    mockCommands({
+      overview: ({ span }) => {
+        asked.push(span ?? "day");
         return f.overview();
-      }
-      if (cmd === "autostart") return false;
+      },
+      autostart: () => false,
     });
     render(Overview);
     expect(await screen.findByTestId("activity-total")).toHaveTextContent("Calls: 10 in the last day");
