@@ -23,6 +23,8 @@ from PIL import Image
 
 APP, OFFLOAD, FIXTURE, DRIVER, SHOTS, FIGURES_FILE = sys.argv[1:7]
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
+# The interop peers and servers (tests/interop).
+INTEROP = Path(__file__).resolve().parent.parent / "interop"
 
 
 def free_port() -> int:
@@ -415,7 +417,7 @@ def start_oauth(tmp: Path):
     """node-oidc-provider (npm) as the authorization server and an MCP server written with the
     official Python SDK's auth support that accepts its tokens, on free ports. Answers the two
     processes and the MCP server's URL."""
-    interop = Path(__file__).resolve().parent.parent / "interop"
+    interop = INTEROP
     as_port, mcp_port = free_port(), free_port()
     url = f"http://127.0.0.1:{mcp_port}/mcp"
     log = open(tmp / "oauth.log", "wb")

@@ -3,9 +3,8 @@
 import asyncio
 import json
 import time
-from pathlib import Path
 
-from harness import FIXTURE, SECRET, assert_inside, assert_reachable, contrast, mcp_call, notifications_shown, settled_switch, start_oauth, wait_notification
+from harness import INTEROP, FIXTURE, SECRET, assert_inside, assert_reachable, contrast, mcp_call, notifications_shown, settled_switch, start_oauth, wait_notification
 
 
 def add_server(run):
@@ -95,7 +94,7 @@ def typescript_server_offers(run):
     config, env, wd = run.config, run.env, run.wd
     doc = json.loads(config.read_text())
     doc["mcpServers"]["conformance"] = {
-        "command": "node", "args": [str(Path(__file__).resolve().parent.parent / "interop/conformance_server.mjs")]}
+        "command": "node", "args": [str(INTEROP / "conformance_server.mjs")]}
     config.write_text(json.dumps(doc, indent=2))
     wd.click("[data-testid=nav-overview]")
     wd.click("[data-testid=nav-servers]")
