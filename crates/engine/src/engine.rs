@@ -52,6 +52,10 @@ pub struct Engine {
     paused: AtomicBool,
     /// Bumped whenever the configuration in effect, its error, or the pause changes.
     changed: watch::Sender<u64>,
+    /// Held from reading the configuration file to putting it in effect, so that of two
+    /// reloads at once (a change made in the app and the file watcher's) the one that reads the
+    /// newer file is put in effect last.
+    reloading: tokio::sync::Mutex<()>,
 }
 
 /// Where the engine's configuration comes from.
@@ -151,6 +155,7 @@ impl Engine {
             config: Mutex::new((config.clone(), None)),
             paused: AtomicBool::new(false),
             changed: watch::channel(0).0,
+            reloading: tokio::sync::Mutex::new(()),
         };
         engine.pool.set_roots(offered);
         (engine, warnings)
@@ -196,6 +201,7 @@ impl Engine {
         let Some(source) = &self.source else {
             return Ok(Reloaded::default());
         };
+        let _one_at_a_time = self.reloading.lock().await;
         match source.read() {
             Ok((config, warnings)) => {
                 let mut reloaded = self.apply(config).await;

@@ -44,3 +44,56 @@ async fn edits_on_disk_are_picked_up_while_running() {
     assert_eq!(names(&engine), ["a", "b"]);
     engine.shutdown().await;
 }
+
+/// A keychain that is slow to give the secret `slow` (a Secret Service waking up).
+struct SlowKeychain;
+
+impl SecretSource for SlowKeychain {
+    fn secret(&self, name: &str) -> Result<Option<String>, String> {
+        if name == "slow" {
+            std::thread::sleep(Duration::from_millis(400));
+        }
+        Ok(Some("key".into()))
+    }
+}
+
+/// Two reloads at once — the file watcher's and a change made in the app — put the newer file
+/// in effect last. Here the watcher's reload reads the file first and is slow to build its roots
+/// (its bucket root's key comes from a slow keychain); the file changes meanwhile, the app adds
+/// a folder and asks about it at once: the older roots must not be put back after the newer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_reloads_at_once_the_newest_file_wins() {
+    let t = TestContext::new();
+    let bucket = |key: &str| {
+        json!({"path": "s3://bucket/team", "endpoint": "http://127.0.0.1:9", "region": "us-east-1",
+               "accessKeyId": format!("${{keyring:{key}}}"), "secretAccessKey": "${keyring:s}"})
+    };
+    t.write_config(json!({"roots": [t.root, bucket("fast")], "mcpServers": {}}));
+    let engine = engine_with(&t, Arc::new(SlowKeychain));
+    let folder = std::fs::canonicalize(t.tmp.path())
+        .unwrap()
+        .join("dropped-folder");
+    std::fs::create_dir(&folder).unwrap();
+    let path = folder.to_str().unwrap().to_owned();
+
+    // The watcher's reload reads a file whose bucket key is slow to come.
+    t.write_config(json!({"roots": [t.root, bucket("slow")], "mcpServers": {}}));
+    let watcher = {
+        let engine = engine.clone();
+        tokio::spawn(async move { engine.reload().await.map(|_| ()) })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    t.write_config(json!({"roots": [t.root, bucket("fast")], "mcpServers": {}}));
+    add_root(&engine, &path, false).await.unwrap();
+    assert_eq!(
+        file_info(&engine, &path).unwrap().root.as_deref(),
+        Some(path.as_str()),
+        "the folder just allowed is allowed"
+    );
+    watcher.await.unwrap().unwrap();
+    assert_eq!(
+        file_info(&engine, &path).unwrap().root.as_deref(),
+        Some(path.as_str()),
+        "and stays allowed after the older reload ends"
+    );
+}

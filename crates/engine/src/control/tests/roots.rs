@@ -140,3 +140,23 @@ async fn url_patterns_are_allowed_checked_and_removed_through_the_file() {
         "{view:?}"
     );
 }
+
+/// A dropped folder allowed read-only is then inside an allowed directory (itself), as the
+/// Dropped screen asks right after allowing it.
+#[tokio::test]
+async fn an_added_folder_is_its_own_allowed_directory() {
+    let t = TestContext::new();
+    t.write_config(json!({"mcpServers": {}}));
+    let engine = engine(&t);
+    let folder = std::fs::canonicalize(t.tmp.path())
+        .unwrap()
+        .join("dropped-folder");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("a.csv"), "a\n1\n").unwrap();
+    let path = folder.to_str().unwrap();
+    assert_eq!(file_info(&engine, path).unwrap().root, None);
+    add_root(&engine, path, false).await.unwrap();
+    let info = file_info(&engine, path).unwrap();
+    assert!(info.directory);
+    assert_eq!(info.root.as_deref(), Some(path));
+}
