@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { render, screen, waitFor, within } from "@testing-library/svelte";
 import userEvent from "@testing-library/user-event";
-import { mockIPC } from "@tauri-apps/api/mocks";
+import { mockCommands } from "../lib/mock";
 import Clients from "./Clients.svelte";
 import type { ClientView } from "../lib/types";
 
@@ -18,7 +18,7 @@ const client = (over: Partial<ClientView> = {}): ClientView => ({
 
 describe("Clients", () => {
   it("says so when no known client is on the machine, and can show them all", async () => {
-    mockIPC((cmd) => (cmd === "clients" ? [client({ present: false, servers: [] })] : undefined));
+    mockCommands({ clients: () => [client({ present: false, servers: [] })] });
     render(Clients);
     expect(await screen.findByTestId("no-clients-found")).toBeInTheDocument();
     await userEvent.click(screen.getByTestId("clients-all"));
@@ -27,17 +27,17 @@ describe("Clients", () => {
 
   it("connects and disconnects, naming the backup", async () => {
     let connected = false;
-    mockIPC((cmd, args: any) => {
-      if (cmd === "clients") return [client({ connected })];
-      if (cmd === "connect_client") {
+    mockCommands({
+      clients: () => [client({ connected })],
+      connect_client: (args) => {
         expect(args).toEqual({ id: "claude-desktop", expose: null });
         connected = true;
         return { backup: "/home/me/.config/Claude/claude_desktop_config.json.offload-backup-1", client: client({ connected }) };
-      }
-      if (cmd === "disconnect_client") {
+      },
+      disconnect_client: () => {
         connected = false;
         return { backup: null, client: client() };
-      }
+      },
     });
     render(Clients);
     await userEvent.click(await screen.findByTestId("client-connect"));
@@ -52,12 +52,12 @@ describe("Clients", () => {
 
   it("imports servers, optionally moving them, and reports what was skipped", async () => {
     const calls: unknown[] = [];
-    mockIPC((cmd, args: any) => {
-      if (cmd === "clients") return [client()];
-      if (cmd === "import_client_servers") {
+    mockCommands({
+      clients: () => [client()],
+      import_client_servers: (args) => {
         calls.push(args);
         return { servers: [{ name: "sqlite", skipped: null }, { name: "github", skipped: "Offload has a server of that name" }], backup: "/b" };
-      }
+      },
     });
     render(Clients);
     const card = await screen.findByTestId("client-claude-desktop");
@@ -69,16 +69,18 @@ describe("Clients", () => {
   });
 
   it("shows a client file that does not parse and offers nothing to do with it", async () => {
-    mockIPC((cmd) => (cmd === "clients" ? [client({ error: "does not parse, so it is left alone" })] : undefined));
+    mockCommands({ clients: () => [client({ error: "does not parse, so it is left alone" })] });
     render(Clients);
     expect(await screen.findByText(/left alone/)).toBeInTheDocument();
     expect(screen.queryByTestId("client-connect")).not.toBeInTheDocument();
   });
 
   it("shows the engine's error in place", async () => {
-    mockIPC((cmd) => {
-      if (cmd === "clients") return [client()];
-      if (cmd === "connect_client") throw { code: "server_unavailable", message: "cannot find the offload program" };
+    mockCommands({
+      clients: () => [client()],
+      connect_client: () => {
+        throw { code: "server_unavailable", message: "cannot find the offload program" };
+      },
     });
     render(Clients);
     await userEvent.click(await screen.findByTestId("client-connect"));
@@ -86,14 +88,15 @@ describe("Clients", () => {
   });
 
   it("connects with the chosen way of showing tools and shows the entry to paste, with a copy button", async () => {
-    const calls: any[] = [];
-    mockIPC((cmd, args: any) => {
-      calls.push([cmd, args]);
-      if (cmd === "clients") return [client({ id: "claude-code", name: "Claude Code", present: true, connected: false })];
-      if (cmd === "client_snippet")
-        return { text: '{\n  "mcpServers": {"offload": {"command": "/o/offload", "args": ["mcp", "--expose", "direct"]}}\n}', command: "claude mcp add offload -- /o/offload mcp --expose direct" };
-      if (cmd === "connect_client") return { backup: null, client: client({ id: "claude-code", connected: true }) };
-    });
+    const calls: [string, unknown][] = [];
+    mockCommands(
+      {
+        clients: () => [client({ id: "claude-code", name: "Claude Code", present: true, connected: false })],
+        client_snippet: () => ({ text: '{\n  "mcpServers": {"offload": {"command": "/o/offload", "args": ["mcp", "--expose", "direct"]}}\n}', command: "claude mcp add offload -- /o/offload mcp --expose direct" }),
+        connect_client: () => ({ backup: null, client: client({ id: "claude-code", connected: true }) }),
+      },
+      calls,
+    );
     render(Clients);
     await userEvent.selectOptions(await screen.findByTestId("client-expose"), "direct");
     await userEvent.click(screen.getByTestId("client-snippet-toggle"));
