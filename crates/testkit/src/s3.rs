@@ -60,10 +60,39 @@ impl Weed {
         WEED.get_or_init(Weed::start)
     }
 
+    /// Starts the server; a start that loses one of its fifteen ports to another process (they
+    /// are free when picked, not held) is tried again on new ones.
     fn start() -> Weed {
+        let mut attempt = 1;
+        loop {
+            match Weed::try_start() {
+                Ok(weed) => return weed,
+                Err(log) if attempt < 3 => {
+                    eprintln!("weed mini lost a port to another process; starting it again\n{log}");
+                    attempt += 1;
+                }
+                Err(log) => panic!("weed mini did not start:\n{log}"),
+            }
+        }
+    }
+
+    /// Ports no other pick of this start has.
+    fn distinct_ports(n: usize) -> Vec<u16> {
+        let mut ports: Vec<u16> = Vec::with_capacity(n);
+        while ports.len() < n {
+            let port = crate::free_port();
+            if !ports.contains(&port) {
+                ports.push(port);
+            }
+        }
+        ports
+    }
+
+    fn try_start() -> Result<Weed, String> {
         // Removed by the guard shell when the server stops.
         let dir = tempfile::tempdir().expect("temp dir").keep();
-        let s3 = crate::free_port();
+        let mut ports = Weed::distinct_ports(15).into_iter();
+        let s3 = ports.next().expect("15 ports");
         let mut args: Vec<String> = vec![
             "mini".into(),
             format!("-dir={}", dir.display()),
@@ -96,7 +125,7 @@ impl Weed {
             "debug.port",
             "s3.debug.port",
         ] {
-            let port = crate::free_port();
+            let port = ports.next().expect("15 ports");
             if let Some(service) = flag.strip_suffix(".port.grpc") {
                 sockets.push(format!("/tmp/seaweedfs-{service}-grpc-{port}.sock"));
             }
@@ -138,12 +167,12 @@ impl Weed {
             _guard: guard,
             store,
         };
-        weed.wait_ready(&log);
-        weed
+        weed.wait_ready(&log)?;
+        Ok(weed)
     }
 
-    /// Waits until the bucket accepts a write and a read.
-    fn wait_ready(&self, log: &std::path::Path) {
+    /// Waits until the bucket accepts a write and a read; the log when a port was taken.
+    fn wait_ready(&self, log: &std::path::Path) -> Result<(), String> {
         let started = Instant::now();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -156,7 +185,11 @@ impl Weed {
                 self.store.get(&key).await?.bytes().await
             });
             if ok.is_ok() {
-                return;
+                return Ok(());
+            }
+            let said = std::fs::read_to_string(log).unwrap_or_default();
+            if said.contains("address already in use") {
+                return Err(said);
             }
             assert!(
                 started.elapsed() < Duration::from_secs(90),
