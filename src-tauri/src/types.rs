@@ -98,16 +98,22 @@ mod tests {
 
     #[test]
     fn the_typescript_declarations_are_up_to_date() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(PATH);
-        let want = declarations();
-        if std::env::var_os("OFFLOAD_UPDATE_TYPES").is_some() {
-            std::fs::write(&path, &want).expect("write types.ts");
-            return;
-        }
-        let have = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            have == want,
-            "{PATH} is stale: run `OFFLOAD_UPDATE_TYPES=1 cargo test -p offload-app types`"
-        );
+        generated_file_is_current(PATH, &declarations());
     }
+}
+
+/// Fails when the generated file at `relative` (from the repository root) is not `want`;
+/// rewrites it instead with `OFFLOAD_UPDATE_TYPES` set.
+#[cfg(test)]
+pub(crate) fn generated_file_is_current(relative: &str, want: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+    if std::env::var_os("OFFLOAD_UPDATE_TYPES").is_some() {
+        std::fs::write(&path, want).expect("write the generated file");
+        return;
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "{relative} is stale: run `OFFLOAD_UPDATE_TYPES=1 cargo test -p offload-app types`"
+    );
 }

@@ -255,17 +255,7 @@ mod tests {
             .filter_map(|l| l.split([' ', '<', '=']).next())
             .map(str::to_owned)
             .collect();
-        let want = generate(&found, &known);
-        let path = root().join(PATH);
-        if std::env::var_os("OFFLOAD_UPDATE_TYPES").is_some() {
-            std::fs::write(&path, &want).expect("write commands.ts");
-            return;
-        }
-        let have = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            have == want,
-            "{PATH} is stale: run `OFFLOAD_UPDATE_TYPES=1 cargo test -p offload-app types`"
-        );
+        crate::types::generated_file_is_current(PATH, &generate(&found, &known));
     }
 
     #[test]
