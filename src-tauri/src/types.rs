@@ -92,16 +92,6 @@ pub fn declarations() -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_typescript_declarations_are_up_to_date() {
-        generated_file_is_current(PATH, &declarations());
-    }
-}
-
 /// Fails when the generated file at `relative` (from the repository root) is not `want`;
 /// rewrites it instead with `OFFLOAD_UPDATE_TYPES` set.
 #[cfg(test)]
@@ -116,4 +106,14 @@ pub(crate) fn generated_file_is_current(relative: &str, want: &str) {
         have == want,
         "{relative} is stale: run `OFFLOAD_UPDATE_TYPES=1 cargo test -p offload-app types`"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_typescript_declarations_are_up_to_date() {
+        generated_file_is_current(PATH, &declarations());
+    }
 }
