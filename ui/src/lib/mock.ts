@@ -10,15 +10,25 @@ export type Handlers = {
   ) => Commands[C]["answer"] | Promise<Commands[C]["answer"]>;
 };
 
-/** Answers the window's commands with `handlers`; `calls` gets each command and its arguments. */
-export function mockCommands(handlers: Handlers, calls?: [string, unknown][]): void {
-  mockIPC((cmd, args) => {
-    // Tauri's own plugins (events, dialogs) are not the app's commands.
-    if (cmd.startsWith("plugin:")) return undefined;
-    const name = cmd as keyof Commands;
-    calls?.push([cmd, args]);
-    const handler = handlers[name] as ((a: unknown) => unknown) | undefined;
-    if (!handler) throw new Error(`no handler for the command ${cmd} in this test`);
-    return handler(args);
-  });
+export interface MockOptions {
+  /** Gets each command of the app and its arguments, in order. */
+  calls?: [string, unknown][];
+  /** Answers for Tauri's plugin commands (`plugin:dialog|open`, ...); others answer nothing. */
+  plugins?: Record<string, (args: any) => unknown>;
+  /** Tauri's event system mocked too, for screens that listen (`emit` reaches them). */
+  events?: boolean;
+}
+
+/** Answers the window's commands with `handlers`. */
+export function mockCommands(handlers: Handlers, options: MockOptions = {}): void {
+  mockIPC(
+    (cmd, args) => {
+      if (cmd.startsWith("plugin:")) return options.plugins?.[cmd]?.(args);
+      options.calls?.push([cmd, args]);
+      const handler = handlers[cmd as keyof Commands] as ((a: unknown) => unknown) | undefined;
+      if (!handler) throw new Error(`no handler for the command ${cmd} in this test`);
+      return handler(args);
+    },
+    { shouldMockEvents: options.events ?? false },
+  );
 }

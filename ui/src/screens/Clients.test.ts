@@ -95,7 +95,7 @@ describe("Clients", () => {
         client_snippet: () => ({ text: '{\n  "mcpServers": {"offload": {"command": "/o/offload", "args": ["mcp", "--expose", "direct"]}}\n}', command: "claude mcp add offload -- /o/offload mcp --expose direct" }),
         connect_client: () => ({ backup: null, client: client({ id: "claude-code", connected: true }) }),
       },
-      calls,
+      { calls },
     );
     render(Clients);
     await userEvent.selectOptions(await screen.findByTestId("client-expose"), "direct");

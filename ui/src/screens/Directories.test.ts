@@ -1,23 +1,30 @@
 import { describe, expect, it } from "vitest";
 import { render, screen, waitFor } from "@testing-library/svelte";
 import userEvent from "@testing-library/user-event";
-import { mockIPC } from "@tauri-apps/api/mocks";
+import { mockCommands } from "../lib/mock";
 import Directories from "./Directories.svelte";
 import * as f from "../lib/fixtures";
 import type { RootView } from "../lib/types";
+
+/** The URLs part of the screen, with no pattern allowed. */
+const noUrls = () => ({ allow: [], maxBytes: 1 << 30, timeoutSecs: 120 });
 
 describe("Directories", () => {
   it("adds the folder chosen in the picker", async () => {
     let roots: RootView[] = [f.root({ path: "/builtin", configured: false })];
     const added: unknown[] = [];
-    mockIPC((cmd, args) => {
-      if (cmd === "roots") return roots;
-      if (cmd === "plugin:dialog|open") return "/home/me/datasets";
-      if (cmd === "add_root") {
-        added.push(args);
-        roots = [f.root({ path: "/builtin", default: true }), f.root({ path: "/home/me/datasets", default: false, files: 0, bytes: 0 })];
-      }
-    });
+    mockCommands(
+      {
+        roots: () => roots,
+        urls: noUrls,
+        add_root: (args) => {
+          added.push(args);
+          roots = [f.root({ path: "/builtin", default: true }), f.root({ path: "/home/me/datasets", default: false, files: 0, bytes: 0 })];
+          return null;
+        },
+      },
+      { plugins: { "plugin:dialog|open": () => "/home/me/datasets" } },
+    );
     render(Directories);
     expect(await screen.findByText("Built in: used while no folder is configured.")).toBeInTheDocument();
     await userEvent.click(screen.getByTestId("add-root"));
@@ -28,11 +35,16 @@ describe("Directories", () => {
 
   it("does nothing when the picker is cancelled, and shows refusals", async () => {
     let picked: string | null = null;
-    mockIPC((cmd) => {
-      if (cmd === "roots") return [f.root()];
-      if (cmd === "plugin:dialog|open") return picked;
-      if (cmd === "add_root") throw { code: "invalid_arguments", message: "'/data' is already allowed" };
-    });
+    mockCommands(
+      {
+        roots: () => [f.root()],
+        urls: noUrls,
+        add_root: () => {
+          throw { code: "invalid_arguments", message: "'/data' is already allowed" };
+        },
+      },
+      { plugins: { "plugin:dialog|open": () => picked } },
+    );
     render(Directories);
     await userEvent.click(await screen.findByTestId("add-root"));
     expect(screen.queryByTestId("roots-error")).toBeNull();
@@ -43,9 +55,13 @@ describe("Directories", () => {
 
   it("shows stored files, problems, and removes after confirmation", async () => {
     let roots = [f.root(), f.root({ path: "/gone", default: false, problem: "cannot be used: No such file", resolved: null, files: 0, bytes: 0 })];
-    mockIPC((cmd, args: any) => {
-      if (cmd === "roots") return roots;
-      if (cmd === "remove_root") roots = roots.filter((r) => r.path !== args.path);
+    mockCommands({
+      roots: () => roots,
+      urls: noUrls,
+      remove_root: ({ path }) => {
+        roots = roots.filter((r) => r.path !== path);
+        return null;
+      },
     });
     render(Directories);
     expect((await screen.findAllByTestId("root-stored"))[0]).toHaveTextContent("3 stored files · 2.0 KB");
@@ -67,13 +83,15 @@ describe("Directories", () => {
     let roots: RootView[] = [f.root()];
     const sent: unknown[] = [];
     let refuse = true;
-    mockIPC((cmd, args: any) => {
-      if (cmd === "roots") return roots;
-      if (cmd === "add_bucket_root") {
-        sent.push(args.form);
+    mockCommands({
+      roots: () => roots,
+      urls: noUrls,
+      add_bucket_root: ({ form }) => {
+        sent.push(form);
         if (refuse) throw { code: "path_unusable", message: "s3://team/agents did not answer within 10 s; check the endpoint" };
         roots = [...roots, f.root({ path: "s3://team/agents", resolved: "s3://team/agents", default: false, writable: true, files: 0, bytes: 0 })];
-      }
+        return null;
+      },
     });
     render(Directories);
     await userEvent.click(await screen.findByTestId("add-bucket"));
@@ -103,9 +121,13 @@ describe("Directories", () => {
 
   it("asks for what each store calls its credentials: GCS a service-account key, Azure an account and key", async () => {
     const sent: any[] = [];
-    mockIPC((cmd, args: any) => {
-      if (cmd === "roots") return [f.root()];
-      if (cmd === "add_bucket_root") sent.push(args.form);
+    mockCommands({
+      roots: () => [f.root()],
+      urls: noUrls,
+      add_bucket_root: ({ form }) => {
+        sent.push(form);
+        return null;
+      },
     });
     render(Directories);
     await userEvent.click(await screen.findByTestId("add-bucket"));
@@ -131,15 +153,19 @@ describe("Directories", () => {
   it("allows URL patterns, says what each reaches, and removes them after confirmation", async () => {
     let allow: { pattern: string; problem: string | null; namesHost: boolean }[] = [];
     const asked: unknown[] = [];
-    mockIPC((cmd, args: any) => {
-      if (cmd === "roots") return [f.root()];
-      if (cmd === "urls") return { allow, maxBytes: 1024 * 1024 * 1024, timeoutSecs: 120 };
-      if (cmd === "allow_url") {
-        asked.push(args.pattern);
-        if (!args.pattern.includes("://")) throw { code: "invalid_arguments", message: `'${args.pattern}' is not a URL pattern: it needs a scheme` };
-        allow = [...allow, { pattern: args.pattern, problem: null, namesHost: !args.pattern.includes("*.") }];
-      }
-      if (cmd === "remove_url") allow = allow.filter((u) => u.pattern !== args.pattern);
+    mockCommands({
+      roots: () => [f.root()],
+      urls: () => ({ allow, maxBytes: 1024 * 1024 * 1024, timeoutSecs: 120 }),
+      allow_url: ({ pattern }) => {
+        asked.push(pattern);
+        if (!pattern.includes("://")) throw { code: "invalid_arguments", message: `'${pattern}' is not a URL pattern: it needs a scheme` };
+        allow = [...allow, { pattern, problem: null, namesHost: !pattern.includes("*.") }];
+        return null;
+      },
+      remove_url: ({ pattern }) => {
+        allow = allow.filter((u) => u.pattern !== pattern);
+        return null;
+      },
     });
     render(Directories);
     expect(await screen.findByTestId("no-urls")).toHaveTextContent("cannot fetch any");
@@ -170,18 +196,18 @@ describe("Directories", () => {
   it("counts stored and other files, and sets a retention rule after saying what it deletes", async () => {
     const calls: any[] = [];
     let rule: any = null;
-    mockIPC((cmd, args: any) => {
-      if (cmd === "roots") return [f.root({ files: 12, bytes: 3_000_000, others: 2, retention: rule }), f.root({ path: "/inputs", writable: false, default: false, files: 0, bytes: 0, others: 40 })];
-      if (cmd === "urls") return { allow: [], maxBytes: 1 << 30, timeoutSecs: 120 };
-      if (cmd === "retention_preview") {
+    mockCommands({
+      roots: () => [f.root({ files: 12, bytes: 3_000_000, others: 2, retention: rule }), f.root({ path: "/inputs", writable: false, default: false, files: 0, bytes: 0, others: 40 })],
+      urls: () => ({ allow: [], maxBytes: 1 << 30, timeoutSecs: 120 }),
+      retention_preview: (args) => {
         calls.push(args);
         return { root: "/data", files: args.retention.days === 30 ? 4 : 0, bytes: args.retention.days === 30 ? 1_048_576 : 0 };
-      }
-      if (cmd === "set_root_retention") {
+      },
+      set_root_retention: (args) => {
         calls.push({ set: args });
         rule = args.retention;
         return rule ? [{ root: "/data", files: 4, bytes: 1_048_576 }] : [];
-      }
+      },
     });
     render(Directories);
     const others = await screen.findAllByTestId("root-others");

@@ -1,38 +1,40 @@
 import { describe, expect, it } from "vitest";
 import { render, screen, waitFor } from "@testing-library/svelte";
 import userEvent from "@testing-library/user-event";
-import { mockIPC } from "@tauri-apps/api/mocks";
+import { mockCommands } from "../lib/mock";
 import { emit } from "@tauri-apps/api/event";
 import Log from "./Log.svelte";
 import * as f from "../lib/fixtures";
 
 describe("Live log", () => {
   it("says what will appear when there is no call yet", async () => {
-    mockIPC((cmd) => (cmd === "call_log" ? [] : undefined), { shouldMockEvents: true });
+    mockCommands({ call_log: () => [] }, { events: true });
     render(Log);
     expect(await screen.findByTestId("no-calls")).toHaveTextContent("offload mcp");
   });
 
   it("shows the engine's error", async () => {
-    mockIPC(
-      (cmd) => {
-        if (cmd === "call_log") throw { code: "internal", message: "audit log unreadable" };
+    mockCommands(
+      {
+        call_log: () => {
+          throw { code: "internal", message: "audit log unreadable" };
+        },
       },
-      { shouldMockEvents: true },
+      { events: true },
     );
     render(Log);
     expect(await screen.findByRole("alert")).toHaveTextContent("audit log unreadable");
   });
 
   it("shows history, streams new calls, filters, pauses and shows details", async () => {
-    mockIPC(
-      (cmd, args: any) => {
-        if (cmd === "call_log") {
+    mockCommands(
+      {
+        call_log: (args) => {
           expect(args).toEqual({ limit: 5000 });
           return [f.event(), f.event({ kind: "file_content", server: "db", upstream_tool: "insert", rows: 200, file: "/data/u.csv" })];
-        }
+        },
       },
-      { shouldMockEvents: true },
+      { events: true },
     );
     render(Log);
     await waitFor(() => expect(screen.getByTestId("log-count")).toHaveTextContent("2 shown"));
@@ -70,16 +72,18 @@ describe("Live log", () => {
 
   it("shows an error's message and the file a stored answer went to", async () => {
     let revealed: string | null = null;
-    mockIPC(
-      (cmd, args: any) => {
-        if (cmd === "call_log")
-          return [
-            f.event({ kind: "store", outcome: "ok", stored: "/data/answer.csv", bytes_kept: 1_048_576 }),
-            f.event({ outcome: "server_unavailable", message: "server 'crm' is not available: refusing to start; Offload retries in 4 s" }),
-          ];
-        if (cmd === "reveal") revealed = args.path;
+    mockCommands(
+      {
+        call_log: () => [
+          f.event({ kind: "store", outcome: "ok", stored: "/data/answer.csv", bytes_kept: 1_048_576 }),
+          f.event({ outcome: "server_unavailable", message: "server 'crm' is not available: refusing to start; Offload retries in 4 s" }),
+        ],
+        reveal: ({ path }) => {
+          revealed = path;
+          return null;
+        },
       },
-      { shouldMockEvents: true },
+      { events: true },
     );
     render(Log);
     const rows = await screen.findAllByTestId("log-row");
@@ -93,7 +97,7 @@ describe("Live log", () => {
   });
 
   it("keeps the selected call while new ones stream in", async () => {
-    mockIPC((cmd) => (cmd === "call_log" ? [f.event({ server: "db" })] : undefined), { shouldMockEvents: true });
+    mockCommands({ call_log: () => [f.event({ server: "db" })] }, { events: true });
     render(Log);
     await userEvent.click(await screen.findByTestId("log-row"));
     expect(screen.getByTestId("log-detail")).toHaveTextContent("db");
@@ -103,7 +107,7 @@ describe("Live log", () => {
   });
 
   it("keeps at most 5,000 calls", async () => {
-    mockIPC((cmd) => (cmd === "call_log" ? [] : undefined), { shouldMockEvents: true });
+    mockCommands({ call_log: () => [] }, { events: true });
     render(Log);
     await screen.findByTestId("no-calls");
     for (let i = 0; i < 6; i++) await emit("offload://calls", Array.from({ length: 1000 }, () => f.event()));
@@ -115,21 +119,27 @@ describe("Live log", () => {
     const ago = (minutes: number) => new Date(now - minutes * 60_000).toISOString();
     const saved: Record<string, string> = {};
     let asked: any = null;
-    mockIPC(
-      (cmd, args: any) => {
-        if (cmd === "call_log")
-          return [
-            f.event({ time: ago(3 * 24 * 60), client: "cursor/2.1", server: "git", upstream_tool: "log" }),
-            f.event({ time: ago(90), client: "claude/1.0", server: "crm", upstream_tool: "contacts", file: "/data/leads.csv" }),
-            f.event({ time: ago(5), client: "claude/1.0", server: "db", upstream_tool: "insert", outcome: "upstream_error", message: "duplicate key" }),
-          ];
-        if (cmd === "plugin:dialog|save") {
-          asked = args.options;
-          return `/home/me/${args.options.defaultPath}`;
-        }
-        if (cmd === "save_text") saved[args.path] = args.contents;
+    mockCommands(
+      {
+        call_log: () => [
+          f.event({ time: ago(3 * 24 * 60), client: "cursor/2.1", server: "git", upstream_tool: "log" }),
+          f.event({ time: ago(90), client: "claude/1.0", server: "crm", upstream_tool: "contacts", file: "/data/leads.csv" }),
+          f.event({ time: ago(5), client: "claude/1.0", server: "db", upstream_tool: "insert", outcome: "upstream_error", message: "duplicate key" }),
+        ],
+        save_text: ({ path, contents }) => {
+          saved[path] = contents;
+          return null;
+        },
       },
-      { shouldMockEvents: true },
+      {
+        events: true,
+        plugins: {
+          "plugin:dialog|save": (args) => {
+            asked = args.options;
+            return `/home/me/${args.options.defaultPath}`;
+          },
+        },
+      },
     );
     render(Log);
     await waitFor(() => expect(screen.getByTestId("log-count")).toHaveTextContent("3 shown"));
@@ -163,13 +173,14 @@ describe("Live log", () => {
 
   it("says nothing was saved when the save dialog is cancelled, and why a save failed", async () => {
     let answer: string | null = null;
-    mockIPC(
-      (cmd) => {
-        if (cmd === "call_log") return [f.event()];
-        if (cmd === "plugin:dialog|save") return answer;
-        if (cmd === "save_text") throw { code: "write_failed", message: "cannot save '/ro/x.csv': read-only file system" };
+    mockCommands(
+      {
+        call_log: () => [f.event()],
+        save_text: () => {
+          throw { code: "write_failed", message: "cannot save '/ro/x.csv': read-only file system" };
+        },
       },
-      { shouldMockEvents: true },
+      { events: true, plugins: { "plugin:dialog|save": () => answer } },
     );
     render(Log);
     await waitFor(() => expect(screen.getByTestId("log-count")).toHaveTextContent("1 shown"));

@@ -33,7 +33,7 @@ describe("Sharing", () => {
           return null;
         },
       },
-      calls,
+      { calls },
     );
     render(Sharing);
     expect(await screen.findByTestId("serve-off")).toHaveTextContent("Not serving");
