@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { render, screen, waitFor } from "@testing-library/svelte";
 import userEvent from "@testing-library/user-event";
-import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
+import { mockWindows } from "@tauri-apps/api/mocks";
+import { mockCommands } from "./lib/mock";
 import { emit } from "@tauri-apps/api/event";
 import App from "./App.svelte";
 import * as f from "./lib/fixtures";
@@ -9,19 +10,19 @@ import * as f from "./lib/fixtures";
 function backend() {
   let paused = false;
   mockWindows("main");
-  mockIPC(
-    (cmd, args: any) => {
-      if (cmd === "status") return f.status({ paused });
-      if (cmd === "set_paused") {
+  mockCommands(
+    {
+      status: () => f.status({ paused }),
+      set_paused: (args) => {
         paused = args.paused;
         return f.status({ paused });
-      }
-      if (cmd === "overview") return f.overview();
-      if (cmd === "autostart") return false;
-      if (cmd === "servers") return [];
-      if (cmd === "roots") return [];
+      },
+      overview: () => f.overview(),
+      autostart: () => false,
+      servers: () => [],
+      roots: () => [],
     },
-    { shouldMockEvents: true },
+    { events: true },
   );
 }
 
