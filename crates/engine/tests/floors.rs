@@ -1,13 +1,11 @@
 //! The engine's floors (written at the top of `src/lib.rs`) hold: every `crate::` path in the
 //! engine's code names a module on its own floor or below, and no top-level modules import each
-//! other in a circle. Test code is left out (it may reach anywhere). The source is read as text,
-//! with comments, strings and `#[cfg(test)]` items taken out first.
+//! other in a circle. Test code is left out (it may reach anywhere). Each file is read with `syn`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// What one file imports: (top-level module, where in the file) per `crate::` path.
-type Uses = Vec<(String, usize)>;
+use syn::visit::{self, Visit};
 
 #[test]
 fn imports_never_climb_and_never_circle() {
@@ -37,8 +35,8 @@ fn imports_never_climb_and_never_circle() {
         let Some(module) = top_module(&relative) else {
             continue;
         };
-        let text = code_only(&std::fs::read_to_string(&file).unwrap());
-        for (target, at) in uses(&text, &relative) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for target in uses(&text, &relative) {
             let target = reexports.get(&target).cloned().unwrap_or(target);
             if target == module {
                 continue;
@@ -52,9 +50,8 @@ fn imports_never_climb_and_never_circle() {
             };
             let from = floors[&module];
             if to > from {
-                let line = text[..at].lines().count();
                 climbs.push(format!(
-                    "{}:{line}: `{module}` (floor {from}) imports `{target}` (floor {to})",
+                    "{}: `{module}` (floor {from}) imports `{target}` (floor {to})",
                     relative.display()
                 ));
             }
@@ -167,215 +164,158 @@ fn module_path(relative: &Path) -> Vec<String> {
     parts
 }
 
-/// The top-level modules a file's code names: `crate::x`, `crate::{x, y::z}`, and `super::`
-/// chains that reach the crate root (from the file's module and the inline `mod x { }` blocks
-/// around them).
-fn uses(code: &str, relative: &Path) -> Uses {
-    let depth = module_path(relative).len();
-    let bytes = code.as_bytes();
-    let mut found = Vec::new();
-    // For each open brace: whether it opens an inline module.
-    let mut braces: Vec<bool> = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let starts_word = i == 0 || !is_ident(bytes[i - 1]);
-        if bytes[i] == b'{' {
-            braces.push(opens_module(&code[..i]));
-            i += 1;
-        } else if bytes[i] == b'}' {
-            braces.pop();
-            i += 1;
-        } else if starts_word && code[i..].starts_with("crate::") && !code[..i].ends_with('$') {
-            found.extend(group(code, i + "crate::".len()));
-            i += "crate::".len();
-        } else if starts_word && code[i..].starts_with("super::") {
-            let mut j = i;
-            let mut supers = 0;
-            while code[j..].starts_with("super::") {
-                supers += 1;
-                j += "super::".len();
-            }
-            if supers >= depth + braces.iter().filter(|m| **m).count() {
-                found.extend(group(code, j));
-            }
-            i = j;
-        } else {
-            i += 1;
+/// The top-level modules a file's code names, each once: `crate::x` paths (in code, `use` trees and macro
+/// bodies) and `super::` chains that reach the crate root, read with `syn`; `#[cfg(test)]`
+/// items are left out.
+fn uses(code: &str, relative: &Path) -> Vec<String> {
+    let file = syn::parse_file(code)
+        .unwrap_or_else(|e| panic!("{} does not parse: {e}", relative.display()));
+    let mut reader = Reader {
+        depth: module_path(relative).len(),
+        found: Vec::new(),
+    };
+    reader.visit_file(&file);
+    let mut seen = BTreeSet::new();
+    reader.found.retain(|m| seen.insert(m.clone()));
+    reader.found
+}
+
+/// Walks a file, `depth` modules below the crate root, noting the modules its paths name.
+struct Reader {
+    depth: usize,
+    found: Vec<String>,
+}
+
+impl Reader {
+    /// The module a path's segments lead to from the root, if they start there.
+    fn note<'a>(&mut self, mut segments: impl Iterator<Item = &'a syn::Ident>) {
+        let Some(first) = segments.next() else { return };
+        if first == "crate" {
+            self.found.extend(segments.next().map(ToString::to_string));
+            return;
+        }
+        let mut supers = 0;
+        let mut next = Some(first);
+        while next.is_some_and(|s| s == "super") {
+            supers += 1;
+            next = segments.next();
+        }
+        if supers > 0 && supers >= self.depth {
+            self.found.extend(next.map(ToString::to_string));
         }
     }
-    found
-}
 
-/// Whether the code before a `{` ends with `mod <name>`.
-fn opens_module(before: &str) -> bool {
-    let mut words = before.split_whitespace().rev();
-    let name = words.next().unwrap_or("");
-    words.next() == Some("mod") && name.bytes().all(is_ident)
-}
-
-/// The first segments of the path (or `{...}` group of paths) that starts at `at`.
-fn group(code: &str, at: usize) -> Uses {
-    let rest = &code[at..];
-    if let Some(inner) = rest.strip_prefix('{') {
-        // Split the group's top level on commas; each item's first segment is a module.
-        let mut out = Vec::new();
-        let (mut depth, mut start) = (0usize, 0usize);
-        for (k, c) in inner.char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' if depth == 0 => {
-                    out.extend(first_segment(&inner[start..k], at + 1 + start));
-                    break;
+    /// Each path a `use` tree names, as far as its first segments below `prefix`.
+    fn use_tree(&mut self, tree: &syn::UseTree, prefix: &mut Vec<syn::Ident>) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.clone());
+                self.use_tree(&p.tree, prefix);
+                prefix.pop();
+            }
+            syn::UseTree::Group(g) => {
+                for item in &g.items {
+                    self.use_tree(item, prefix);
                 }
-                '}' => depth -= 1,
-                ',' if depth == 0 => {
-                    out.extend(first_segment(&inner[start..k], at + 1 + start));
-                    start = k + 1;
+            }
+            syn::UseTree::Name(n) => self.note(prefix.iter().chain([&n.ident])),
+            syn::UseTree::Rename(r) => self.note(prefix.iter().chain([&r.ident])),
+            syn::UseTree::Glob(_) => self.note(prefix.iter()),
+        }
+    }
+
+    /// `crate :: x` and `super :: ...` inside a macro's tokens (`format!`, `json!`, ...).
+    fn tokens(&mut self, tokens: proc_macro2::TokenStream) {
+        let tokens: Vec<_> = tokens.into_iter().collect();
+        for (i, token) in tokens.iter().enumerate() {
+            match token {
+                proc_macro2::TokenTree::Group(g) => self.tokens(g.stream()),
+                proc_macro2::TokenTree::Ident(id) if id == "crate" || id == "super" => {
+                    let starts = i == 0
+                        || !matches!(&tokens[i - 1], proc_macro2::TokenTree::Punct(p) if p.as_char() == ':');
+                    if !starts {
+                        continue;
+                    }
+                    // The path's identifiers, each after a `::`.
+                    let mut path = vec![id.clone()];
+                    let mut j = i + 1;
+                    while let (
+                        Some(proc_macro2::TokenTree::Punct(a)),
+                        Some(proc_macro2::TokenTree::Punct(b)),
+                        Some(proc_macro2::TokenTree::Ident(next)),
+                    ) = (tokens.get(j), tokens.get(j + 1), tokens.get(j + 2))
+                    {
+                        if a.as_char() != ':' || b.as_char() != ':' {
+                            break;
+                        }
+                        path.push(next.clone());
+                        j += 3;
+                    }
+                    if path.len() > 1 {
+                        self.note(path.iter());
+                    }
                 }
                 _ => {}
             }
         }
-        out
-    } else {
-        first_segment(rest, at).into_iter().collect()
     }
 }
 
-fn first_segment(path: &str, at: usize) -> Option<(String, usize)> {
-    let path = path.trim_start();
-    let end = path
-        .bytes()
-        .position(|b| !is_ident(b))
-        .unwrap_or(path.len());
-    let name = &path[..end];
-    (!name.is_empty() && name != "self").then(|| (name.to_owned(), at))
+/// Whether an item is compiled for tests only.
+fn test_only(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Meta>()
+                .is_ok_and(|m| m.path().is_ident("test"))
+    })
 }
 
-fn is_ident(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
-/// `text` with comments, string and char literals blanked and `#[cfg(test)]` items removed
-/// (offsets of what stays are kept, for line numbers).
-fn code_only(text: &str) -> String {
-    let b = text.as_bytes();
-    let mut out = b.to_vec();
-    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
-        for c in &mut out[from..to.min(b.len())] {
-            if *c != b'\n' {
-                *c = b' ';
-            }
-        }
-    };
-    let mut i = 0;
-    while i < b.len() {
-        if b[i..].starts_with(b"//") {
-            let end = b[i..]
-                .iter()
-                .position(|&c| c == b'\n')
-                .map_or(b.len(), |p| i + p);
-            blank(&mut out, i, end);
-            i = end;
-        } else if b[i..].starts_with(b"/*") {
-            let (mut depth, mut j) = (1, i + 2);
-            while j < b.len() && depth > 0 {
-                if b[j..].starts_with(b"/*") {
-                    depth += 1;
-                    j += 2;
-                } else if b[j..].starts_with(b"*/") {
-                    depth -= 1;
-                    j += 2;
-                } else {
-                    j += 1;
-                }
-            }
-            blank(&mut out, i, j);
-            i = j;
-        } else if b[i] == b'r'
-            && (b.get(i + 1) == Some(&b'"') || b.get(i + 1) == Some(&b'#'))
-            && (i == 0 || !is_ident(b[i - 1]))
-        {
-            let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
-            if b.get(i + 1 + hashes) != Some(&b'"') {
-                i += 1;
-                continue;
-            }
-            let close: Vec<u8> = std::iter::once(b'"')
-                .chain(std::iter::repeat_n(b'#', hashes))
-                .collect();
-            let body = i + 2 + hashes;
-            let end = b[body..]
-                .windows(close.len())
-                .position(|w| w == close.as_slice())
-                .map_or(b.len(), |p| body + p + close.len());
-            blank(&mut out, i, end);
-            i = end;
-        } else if b[i] == b'"' {
-            let mut j = i + 1;
-            while j < b.len() && b[j] != b'"' {
-                j += if b[j] == b'\\' { 2 } else { 1 };
-            }
-            blank(&mut out, i, j + 1);
-            i = j + 1;
-        } else if b[i] == b'\'' {
-            // A char literal ('x', '\n', '\u{..}'), or a lifetime ('a) left alone.
-            let end = if b.get(i + 1) == Some(&b'\\') {
-                b[i + 2..]
-                    .iter()
-                    .position(|&c| c == b'\'')
-                    .map(|p| i + 2 + p + 1)
-            } else {
-                let len = text[i + 1..].chars().next().map_or(1, char::len_utf8);
-                (b.get(i + 1 + len) == Some(&b'\'')).then_some(i + 2 + len)
-            };
-            match end {
-                Some(end) => {
-                    blank(&mut out, i, end);
-                    i = end;
-                }
-                None => i += 1,
-            }
-        } else {
-            i += 1;
+impl<'ast> Visit<'ast> for Reader {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let attrs = match item {
+            syn::Item::Const(i) => &i.attrs,
+            syn::Item::Enum(i) => &i.attrs,
+            syn::Item::Fn(i) => &i.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            syn::Item::Macro(i) => &i.attrs,
+            syn::Item::Mod(i) => &i.attrs,
+            syn::Item::Static(i) => &i.attrs,
+            syn::Item::Struct(i) => &i.attrs,
+            syn::Item::Trait(i) => &i.attrs,
+            syn::Item::Type(i) => &i.attrs,
+            syn::Item::Use(i) => &i.attrs,
+            _ => return visit::visit_item(self, item),
+        };
+        if !test_only(attrs) {
+            visit::visit_item(self, item);
         }
     }
-    let mut code = String::from_utf8(out).expect("blanking keeps UTF-8 boundaries");
-    while let Some(at) = code.find("#[cfg(test)]") {
-        let end = item_end(&code, at + "#[cfg(test)]".len());
-        let blanked: String = code[at..end]
-            .chars()
-            .map(|c| if c == '\n' { '\n' } else { ' ' })
-            .collect();
-        code.replace_range(at..end, &blanked);
-    }
-    code
-}
 
-/// Where the item starting after `from` ends: its `;`, or its balanced `{...}`.
-fn item_end(code: &str, from: usize) -> usize {
-    let b = code.as_bytes();
-    let mut i = from;
-    while i < b.len() && b[i] != b';' && b[i] != b'{' {
-        i += 1;
-    }
-    if i >= b.len() || b[i] == b';' {
-        return (i + 1).min(b.len());
-    }
-    let mut depth = 0;
-    while i < b.len() {
-        match b[i] {
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return i + 1;
-                }
-            }
-            _ => {}
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        if !test_only(&f.attrs) {
+            visit::visit_impl_item_fn(self, f);
         }
-        i += 1;
     }
-    b.len()
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        self.depth += 1;
+        visit::visit_item_mod(self, m);
+        self.depth -= 1;
+    }
+
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        self.use_tree(&u.tree, &mut Vec::new());
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        self.note(path.segments.iter().map(|s| &s.ident));
+        visit::visit_path(self, path);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.tokens(m.tokens.clone());
+        visit::visit_macro(self, m);
+    }
 }
 
 /// The strongly connected groups of more than one module (Tarjan's algorithm).
@@ -453,21 +393,17 @@ fn few_modules_are_public() {
 }
 
 #[test]
-fn the_reader_finds_paths_in_groups_and_skips_comments_strings_and_tests() {
-    let code = code_only(
-        "use crate::{a::X, b::{Y, Z}, Engine};\n// crate::c\nlet s = \"crate::d\";\n\
-         let r = r#\"crate::e\"#;\nfn f<'x>(c: char) { crate::g::h(); let q = '\"'; }\n\
-         #[cfg(test)]\nmod tests { use crate::i; }\n",
+fn the_reader_finds_paths_in_groups_and_macros_and_skips_comments_strings_and_tests() {
+    let code = "use crate::{a::X, b::{Y, Z}, Engine};\n// crate::c\nconst S: &str = \"crate::d\";\n\
+                fn f<'x>(c: char) { crate::g::h(); let q = '\"'; tracing::info!(\"{}\", crate::k::l()); }\n\
+                #[cfg(test)]\nmod tests { use crate::i; }\n";
+    assert_eq!(
+        uses(code, Path::new("m.rs")),
+        ["a", "b", "Engine", "g", "k"]
     );
-    let names: Vec<_> = uses(&code, Path::new("m.rs"))
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect();
-    assert_eq!(names, ["a", "b", "Engine", "g"]);
     let nested = uses("use super::super::k::L;", Path::new("m/n/o.rs"));
     assert!(nested.is_empty(), "two supers from m::n::o stay in m");
-    let up = uses("use super::super::k::L;", Path::new("m/n.rs"));
-    assert_eq!(up[0].0, "k");
+    assert_eq!(uses("use super::super::k::L;", Path::new("m/n.rs")), ["k"]);
     let inline = uses("mod unix { use super::{P, Q}; }", Path::new("m.rs"));
     assert!(inline.is_empty(), "super in an inline module stays in m");
 }

@@ -18,9 +18,10 @@ impl OwnTool for CallToolWithFileContent {
     const SCOPES: &'static [Scope] = &[Scope::Read, Scope::Call];
 
     fn event(args: Option<&JsonObject>) -> EventKind {
-        match args.is_some_and(|a| a.contains_key("batch_size")) {
-            true => EventKind::Batch,
-            false => EventKind::FileContent,
+        if args.is_some_and(|a| a.contains_key("batch_size")) {
+            EventKind::Batch
+        } else {
+            EventKind::FileContent
         }
     }
 

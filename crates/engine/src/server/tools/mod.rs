@@ -159,7 +159,7 @@ pub struct Registered {
 pub type Handler = for<'a> fn(
     &'a Arc<Engine>,
     Option<JsonObject>,
-    &'a RequestContext<RoleServer>,
+    &'a Ctx,
 ) -> BoxFuture<'a, Result<CallToolResult, McpError>>;
 
 const fn register<T: OwnTool + 'static>() -> Registered {

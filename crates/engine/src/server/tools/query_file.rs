@@ -24,11 +24,11 @@ impl OwnTool for QueryFile {
                 .iter()
                 .any(|k| a.get(*k).is_some_and(|v| !v.is_null()))
         });
-        [
-            &[Scope::Read][..],
-            if stores { &[Scope::Store] } else { &[] },
-        ]
-        .concat()
+        if stores {
+            vec![Scope::Read, Scope::Store]
+        } else {
+            vec![Scope::Read]
+        }
     }
 
     async fn call(engine: &Arc<Engine>, p: Self::Params, ctx: &Ctx) -> CallToolResult {
