@@ -27,6 +27,10 @@ pub struct ServingState {
 #[derive(Default)]
 pub struct Serving {
     now: Mutex<(ServingState, Option<CancellationToken>)>,
+    /// Held through an apply: the app applies the setting both when it changes it and when it
+    /// sees the file change, and two applies must not both bind the address (the second would
+    /// fail with "address in use" and hide the first's URL).
+    applying: tokio::sync::Mutex<()>,
 }
 
 impl Serving {
@@ -40,6 +44,7 @@ impl Serving {
 
     /// Serves `listen` (from the configuration), moving or stopping what is served.
     pub async fn apply(&self, engine: &Arc<Engine>, listen: Option<String>) {
+        let _one_at_a_time = self.applying.lock().await;
         {
             let now = self.lock();
             if now.0.listen == listen

@@ -4,6 +4,46 @@
 use super::*;
 use crate::http::Serving;
 
+/// The app applies the setting from its command and again when its file watcher sees the change:
+/// at once, on two threads. Both must end serving the address once, with no "address in use".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serving_applied_twice_at_once_serves_once() {
+    let t = TestContext::new();
+    t.write_config(json!({"roots": [t.root], "mcpServers": {}}));
+    let engine = engine(&t);
+    let serving = Arc::new(Serving::default());
+    for _ in 0..300 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let listen = Some(format!("127.0.0.1:{port}"));
+        let start = Arc::new(tokio::sync::Barrier::new(2));
+        let both: Vec<_> = (0..2)
+            .map(|_| {
+                let (serving, engine, listen, start) = (
+                    serving.clone(),
+                    engine.clone(),
+                    listen.clone(),
+                    start.clone(),
+                );
+                tokio::spawn(async move {
+                    start.wait().await;
+                    serving.apply(&engine, listen).await;
+                })
+            })
+            .collect();
+        for one in both {
+            one.await.unwrap();
+        }
+        let state = serving.state();
+        assert_eq!(state.error, None);
+        assert_eq!(state.url, Some(format!("http://127.0.0.1:{port}/mcp")));
+        serving.apply(&engine, None).await;
+    }
+}
+
 #[tokio::test]
 async fn serving_follows_the_setting_and_tokens_come_with_each_clients_entry() {
     let t = TestContext::new();
