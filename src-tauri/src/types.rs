@@ -5,6 +5,7 @@
 use offload_engine::config::Retention;
 use offload_engine::control::ClientView;
 use offload_engine::control::Held;
+use offload_engine::control::Summary;
 use offload_engine::control::{
     Activity, ActivitySeries, BucketForm, CallView, ClientChange, ClientEntry, ColumnView,
     ControlError, CreatedToken, ExposedView, FileInfo, ImportReport, Imported, NewSecret,
@@ -15,7 +16,6 @@ use offload_engine::control::{
 };
 use offload_engine::control::{Event, EventKind};
 use offload_engine::control::{LogLine, StderrLine};
-use offload_engine::files::Summary;
 use offload_engine::http::ServingState;
 use ts_rs::{Config, TS};
 

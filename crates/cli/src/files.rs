@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use offload_engine::files::{Inspector, Quiet, ReadRequest, Settings};
+use offload_formats::files::{Inspector, Quiet, ReadRequest, Settings};
 
 #[derive(Args)]
 pub struct SchemaArgs {
@@ -63,7 +63,7 @@ fn inspector() -> Inspector {
 
 fn open(path: &PathBuf) -> Result<(std::fs::File, PathBuf), String> {
     let canonical = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let file = offload_engine::files::open_regular(&canonical)
+    let file = offload_formats::files::open_regular(&canonical)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok((file, canonical))
 }
@@ -131,7 +131,7 @@ pub fn read(args: ReadArgs) -> ExitCode {
 /// `offload pdf-text FROM COUNT [IMAGES]`: the child that extracts PDF pages (and their
 /// images) for the engine.
 pub fn pdf_text(from: u32, count: u32, images: u32) -> ExitCode {
-    match offload_engine::files::pdf::worker(from, count, images) {
+    match offload_formats::files::pdf::worker(from, count, images) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("offload pdf-text: {e}");

@@ -14,11 +14,11 @@ use crate::config::{
     AppDirs, CompatInputs, Config, ConfigError, Limits, SecretSource, apply_compat,
 };
 use crate::events::Events;
-use crate::files::{self, Inspector};
 use crate::roots::Roots;
 use crate::sessions::Sessions;
 use crate::store::Store;
 use crate::upstream::{Pool, PoolChange};
+use offload_formats::files::{self, Inspector};
 
 pub struct Engine {
     roots: ArcSwap<Roots>,

@@ -4,6 +4,9 @@
 //! message that says what to do next, and `structuredContent.error = {code, message, ...}`.
 //! Models and the UI branch on [`ErrorCode`], never on message text, so codes are never renamed.
 
+use offload_formats::Format;
+use offload_formats::files::FileError;
+use offload_formats::inputs::InputError;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -211,5 +214,73 @@ mod tests {
             e.to_json(),
             serde_json::json!({"code": "unknown_server", "message": "no server 'x'", "server": "x"})
         );
+    }
+}
+
+impl From<FileError> for ToolError {
+    fn from(e: FileError) -> Self {
+        let code = match &e {
+            FileError::Io(_) => ErrorCode::PathUnusable,
+            FileError::Cancelled => ErrorCode::Cancelled,
+            FileError::Parse(_) => ErrorCode::ParseError,
+            FileError::Binary(_) => ErrorCode::UnsupportedFormat,
+            FileError::Invalid(_) => ErrorCode::InvalidArguments,
+            FileError::Deadline(_) => ErrorCode::Timeout,
+            FileError::TooLarge(_) => ErrorCode::FileTooLarge,
+        };
+        ToolError::new(code, e.to_string())
+    }
+}
+
+/// A file that did not parse as `format`, as a tool error naming the file (and the line).
+pub fn input_error(e: InputError, path: &str, format: Format) -> ToolError {
+    if e.over_cap() {
+        return ToolError::new(
+            ErrorCode::FileTooLarge,
+            format!(
+                "{path}: {}; send a list in parts with batch_size (no size limit then)",
+                e.message
+            ),
+        )
+        .with("path", path);
+    }
+    let mut error = ToolError::new(
+        ErrorCode::ParseError,
+        format!(
+            "{path} is not valid {}: {}",
+            format.name().to_uppercase(),
+            e.message
+        ),
+    )
+    .with("path", path)
+    .with("format", format.name());
+    if let Some(line) = e.line {
+        error = error.with("line", line);
+    }
+    error
+}
+
+#[cfg(test)]
+mod format_errors {
+    use super::*;
+
+    #[test]
+    fn file_errors_keep_their_kind_as_the_code() {
+        let deadline = ToolError::from(FileError::Deadline("took too long".into()));
+        assert_eq!(deadline.code, ErrorCode::Timeout);
+        let binary = ToolError::from(FileError::Binary("a PNG image".into()));
+        assert_eq!(binary.code, ErrorCode::UnsupportedFormat);
+    }
+
+    #[test]
+    fn input_errors_name_the_file_the_format_and_the_line() {
+        let e = input_error(
+            InputError::parse("expected ','").at_line(3),
+            "a.json",
+            Format::Json,
+        );
+        assert_eq!(e.code, ErrorCode::ParseError);
+        assert_eq!(e.message, "a.json is not valid JSON: expected ','");
+        assert_eq!(e.to_json()["line"], 3);
     }
 }

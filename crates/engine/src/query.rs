@@ -9,10 +9,11 @@ use std::sync::Arc;
 use offload_query::{Data, Format as TableFormat, Limits, OutFormat, Query, QueryError, Source};
 use serde_json::Value;
 
-use crate::files::{self, Kind, Probe};
-use crate::formats::{self, Format, Payload};
-use crate::inputs::{self, InputFormat, ReadOptions};
 use crate::{Engine, ErrorCode, ToolError};
+use offload_formats::Format;
+use offload_formats::files::{self, Kind, Probe};
+use offload_formats::inputs::{self, ReadOptions};
+use offload_formats::output::{self, Payload};
 
 /// Opens a path the caller may read (a local file or an object in a bucket root): what to read
 /// and the name to show.
@@ -56,10 +57,7 @@ fn source(open: &Opener<'_>, name: &str, path: &str) -> Result<Source, ToolError
     // "book.xlsx#Sheet1": a sheet of a workbook.
     let (file_path, sheet) = match path.rsplit_once('#') {
         Some((file, sheet))
-            if matches!(
-                InputFormat::of_path(std::path::Path::new(file)),
-                InputFormat::Sheet
-            ) =>
+            if matches!(Format::of_path(std::path::Path::new(file)), Format::Sheet) =>
         {
             (file, Some(sheet.to_owned()))
         }
@@ -68,7 +66,7 @@ fn source(open: &Opener<'_>, name: &str, path: &str) -> Result<Source, ToolError
     let (file, kind, label) = probe(open, file_path)?;
     let format = match kind {
         Kind::Delimited { tab } => {
-            let delimiter = crate::files::delimiter_of(&file, tab)?;
+            let delimiter = offload_formats::files::delimiter_of(&file, tab)?;
             TableFormat::Delimited { delimiter }
         }
         Kind::Json => TableFormat::Json,
@@ -77,13 +75,13 @@ fn source(open: &Opener<'_>, name: &str, path: &str) -> Result<Source, ToolError
         Kind::Sheet => {
             let (rows, _) = inputs::parse_with(
                 &mut file.reader(),
-                InputFormat::Sheet,
+                Format::Sheet,
                 &ReadOptions {
                     sheet,
                     ..ReadOptions::default()
                 },
             )
-            .map_err(|e| e.into_tool_error(&label, InputFormat::Sheet))?;
+            .map_err(|e| crate::error::input_error(e, &label, Format::Sheet))?;
             let rows = match rows {
                 Value::Array(rows) => rows,
                 other => vec![other],
@@ -167,7 +165,7 @@ fn write_result(
             let written = engine.queries.write(query, OutFormat::Json, &mut json)?;
             let text =
                 String::from_utf8(json).map_err(|e| QueryError::Io(std::io::Error::other(e)))?;
-            formats::render(&Payload::from_text(text), format, w)?;
+            output::render(&Payload::from_text(text), format, w)?;
             Ok(written)
         }
     }

@@ -9,9 +9,10 @@ use std::io::Read;
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
-use crate::inputs::{self, InputFormat};
 use crate::roots::Roots;
 use crate::{ErrorCode, ToolError};
+use offload_formats::Format;
+use offload_formats::inputs;
 
 /// One resolved reference (for the audit log; never the content). `path` is canonical.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -158,10 +159,10 @@ fn load(
     let source = match source {
         // Bytes are the file's own (a tool that takes bytes gets the .gz as it is); text and
         // data are what it holds, decompressed up to what is left of the limit.
-        crate::files::Source::Compressed(c) if kind == "base64" => {
+        offload_formats::files::Source::Compressed(c) if kind == "base64" => {
             c.inner().try_clone().map_err(|e| io_error(path, e))?
         }
-        compressed @ crate::files::Source::Compressed(_) => compressed
+        compressed @ offload_formats::files::Source::Compressed(_) => compressed
             .capped(limit.saturating_sub(so_far))
             .map_err(|e| io_error(path, e))?,
         other => other,
@@ -177,7 +178,7 @@ fn load(
             ErrorCode::FileTooLarge,
             format!(
                 "the files referenced with $file add up to more than {} (limits.maxInputBytes); send big data with call_tool_with_file_content and batch_size",
-                crate::units::human_bytes(limit)
+                offload_formats::units::human_bytes(limit)
             ),
         )
         .with("path", path));
@@ -191,14 +192,14 @@ fn load(
             Value::String(base64::engine::general_purpose::STANDARD.encode(bytes))
         }
         "data" => {
-            let format = InputFormat::of_path(&shown);
+            let format = Format::of_path(&shown);
             inputs::parse(&mut file, format, true)
-                .map_err(|e| e.into_tool_error(&display, format))?
+                .map_err(|e| crate::error::input_error(e, &display, format))?
                 .0
         }
         _ => Value::String(
             inputs::read_text(&mut file)
-                .map_err(|e| e.into_tool_error(&display, InputFormat::Txt))?,
+                .map_err(|e| crate::error::input_error(e, &display, Format::Txt))?,
         ),
     };
     // A compressed file counts for what it held.

@@ -7,10 +7,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use offload_engine::inputs::{self, InputFormat, ReadOptions};
+use offload_formats::Format;
+use offload_formats::inputs::{self, ReadOptions};
 use serde_json::Value;
 
-fn rows(data: &[u8], format: InputFormat, infer_types: bool) -> (bool, Vec<Value>) {
+fn rows(data: &[u8], format: Format, infer_types: bool) -> (bool, Vec<Value>) {
     let options = ReadOptions {
         typing: inputs::Typing {
             infer: infer_types,
@@ -37,7 +38,7 @@ fn rows(data: &[u8], format: InputFormat, infer_types: bool) -> (bool, Vec<Value
 }
 
 fn check_infer(text: &str) {
-    match inputs::infer(text) {
+    match offload_formats::cells::infer(text) {
         Value::Null => assert!(text.is_empty(), "{text:?} inferred as null"),
         Value::Bool(b) => assert!(text.eq_ignore_ascii_case(if b { "true" } else { "false" })),
         Value::String(s) => assert_eq!(s, text),
@@ -54,7 +55,7 @@ fn check_infer(text: &str) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    for format in [InputFormat::Csv, InputFormat::Tsv] {
+    for format in [Format::Csv, Format::Tsv] {
         let (raw_ok, raw) = rows(data, format, false);
         let (typed_ok, typed) = rows(data, format, true);
         assert_eq!(
@@ -69,7 +70,7 @@ fuzz_target!(|data: &[u8]| {
             // One type per column: every cell inferred, or every cell as it was.
             let inferred = raw.iter().zip(&typed).all(|(r, t)| {
                 let expected = match &r[key] {
-                    Value::String(s) => inputs::infer(s),
+                    Value::String(s) => offload_formats::cells::infer(s),
                     Value::Null => Value::Null,
                     other => panic!("a raw cell is {other}"),
                 };

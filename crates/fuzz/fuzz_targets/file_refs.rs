@@ -9,9 +9,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use offload_engine::config::RootEntry;
-use offload_engine::refs;
-use offload_engine::roots::Roots;
+use offload_engine::fuzzing::{RootEntry, Roots, resolve_refs};
 use serde_json::{Map, Value};
 
 const SECRET: &str = "OUTSIDE-SECRET-7f3a";
@@ -73,7 +71,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let w = world();
     let before = args.clone();
-    match refs::resolve(&mut args, &w.roots, LIMIT) {
+    match resolve_refs(&mut args, &w.roots, LIMIT) {
         Ok(done) => {
             assert!(done.iter().map(|r| r.bytes).sum::<u64>() <= LIMIT);
             for r in &done {

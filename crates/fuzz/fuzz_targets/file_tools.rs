@@ -6,10 +6,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use offload_engine::files::{Inspector, ReadRequest, Settings};
+use offload_formats::files::{Inspector, ReadRequest, Settings};
 
 struct Silent;
-impl offload_engine::files::Observer for Silent {}
+impl offload_formats::files::Observer for Silent {}
 
 const EXTENSIONS: [&str; 8] = ["csv", "tsv", "json", "jsonl", "yaml", "xml", "txt", "svg"];
 

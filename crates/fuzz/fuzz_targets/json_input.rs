@@ -6,15 +6,16 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use offload_engine::formats::stream;
-use offload_engine::inputs::{self, InputFormat, ReadOptions};
+use offload_formats::output::stream;
+use offload_formats::Format;
+use offload_formats::inputs::{self, ReadOptions};
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
     let options = ReadOptions::default();
-    let whole = inputs::parse(&mut std::io::Cursor::new(data), InputFormat::Json, false);
+    let whole = inputs::parse(&mut std::io::Cursor::new(data), Format::Json, false);
     let mut items = Vec::new();
-    let streamed = inputs::for_each_item(&mut std::io::Cursor::new(data), InputFormat::Json, &options, &mut |v| {
+    let streamed = inputs::for_each_item(&mut std::io::Cursor::new(data), Format::Json, &options, &mut |v| {
         items.push(v);
         Ok(())
     });
@@ -32,12 +33,12 @@ fuzz_target!(|data: &[u8]| {
     }
 
     let mut lines = Vec::new();
-    let jsonl = inputs::for_each_item(&mut std::io::Cursor::new(data), InputFormat::Jsonl, &options, &mut |v| {
+    let jsonl = inputs::for_each_item(&mut std::io::Cursor::new(data), Format::Jsonl, &options, &mut |v| {
         lines.push(v);
         Ok(())
     });
     if jsonl.is_ok() {
-        let (whole, _) = inputs::parse(&mut std::io::Cursor::new(data), InputFormat::Jsonl, false)
+        let (whole, _) = inputs::parse(&mut std::io::Cursor::new(data), Format::Jsonl, false)
             .expect("JSONL parses whole when it parses in batches");
         assert_eq!(whole, Value::Array(lines));
     }

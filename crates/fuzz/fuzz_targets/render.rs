@@ -7,10 +7,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use offload_engine::formats::{Format, Payload, readback, render, table};
+use offload_formats::Format;
+use offload_formats::output::{Payload, readback, render, table};
 use serde_json::Value;
 
-fn rendered(payload: &Payload, format: Format) -> (String, offload_engine::formats::Rendered) {
+fn rendered(payload: &Payload, format: Format) -> (String, offload_formats::output::Rendered) {
     let mut out = Vec::new();
     let r = render(payload, format, &mut out).expect("every value renders");
     (String::from_utf8(out).expect("renderers write UTF-8"), r)
@@ -78,7 +79,7 @@ fuzz_target!(|data: &[u8]| {
     let repeated = repeats_a_key(text);
     let parsed = Payload::Json(value.clone());
     let streamed = Payload::from_text(text.to_owned());
-    for format in Format::ALL {
+    for format in Format::OUTPUTS {
         let (out, r) = rendered(&parsed, format);
         // JSON leaves repeated keys undefined: the parsed value keeps the last one, the
         // streamed path writes what was sent (docs/guide/files.md); only unambiguous texts must match.

@@ -7,16 +7,16 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use offload_engine::files::{Inspector, ReadRequest, Settings};
+use offload_formats::files::{Inspector, ReadRequest, Settings};
 
 struct Silent;
-impl offload_engine::files::Observer for Silent {}
+impl offload_formats::files::Observer for Silent {}
 
 fn read(
     budget: usize,
     path: &std::path::Path,
     request: &ReadRequest,
-) -> Option<offload_engine::files::ReadAnswer> {
+) -> Option<offload_formats::files::ReadAnswer> {
     let inspector = Inspector::new(Settings {
         budget,
         ..Settings::default()

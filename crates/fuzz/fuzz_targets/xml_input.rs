@@ -3,10 +3,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use offload_engine::inputs::{self, InputFormat};
+use offload_formats::Format;
+use offload_formats::inputs;
 
 fuzz_target!(|data: &[u8]| {
-    let parsed = inputs::parse(&mut std::io::Cursor::new(data), InputFormat::Xml, false);
+    let parsed = inputs::parse(&mut std::io::Cursor::new(data), Format::Xml, false);
     if let Ok(text) = std::str::from_utf8(data)
         && text.contains("<!DOCTYPE")
         && parsed.is_ok()

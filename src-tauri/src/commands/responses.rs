@@ -1,10 +1,10 @@
 //! The Responses screen, and the preview it shares with files dropped on the window.
 
 use offload_engine::ErrorCode;
+use offload_engine::control::Summary;
 use offload_engine::control::{
     self, CallView, ControlError, FileInfo, Page, QueryView, Responses, SchemaView,
 };
-use offload_engine::files::Summary;
 use tauri::State;
 
 use super::blocking;

@@ -32,6 +32,8 @@ pub use clients::{
 pub use log::call_log;
 pub use notices::{Look, Notice, Notices, notifications, set_notifications};
 pub use offers::{OffersView, PromptView, ResourceView, server_log, server_offers};
+/// A stored file's summary, as the Responses screen shows it.
+pub use offload_formats::files::Summary;
 #[cfg(feature = "ts")]
 pub use overview::SessionTs;
 pub use overview::{Activity, Overview, ServerCounts, Status, overview, status};

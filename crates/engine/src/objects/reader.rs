@@ -104,10 +104,6 @@ impl Object {
         self.inner.size
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.inner.size == 0
-    }
-
     /// The version the reads are pinned to.
     pub fn e_tag(&self) -> Option<&str> {
         self.inner.e_tag.as_deref()
@@ -240,5 +236,23 @@ fn timeout_error(key: &Key) -> object_store::Error {
             GET_DEADLINE.as_secs()
         )
         .into(),
+    }
+}
+
+/// The file tools read an object as they read a local file: by position.
+impl offload_formats::files::Remote for Object {
+    fn size(&self) -> u64 {
+        self.len()
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        self.read_at(buf, offset)
+    }
+
+    fn version(&self) -> offload_formats::files::Version {
+        offload_formats::files::Version {
+            modified: Some(self.modified()),
+            tag: self.e_tag().map(str::to_owned),
+        }
     }
 }

@@ -4,8 +4,8 @@ use offload_testkit::s3::{BUCKET, Weed};
 
 use super::key::ObjectUrl;
 use crate::config::RootEntry;
-use crate::files::{Inspector, Quiet, ReadRequest, Source};
 use crate::roots::Roots;
+use offload_formats::files::{Inspector, Quiet, ReadRequest, Source};
 
 #[test]
 fn urls_parse_without_decoding_and_refuse_ways_out() {

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use super::Roots;
 use super::guard::{Access, PathError};
-use crate::files::Source;
 use crate::objects::{Bucket, Object, ObjectUrl};
+use offload_formats::files::Source;
 
 /// An object URL that passed the guard, with the bucket root that holds it.
 #[derive(Debug, Clone)]
@@ -56,7 +56,10 @@ impl Roots {
         let resolved = self.resolve_object(input, Access::Read)?;
         let object = open_object(&resolved, input)?;
         let shown = PathBuf::from(resolved.url.to_string());
-        Ok((Source::Object(object).decompressed_by_name(&shown), shown))
+        Ok((
+            Source::Remote(std::sync::Arc::new(object)).decompressed_by_name(&shown),
+            shown,
+        ))
     }
 }
 

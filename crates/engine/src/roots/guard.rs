@@ -179,7 +179,7 @@ fn open_beneath(resolved: &Resolved, input: &str) -> Result<File, PathError> {
     #[cfg(unix)]
     {
         use cap_std::fs::OpenOptionsExt;
-        options.custom_flags(crate::special_files::OPEN_FLAGS);
+        options.custom_flags(offload_formats::special_files::OPEN_FLAGS);
     }
     let opened = if relative.as_os_str().is_empty() {
         root.open_with(".", &options)
@@ -189,11 +189,11 @@ fn open_beneath(resolved: &Resolved, input: &str) -> Result<File, PathError> {
     match opened {
         Ok(file) => {
             let file = file.into_std();
-            match crate::special_files::special_kind(&file) {
+            match offload_formats::special_files::special_kind(&file) {
                 Ok(None) => Ok(file),
                 Ok(Some(kind)) => Err(PathError::Invalid {
                     input: input.to_owned(),
-                    reason: crate::special_files::refusal(kind),
+                    reason: offload_formats::special_files::refusal(kind),
                 }),
                 Err(source) => Err(PathError::Io {
                     input: input.to_owned(),

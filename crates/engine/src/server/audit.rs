@@ -92,7 +92,7 @@ pub fn finish(
                     .collect::<Vec<_>>()
                     .join(" ")
             });
-        event.message = Some(crate::clip::clip(&message, 300).into_owned());
+        event.message = Some(offload_formats::clip::clip(&message, 300).into_owned());
     }
     event.stored = field(&["uri"])
         .and_then(|_| field(&["path"]))

@@ -216,8 +216,8 @@ pub fn too_large(engine: &Engine, size: u64, list: bool, partial: bool) -> ToolE
         " Send less, or pass a list with call_tool_with_file_content and batch_size."
     };
     let (size_text, budget_text) = (
-        crate::units::human_bytes(size),
-        crate::units::human_bytes(budget),
+        offload_formats::units::human_bytes(size),
+        offload_formats::units::human_bytes(budget),
     );
     let what = if partial {
         // Building them stopped as soon as they were over: their full size is unknown.

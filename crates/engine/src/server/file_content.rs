@@ -12,9 +12,10 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::{answer, call, params, store};
-use crate::inputs::{self, InputFormat};
-use crate::units::human_bytes;
 use crate::{Engine, ErrorCode, ToolError};
+use offload_formats::Format;
+use offload_formats::inputs;
+use offload_formats::units::human_bytes;
 
 pub async fn call_tool_with_file_content(
     engine: &Arc<Engine>,
@@ -157,7 +158,7 @@ struct Prepared {
 async fn prepare_parsed(
     engine: &Arc<Engine>,
     p: &params::CallToolWithFileContent,
-    format: InputFormat,
+    format: Format,
     infer: inputs::Typing,
     base: Map<String, Value>,
     storing: bool,
@@ -185,7 +186,7 @@ async fn prepare_parsed(
 async fn prepare_list(
     engine: &Arc<Engine>,
     path: &str,
-    format: InputFormat,
+    format: Format,
     infer: inputs::Typing,
     base: Map<String, Value>,
     key: &str,
@@ -227,8 +228,8 @@ pub(super) fn spliced(
 fn open_checked(
     engine: &Engine,
     path: &str,
-    format: InputFormat,
-) -> Result<(crate::files::Source, String), ToolError> {
+    format: Format,
+) -> Result<(offload_formats::files::Source, String), ToolError> {
     let (file, shown) = engine.roots().open(path)?;
     let limit = engine.limits().max_input_bytes;
     if file.codec().is_some() {
@@ -263,7 +264,7 @@ fn open_checked(
 async fn load(
     engine: &Arc<Engine>,
     path: &str,
-    format: InputFormat,
+    format: Format,
     infer: inputs::Typing,
     sheet: Option<String>,
 ) -> Result<(Value, Vec<String>), ToolError> {
@@ -276,7 +277,7 @@ async fn load(
             sheet,
         };
         inputs::parse_with(&mut file.reader(), format, &options)
-            .map_err(|e| e.into_tool_error(&display, format))
+            .map_err(|e| crate::error::input_error(e, &display, format))
     })
     .await
     .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?
@@ -287,7 +288,7 @@ async fn load(
 async fn load_list_json(
     engine: &Arc<Engine>,
     path: &str,
-    format: InputFormat,
+    format: Format,
     infer: inputs::Typing,
 ) -> Result<(Vec<u8>, u64, Vec<String>), ToolError> {
     let engine = engine.clone();
@@ -320,7 +321,7 @@ async fn load_list_json(
         if over {
             return Err(call::too_large(&engine, json.len() as u64, true, true));
         }
-        let warnings = read.map_err(|e| e.into_tool_error(&display, format))?;
+        let warnings = read.map_err(|e| crate::error::input_error(e, &display, format))?;
         json.push(b']');
         Ok((json, items, warnings))
     })

@@ -12,10 +12,10 @@ use rmcp::service::RequestContext;
 use tokio_util::sync::CancellationToken;
 
 use super::{answer, params};
-use crate::files::{
+use crate::{Engine, ToolError};
+use offload_formats::files::{
     FileError, Inspector, Observer, ReadAnswer, ReadRequest, Schema, Source, Summary,
 };
-use crate::{Engine, ToolError};
 
 pub async fn get_file_schema(
     engine: &Arc<Engine>,
@@ -160,7 +160,7 @@ async fn run<T: Send + 'static>(
 }
 
 pub fn schema_text(schema: &Schema) -> String {
-    use crate::files::schema::Detail;
+    use offload_formats::files::schema::Detail;
     let head = format!("{} ({}, {} bytes)", schema.path, schema.format, schema.size);
     let mut text = match &schema.detail {
         Detail::Delimited(d) => {
@@ -303,7 +303,7 @@ pub fn schema_text(schema: &Schema) -> String {
 }
 
 /// One line per column: its type, empty values, samples.
-fn column_lines(t: &mut String, columns: &[crate::files::columns::Column]) {
+fn column_lines(t: &mut String, columns: &[offload_formats::files::columns::Column]) {
     for c in columns {
         let kind = c
             .kind

@@ -440,7 +440,7 @@ impl OffloadServer {
     }
 }
 
-pub use crate::clip::clip;
+pub use offload_formats::clip::clip;
 
 /// Offload's own tool definitions.
 pub fn tool_definitions() -> Vec<Tool> {

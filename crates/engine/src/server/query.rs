@@ -17,11 +17,12 @@ use tokio_util::sync::CancellationToken;
 use super::store::stored_answer;
 use super::tools::{OwnTool, QueryFile};
 use super::{answer, params};
-use crate::files::Kind;
-use crate::formats::{self, Format, Payload};
 use crate::query;
 use crate::store::{Column, Summary, WrittenRequest};
 use crate::{Engine, ErrorCode, ToolError};
+use offload_formats::Format;
+use offload_formats::files::Kind;
+use offload_formats::output::{self, Payload};
 
 /// The answer of `query_file` (when nothing is stored).
 #[derive(Debug, Serialize, JsonSchema)]
@@ -174,7 +175,7 @@ fn run(
                 let stored = engine
                     .store
                     .store_written(&engine.roots(), req, |format, w| {
-                        let rendered = formats::render(&payload, format, w)?;
+                        let rendered = output::render(&payload, format, w)?;
                         Ok(match rendered.table {
                             Some(t) => Summary::table(t.rows, columns_of(&t.columns)),
                             None => Summary::list(count),
@@ -303,7 +304,7 @@ fn table_text(a: &offload_query::Answer) -> String {
                     Value::Null => String::new(),
                     other => other.to_string(),
                 };
-                crate::clip::clip(&s.replace('\n', "\\n"), 200).into_owned()
+                offload_formats::clip::clip(&s.replace('\n', "\\n"), 200).into_owned()
             })
             .collect();
         t.push_str(&cells.join(" | "));

@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use super::{answer, call, params};
 use crate::store::{StoreRequest, Stored, Summary};
-use crate::units::human_bytes;
 use crate::{Engine, ErrorCode, ToolError};
+use offload_formats::units::human_bytes;
 
 /// The structured answer of a store.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -81,7 +81,7 @@ pub fn upstream_tool_error(server: &str, tool: &str, result: &CallToolResult) ->
     let message = if text.is_empty() {
         "no message".to_owned()
     } else {
-        super::clip(&text.join(" "), 2000).into_owned()
+        offload_formats::clip::clip(&text.join(" "), 2000).into_owned()
     };
     ToolError::new(
         ErrorCode::UpstreamToolError,

@@ -2,9 +2,9 @@
 //! filename's extension or the default, with the compression a `.gz`, `.zst` or `.bz2` names.
 
 use super::names;
-use crate::files::compressed::Codec;
-use crate::formats::Format;
 use crate::{ErrorCode, ToolError};
+use offload_formats::Format;
+use offload_formats::files::compressed::Codec;
 
 /// The file's name: `filename` (validated; the format's extension added when it has none), or
 /// the default `<server>-<tool>-<time>-<random>.<ext>`.
@@ -51,14 +51,14 @@ pub(super) fn choose_format(
     let from_name = filename.and_then(|name| {
         let (inner, codec) = Codec::split(name);
         names::extension(inner)
-            .and_then(|e| Format::parse(&e))
+            .and_then(|e| Format::output(&e))
             .map(|f| (f, codec))
     });
     let chosen = match requested {
         Some(f) => {
             let (inner, codec) = Codec::split(f.trim());
-            let format = Format::parse(inner).ok_or_else(|| {
-                let known: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+            let format = Format::output(inner).ok_or_else(|| {
+                let known: Vec<&str> = Format::OUTPUTS.iter().map(|f| f.name()).collect();
                 ToolError::new(
                     ErrorCode::UnsupportedFormat,
                     format!(

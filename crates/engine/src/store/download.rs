@@ -9,8 +9,8 @@ use serde_json::json;
 use super::place::Place;
 use super::{Record, Store, names, write};
 use crate::ToolError;
-use crate::files::compressed::Codec;
 use crate::roots::Roots;
+use offload_formats::files::compressed::Codec;
 
 /// What the record of a download keeps.
 pub struct DownloadRequest<'a> {

@@ -25,12 +25,13 @@ use rmcp::model::CallToolResult;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::files::compressed::{Codec, write_packed};
-use crate::formats::{self, Format};
 use crate::objects::Bucket;
 use crate::roots::{Access, PathError, Roots};
 use crate::{ErrorCode, ToolError};
 use choice::{choose_format, extension_of, file_name, mime_of};
+use offload_formats::Format;
+use offload_formats::files::compressed::{Codec, write_packed};
+use offload_formats::output;
 use place::Place;
 
 /// What to store and where.
@@ -188,7 +189,7 @@ impl Store {
         // CSV and TSV hold one table: an answer with several gets a file per table, named
         // after its field (`<stem>.<field>.csv`); the first is the one linked.
         let several = match format {
-            Format::Csv | Format::Tsv => formats::table_sources(&payload),
+            Format::Csv | Format::Tsv => output::table_sources(&payload),
             _ => None,
         };
         let mut table_files = Vec::new();
@@ -205,7 +206,7 @@ impl Store {
                     );
                     match write::write_new(&dir, &file, |w| {
                         write_packed(codec, w, |w| {
-                            formats::delimited::write_table(source, delimiter, w)
+                            output::delimited::write_table(source, delimiter, w)
                         })
                     }) {
                         Ok((path, bytes, ())) => {
@@ -229,10 +230,10 @@ impl Store {
                     }
                 }
                 let (path, bytes) = first.expect("several tables means at least two");
-                (path, bytes, formats::Rendered::default())
+                (path, bytes, output::Rendered::default())
             }
             None => match write::write_new(&dir, &name, |w| {
-                write_packed(codec, w, |w| formats::render(&payload, format, w))
+                write_packed(codec, w, |w| output::render(&payload, format, w))
             }) {
                 Ok(done) => {
                     written.push(done.0.clone());
@@ -450,12 +451,12 @@ fn unreachable_index() -> records::Index {
 }
 
 /// What a table format holds when the answer is not a table, in words a model can use.
-fn fallback_note(payload: &formats::Payload, format: Format) -> String {
+fn fallback_note(payload: &output::Payload, format: Format) -> String {
     let what = match payload {
-        formats::Payload::Text(_) => "the text in one \"value\" cell",
-        formats::Payload::Json(serde_json::Value::Array(_))
-        | formats::Payload::JsonText {
-            shape: formats::stream::Shape::Array { .. },
+        output::Payload::Text(_) => "the text in one \"value\" cell",
+        output::Payload::Json(serde_json::Value::Array(_))
+        | output::Payload::JsonText {
+            shape: output::stream::Shape::Array { .. },
             ..
         } => "one row per list item in a \"value\" column",
         _ => "one row per field, with \"key\" (dotted for nested fields) and \"value\" columns",

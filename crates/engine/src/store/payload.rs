@@ -7,7 +7,7 @@ use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Value, json};
 
-use crate::formats::Payload;
+use offload_formats::output::Payload;
 
 /// A decoded binary block, to be written beside the main file.
 #[derive(Debug, Clone, PartialEq)]

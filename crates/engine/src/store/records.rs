@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::names;
 use super::summary::Summary;
 use crate::config::looks_secret;
-use crate::formats::Format;
+use offload_formats::Format;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Record {
@@ -221,9 +221,9 @@ fn scan(dir: &Path, depth_left: usize, out: &mut Vec<Record>) {
 fn recover(path: &Path, bytes: u64) -> Option<Record> {
     let name = path.file_name()?.to_str()?;
     // `…csv.gz`: a CSV, compressed.
-    let (plain, codec) = crate::files::compressed::Codec::split(name);
+    let (plain, codec) = offload_formats::files::compressed::Codec::split(name);
     let (server, tool, time) = names::parse_default(plain)?;
-    let format = Format::parse(&names::extension(plain)?)?;
+    let format = Format::output(&names::extension(plain)?)?;
     let uri = url::Url::from_file_path(path).ok()?.to_string();
     Some(Record {
         id: name.to_owned(),

@@ -5,9 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::formats::stream::Shape;
-use crate::formats::{self, Payload, TableInfo};
-use crate::units::human_bytes;
+use offload_formats::output::stream::Shape;
+use offload_formats::output::{self, Payload, TableInfo};
+use offload_formats::units::human_bytes;
 
 pub const MAX_TEXT: usize = 600;
 
@@ -111,7 +111,7 @@ impl Summary {
             path,
             rows,
             columns,
-        }) = formats::table_info(payload)
+        }) = output::table_info(payload)
         {
             let mut s = Self::empty("table");
             s.rows = Some(rows);
@@ -127,7 +127,7 @@ impl Summary {
             );
             return s;
         }
-        if let Some(sources) = formats::table_sources(payload) {
+        if let Some(sources) = output::table_sources(payload) {
             let mut s = Self::empty("tables");
             s.tables = Some(
                 sources
@@ -166,7 +166,7 @@ impl Summary {
             }
             Payload::Json(v) => {
                 let mut s = Self::empty("scalar");
-                s.value_type = Some(formats::table::json_type(v).to_owned());
+                s.value_type = Some(output::table::json_type(v).to_owned());
                 s
             }
         }
@@ -221,7 +221,7 @@ impl Summary {
 
     /// One short paragraph for the model: where, how big, what shape. At most `MAX_TEXT` bytes.
     pub fn text(&self, path: &str, bytes: u64, format: &str, extra: &str) -> String {
-        let path = crate::clip::clip(path, 240);
+        let path = offload_formats::clip::clip(path, 240);
         let mut head = format!(
             "Stored {} as {} at {}",
             human_bytes(bytes),
@@ -313,7 +313,7 @@ impl Summary {
         };
         let mut text = head + &shape;
         if text.len() > MAX_TEXT {
-            text = crate::clip::clip(&text, MAX_TEXT).into_owned();
+            text = offload_formats::clip::clip(&text, MAX_TEXT).into_owned();
         }
         text
     }

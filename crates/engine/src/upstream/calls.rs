@@ -153,7 +153,7 @@ impl Upstream {
                     data: None,
                     message: format!(
                         "its answer was larger than {}, the most Offload accepts from an upstream (\"limits.maxUpstreamAnswerBytes\"); ask for less (filters, paging), or have the user raise the limit",
-                        crate::units::human_bytes(limit)
+                        offload_formats::units::human_bytes(limit)
                     ),
                 })
             }

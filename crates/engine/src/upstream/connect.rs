@@ -198,7 +198,7 @@ async fn open_stdio(
             let hint = if tail.is_empty() {
                 String::new()
             } else {
-                format!("; stderr: {}", crate::clip::clip(&tail, 400))
+                format!("; stderr: {}", offload_formats::clip::clip(&tail, 400))
             };
             Err(StartError::unavailable(format!(
                 "MCP handshake failed: {e}{hint}"

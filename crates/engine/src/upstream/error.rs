@@ -65,7 +65,7 @@ fn stderr_hint(stderr: &str) -> String {
     match line {
         Some(l) => format!(
             "; its last stderr line: {}",
-            crate::clip::clip(l.trim(), 200)
+            offload_formats::clip::clip(l.trim(), 200)
         ),
         None => String::new(),
     }

@@ -44,7 +44,7 @@ impl LogRing {
             time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             level,
             logger: message.logger.clone(),
-            message: crate::clip::clip(&text, LONGEST).into_owned(),
+            message: offload_formats::clip::clip(&text, LONGEST).into_owned(),
         };
         let mut lines = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if lines.len() == KEEP {

@@ -56,7 +56,7 @@ impl StderrRing {
     }
 
     pub fn push(&self, line: &str) {
-        let text = crate::clip::clip(line, self.max_line).into_owned();
+        let text = offload_formats::clip::clip(line, self.max_line).into_owned();
         let mut kept = self.lines.lock().unwrap_or_else(|p| p.into_inner());
         kept.bytes += text.len();
         kept.lines.push_back(StderrLine {

@@ -204,7 +204,7 @@ pub fn too_large(url: &Url, max: u64) -> ToolError {
         format!(
             "{} is larger than {} (urls.maxBytes); nothing was kept",
             shown(url),
-            crate::units::human_bytes(max)
+            offload_formats::units::human_bytes(max)
         ),
     )
     .with("url", shown(url))

@@ -16,9 +16,9 @@ use serde_json::Value;
 
 use super::ControlError;
 use super::responses::file_name;
-use crate::files::{FileError, Quiet, ReadRequest, Source, Summary};
 use crate::roots::Access;
 use crate::{Engine, ErrorCode, ToolError};
+use offload_formats::files::{FileError, Quiet, ReadRequest, Source, Summary};
 
 mod query;
 mod schema;
@@ -91,7 +91,7 @@ fn open(engine: &Engine, path: &str) -> Result<(Source, PathBuf), ControlError> 
     if !canonical.is_file() {
         return Err(ControlError::invalid(format!("'{path}' is not a file")));
     }
-    let file = crate::special_files::open(&canonical).map_err(not_found)?;
+    let file = offload_formats::special_files::open(&canonical).map_err(not_found)?;
     Ok((
         Source::Local(file).decompressed_by_name(&canonical),
         canonical,
@@ -131,7 +131,7 @@ pub fn file_info(engine: &Engine, path: &str) -> Result<FileInfo, ControlError> 
     let bytes = file.len().unwrap_or(0);
     let shown = canonical.display().to_string();
     let root = match &file {
-        Source::Object(_) => engine
+        Source::Remote(_) => engine
             .roots()
             .resolve_object(&shown, Access::Read)
             .ok()

@@ -10,8 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{cell, open};
 use crate::control::ControlError;
-use crate::files::Source;
 use crate::{Engine, ToolError};
+use offload_formats::files::Source;
 
 /// The Query tab's answer: the first rows of the result, as text cells.
 #[derive(Debug, Clone, Serialize)]
@@ -105,7 +105,7 @@ pub fn save_query(
             storage_path: None,
             filename: None,
             format: None,
-            default_format: crate::formats::Format::Csv,
+            default_format: offload_formats::Format::Csv,
             duration: started.elapsed(),
         },
     );

@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use super::{file_error, open};
 use crate::control::ControlError;
-use crate::files::Quiet;
 use crate::{Engine, ErrorCode};
+use offload_formats::files::Quiet;
 
 /// One row of the schema table.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -18,8 +18,9 @@ use super::super::{answer, call, params, store};
 const MAX_LISTED_FAILURES: usize = 20;
 use super::{BatchFailure, BatchSummary, progress, spliced};
 use crate::events::{Event, EventKind};
-use crate::inputs::{self, InputFormat};
 use crate::{Engine, ErrorCode, ToolError};
+use offload_formats::Format;
+use offload_formats::inputs;
 
 enum Chunk {
     /// A JSON list of `count` items.
@@ -54,7 +55,7 @@ pub async fn run(
     let formats = files
         .iter()
         .map(|f| super::many::format_of(p, f))
-        .collect::<Result<Vec<InputFormat>, ToolError>>()?;
+        .collect::<Result<Vec<Format>, ToolError>>()?;
     let tag = p.source_file.unwrap_or(false);
     // Every path is checked before the first batch goes out (objects are checked when opened).
     let (roots, checked) = (engine.roots(), files.to_vec());
@@ -257,7 +258,7 @@ pub async fn run(
                 Err(e) => {
                     stored_note = format!(
                         " The last batch's answer ({}) was larger than the inline budget and could not be stored: {}.",
-                        crate::units::human_bytes(size),
+                        offload_formats::units::human_bytes(size),
                         e.message
                     );
                 }

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::{Prepared, describe, load, merge};
-use crate::inputs::{self, InputFormat};
 use crate::roots::is_glob;
 use crate::server::{call, params};
-use crate::units::human_bytes;
 use crate::{Engine, ErrorCode, ToolError};
+use offload_formats::Format;
+use offload_formats::inputs;
+use offload_formats::units::human_bytes;
 
 /// The most files one call takes (a glob naming more is refused, not cut).
 pub const MAX_FILES: usize = 1000;
@@ -88,18 +89,15 @@ pub async fn sources(
 }
 
 /// The input format of `path`: `file_format` when given, else its extension's.
-pub fn format_of(
-    p: &params::CallToolWithFileContent,
-    path: &str,
-) -> Result<InputFormat, ToolError> {
+pub fn format_of(p: &params::CallToolWithFileContent, path: &str) -> Result<Format, ToolError> {
     match &p.file_format {
-        Some(f) => InputFormat::parse(f).ok_or_else(|| {
+        Some(f) => Format::parse(f).ok_or_else(|| {
             ToolError::new(
                 ErrorCode::UnsupportedFormat,
-                format!("file_format '{f}' is not one of json, jsonl, ndjson, csv, tsv, yaml, yml, xml, txt, xlsx, xls, ods"),
+                format!("file_format '{f}' is not one of json, jsonl, ndjson, csv, tsv, yaml, yml, xml, txt, md, html, xlsx, xls, ods, parquet"),
             )
         }),
-        None => Ok(InputFormat::of_path(std::path::Path::new(path))),
+        None => Ok(Format::of_path(std::path::Path::new(path))),
     }
 }
 

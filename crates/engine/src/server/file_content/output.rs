@@ -6,8 +6,8 @@
 
 use rmcp::model::{CallToolResult, ContentBlock};
 
-use crate::formats::{Payload, markdown};
 use crate::{ErrorCode, ToolError};
+use offload_formats::output::{Payload, markdown};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputFormat {

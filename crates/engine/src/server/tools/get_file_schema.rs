@@ -1,8 +1,8 @@
 //! `get_file_schema`: a file's structure, fast on many-GB files.
 
 use super::prelude::*;
-use crate::files;
 use crate::server::file_tools;
+use offload_formats::files;
 
 pub struct GetFileSchema;
 

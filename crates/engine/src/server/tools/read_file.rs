@@ -1,8 +1,8 @@
 //! `read_file`: part of a file, exactly, within a budget.
 
 use super::prelude::*;
-use crate::files;
 use crate::server::file_tools;
+use offload_formats::files;
 
 pub struct ReadFile;
 

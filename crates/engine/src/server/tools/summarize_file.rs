@@ -1,8 +1,8 @@
 //! `summarize_file`: a file's first and last lines, line count, size and encoding.
 
 use super::prelude::*;
-use crate::files;
 use crate::server::file_tools;
+use offload_formats::files;
 
 pub struct SummarizeFile;
 

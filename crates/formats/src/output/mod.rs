@@ -22,6 +22,8 @@ use std::io::Write;
 
 use serde_json::Value;
 
+use crate::Format;
+
 /// What is being stored: a JSON value, a JSON text (kept as text and streamed, with its shape
 /// found in one pass), or a text that is not JSON.
 #[derive(Debug, Clone, PartialEq)]
@@ -210,90 +212,6 @@ pub fn table_sources(payload: &Payload) -> Option<Vec<TableSource<'_>>> {
     }
 }
 
-/// The output formats of `call_tool_and_store`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    Json,
-    Jsonl,
-    Csv,
-    Tsv,
-    Yaml,
-    Xml,
-    Md,
-    Html,
-    Txt,
-    /// Apache Parquet: typed columns (nested objects as structs), compressed.
-    Parquet,
-}
-
-impl Format {
-    pub const ALL: [Format; 10] = [
-        Format::Json,
-        Format::Jsonl,
-        Format::Csv,
-        Format::Tsv,
-        Format::Yaml,
-        Format::Xml,
-        Format::Md,
-        Format::Html,
-        Format::Txt,
-        Format::Parquet,
-    ];
-
-    /// Parses a format name; accepts the usual aliases (`yml`, `markdown`, `ndjson`, `text`).
-    pub fn parse(name: &str) -> Option<Self> {
-        Some(match name.trim().to_ascii_lowercase().as_str() {
-            "json" => Self::Json,
-            "jsonl" | "ndjson" => Self::Jsonl,
-            "csv" => Self::Csv,
-            "tsv" => Self::Tsv,
-            "yaml" | "yml" => Self::Yaml,
-            "xml" => Self::Xml,
-            "md" | "markdown" => Self::Md,
-            "html" | "htm" => Self::Html,
-            "txt" | "text" => Self::Txt,
-            "parquet" | "pq" => Self::Parquet,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Json => "json",
-            Self::Jsonl => "jsonl",
-            Self::Csv => "csv",
-            Self::Tsv => "tsv",
-            Self::Yaml => "yaml",
-            Self::Xml => "xml",
-            Self::Md => "md",
-            Self::Html => "html",
-            Self::Txt => "txt",
-            Self::Parquet => "parquet",
-        }
-    }
-
-    /// The file extension (without the dot).
-    pub fn extension(self) -> &'static str {
-        self.name()
-    }
-
-    pub fn mime_type(self) -> &'static str {
-        match self {
-            Self::Json => "application/json",
-            Self::Jsonl => "application/jsonl",
-            Self::Csv => "text/csv",
-            Self::Tsv => "text/tab-separated-values",
-            Self::Yaml => "application/yaml",
-            Self::Xml => "application/xml",
-            Self::Md => "text/markdown",
-            Self::Html => "text/html",
-            Self::Txt => "text/plain",
-            Self::Parquet => "application/vnd.apache.parquet",
-        }
-    }
-}
-
 /// What a renderer did, for the summary.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Rendered {
@@ -315,13 +233,17 @@ pub struct TableInfo {
     pub columns: Vec<(String, &'static str)>,
 }
 
-/// Writes `payload` as `format` to `out`.
+/// Writes `payload` as `format` to `out` (any of [`Format::OUTPUTS`]; a workbook is an error).
 pub fn render(
     payload: &Payload,
     format: Format,
     out: &mut (dyn Write + Send),
 ) -> std::io::Result<Rendered> {
     match (format, payload) {
+        (Format::Sheet, _) => Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "workbooks are read, not written: store as csv or parquet",
+        )),
         (Format::Parquet, payload) => parquet(payload, out),
         (Format::Json, Payload::Json(v)) => {
             serde_json::to_writer_pretty(&mut *out, v)?;

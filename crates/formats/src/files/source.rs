@@ -10,13 +10,23 @@ use std::time::SystemTime;
 use offload_query::parquet::{Bytes, ChunkReader, Length};
 
 use super::compressed::{Codec, Compressed};
-use crate::objects::Object;
 
 #[derive(Debug)]
 pub enum Source {
     Local(File),
-    Object(Object),
+    /// Bytes elsewhere, read by ranges (an object in a bucket).
+    Remote(Arc<dyn Remote>),
     Compressed(Arc<Compressed>),
+}
+
+/// What is read by position from somewhere other than a local file: an object in a bucket,
+/// fetched by ranges. Its version is fixed when it is opened, so reads agree with each other.
+pub trait Remote: std::fmt::Debug + Send + Sync {
+    /// Its size in bytes.
+    fn size(&self) -> u64;
+    /// Fills as much of `buf` as there is from `offset`; returns how many bytes that is.
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize>;
+    fn version(&self) -> Version;
 }
 
 impl From<File> for Source {
@@ -64,7 +74,7 @@ impl Source {
     pub fn len(&self) -> std::io::Result<u64> {
         match self {
             Self::Local(f) => Ok(f.metadata()?.len()),
-            Self::Object(o) => Ok(o.len()),
+            Self::Remote(o) => Ok(o.size()),
             Self::Compressed(c) => Ok(c.plain()?.metadata()?.len()),
         }
     }
@@ -76,7 +86,7 @@ impl Source {
     pub fn is_dir(&self) -> std::io::Result<bool> {
         match self {
             Self::Local(f) => Ok(f.metadata()?.is_dir()),
-            Self::Object(_) => Ok(false),
+            Self::Remote(_) => Ok(false),
             Self::Compressed(c) => c.inner().is_dir(),
         }
     }
@@ -87,10 +97,7 @@ impl Source {
                 modified: f.metadata()?.modified().ok(),
                 tag: None,
             },
-            Self::Object(o) => Version {
-                modified: Some(o.modified()),
-                tag: o.e_tag().map(str::to_owned),
-            },
+            Self::Remote(o) => o.version(),
             Self::Compressed(c) => c.inner().version()?,
         })
     }
@@ -98,7 +105,7 @@ impl Source {
     pub fn try_clone(&self) -> std::io::Result<Self> {
         Ok(match self {
             Self::Local(f) => Self::Local(f.try_clone()?),
-            Self::Object(o) => Self::Object(o.clone()),
+            Self::Remote(o) => Self::Remote(o.clone()),
             Self::Compressed(c) => Self::Compressed(c.clone()),
         })
     }
@@ -115,7 +122,7 @@ impl Source {
     pub fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
         match self {
             Self::Local(f) => super::read_at(f, buf, offset),
-            Self::Object(o) => o.read_at(buf, offset),
+            Self::Remote(o) => o.read_at(buf, offset),
             Self::Compressed(c) => super::read_at(c.plain()?, buf, offset),
         }
     }

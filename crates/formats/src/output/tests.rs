@@ -178,7 +178,7 @@ fn non_tables_use_the_documented_fallbacks() {
 
 #[test]
 fn empty_lists_and_scalars_give_valid_files() {
-    for f in Format::ALL {
+    for f in Format::OUTPUTS {
         for v in [json!([]), json!(42), json!(null), json!("s"), json!({})] {
             let (text, _) = render_to_string(&Payload::Json(v.clone()), f);
             if f == Format::Json {
@@ -218,7 +218,7 @@ fn format_names_and_aliases() {
     assert_eq!(Format::parse("markdown"), Some(Format::Md));
     assert_eq!(Format::parse("parquet"), Some(Format::Parquet));
     assert_eq!(Format::parse("feather"), None);
-    for f in Format::ALL {
+    for f in Format::OUTPUTS {
         assert_eq!(Format::parse(f.name()), Some(f));
     }
 }
@@ -238,7 +238,7 @@ fn streamed_json_text_renders_exactly_like_the_value() {
         let streamed = Payload::from_text(v.to_string());
         assert!(matches!(streamed, Payload::JsonText { .. }));
         // txt writes the text the tool returned as it is; every other format must match.
-        for f in Format::ALL.into_iter().filter(|f| *f != Format::Txt) {
+        for f in Format::OUTPUTS.into_iter().filter(|f| *f != Format::Txt) {
             let (a, ra) = render_to_string(&Payload::Json(v.clone()), f);
             let (b, rb) = render_to_string(&streamed, f);
             assert_eq!(a, b, "{f:?} of {v}");
@@ -256,7 +256,7 @@ fn json_nested_beyond_the_limit_is_text_not_a_broken_table() {
     assert!(stream::scan(&deep).is_err());
     let payload = Payload::from_text(deep.clone());
     assert_eq!(payload, Payload::Text(deep.clone()));
-    for f in Format::ALL {
+    for f in Format::OUTPUTS {
         render_to_string(&payload, f);
     }
     let rows = format!(r#"[{{"a": {}1{}}}]"#, "[".repeat(130), "]".repeat(130));

@@ -1,6 +1,5 @@
-//! Cutting text to a byte budget on a character boundary: at the bottom of the engine, so that
-//! every layer (upstream stderr, file tools, inputs, the server) can use it without importing
-//! the layers above.
+//! Cutting text to a byte budget on a character boundary (file tools and inputs here; upstream
+//! stderr, audit lines and answers in the engine).
 
 use std::borrow::Cow;
 

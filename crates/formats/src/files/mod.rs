@@ -37,10 +37,8 @@ pub use crate::special_files::open as open_regular;
 pub use kind::{Kind, Probe};
 pub use read::{ReadAnswer, ReadRequest};
 pub use schema::Schema;
-pub use source::{Source, Version};
+pub use source::{Remote, Source, Version};
 pub use summary::Summary;
-
-use crate::{ErrorCode, ToolError};
 
 /// Limits and helpers of the file tools.
 #[derive(Debug, Clone)]
@@ -167,21 +165,6 @@ pub enum FileError {
     Deadline(String),
     #[error("{0}")]
     TooLarge(String),
-}
-
-impl From<FileError> for ToolError {
-    fn from(e: FileError) -> Self {
-        let code = match &e {
-            FileError::Io(_) => ErrorCode::PathUnusable,
-            FileError::Cancelled => ErrorCode::Cancelled,
-            FileError::Parse(_) => ErrorCode::ParseError,
-            FileError::Binary(_) => ErrorCode::UnsupportedFormat,
-            FileError::Invalid(_) => ErrorCode::InvalidArguments,
-            FileError::Deadline(_) => ErrorCode::Timeout,
-            FileError::TooLarge(_) => ErrorCode::FileTooLarge,
-        };
-        ToolError::new(code, e.to_string())
-    }
 }
 
 /// A reader over `file` from `pos` to `end`, by positional reads (handles share no cursor). A

@@ -15,91 +15,13 @@ use std::io::{BufRead, BufReader, Read, Seek};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::{ErrorCode, ToolError};
+use crate::Format;
 
 pub use self::csv::{ColumnType, Typing};
 
 /// A file to read: CSV and TSV are read twice (their columns are typed from every cell first).
 pub trait Source: Read + Seek {}
 impl<T: Read + Seek> Source for T {}
-
-/// An input format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputFormat {
-    Json,
-    Jsonl,
-    Csv,
-    Tsv,
-    Yaml,
-    Xml,
-    Txt,
-    /// Excel (xlsx, xlsm, xlsb, xls) or OpenDocument (ods) spreadsheet.
-    Sheet,
-    /// Apache Parquet: rows as objects.
-    Parquet,
-}
-
-impl InputFormat {
-    pub fn parse(name: &str) -> Option<Self> {
-        Some(
-            match name
-                .trim()
-                .trim_start_matches('.')
-                .to_ascii_lowercase()
-                .as_str()
-            {
-                "json" => Self::Json,
-                "jsonl" | "ndjson" => Self::Jsonl,
-                "csv" => Self::Csv,
-                "tsv" | "tab" => Self::Tsv,
-                "yaml" | "yml" => Self::Yaml,
-                "xml" => Self::Xml,
-                "txt" | "text" | "md" | "log" => Self::Txt,
-                "xlsx" | "xlsm" | "xlsb" | "xls" | "ods" => Self::Sheet,
-                "parquet" | "pq" => Self::Parquet,
-                _ => return None,
-            },
-        )
-    }
-
-    /// The format of `path` by its extension (`data.csv.gz` holds CSV); text for unknown ones.
-    pub fn of_path(path: &std::path::Path) -> Self {
-        crate::files::compressed::plain_name(path)
-            .extension()
-            .and_then(|e| e.to_str())
-            .and_then(Self::parse)
-            .unwrap_or(Self::Txt)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Json => "json",
-            Self::Jsonl => "jsonl",
-            Self::Csv => "csv",
-            Self::Tsv => "tsv",
-            Self::Yaml => "yaml",
-            Self::Xml => "xml",
-            Self::Txt => "txt",
-            Self::Sheet => "spreadsheet",
-            Self::Parquet => "parquet",
-        }
-    }
-
-    /// True when `for_each_item` streams this format (memory does not grow with the file).
-    pub fn streams(self) -> bool {
-        matches!(self, Self::Jsonl | Self::Csv | Self::Tsv | Self::Json)
-    }
-
-    /// Whether its rows have columns that a header names (CSV, TSV, sheets, Parquet).
-    pub fn is_table(self) -> bool {
-        matches!(self, Self::Csv | Self::Tsv | Self::Sheet | Self::Parquet)
-    }
-
-    /// Whether every file of this format holds a list (of rows or of lines).
-    pub fn is_list(self) -> bool {
-        matches!(self, Self::Jsonl | Self::Csv | Self::Tsv | Self::Parquet)
-    }
-}
 
 /// A parse failure, with the line when known.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -122,31 +44,9 @@ impl InputError {
         self
     }
 
-    pub fn into_tool_error(self, path: &str, format: InputFormat) -> ToolError {
-        if self.message.contains(crate::files::compressed::OVER_CAP) {
-            return ToolError::new(
-                ErrorCode::FileTooLarge,
-                format!(
-                    "{path}: {}; send a list in parts with batch_size (no size limit then)",
-                    self.message
-                ),
-            )
-            .with("path", path);
-        }
-        let mut e = ToolError::new(
-            ErrorCode::ParseError,
-            format!(
-                "{path} is not valid {}: {}",
-                format.name().to_uppercase(),
-                self.message
-            ),
-        )
-        .with("path", path)
-        .with("format", format.name());
-        if let Some(line) = self.line {
-            e = e.with("line", line);
-        }
-        e
+    /// A file that held more than the cap set on decompressing it.
+    pub fn over_cap(&self) -> bool {
+        self.message.contains(crate::files::compressed::OVER_CAP)
     }
 }
 
@@ -181,7 +81,7 @@ pub fn read_text(reader: &mut dyn Read) -> Result<String, InputError> {
 /// The whole file as one JSON value.
 pub fn parse(
     reader: &mut dyn Source,
-    format: InputFormat,
+    format: Format,
     infer_types: bool,
 ) -> Result<(Value, Vec<String>), InputError> {
     parse_with(
@@ -209,23 +109,23 @@ pub struct ReadOptions {
 /// `parse` with every option.
 pub fn parse_with(
     reader: &mut dyn Source,
-    format: InputFormat,
+    format: Format,
     options: &ReadOptions,
 ) -> Result<(Value, Vec<String>), InputError> {
     match format {
-        InputFormat::Sheet => {
+        Format::Sheet => {
             let mut bytes = Vec::new();
             reader
                 .read_to_end(&mut bytes)
                 .map_err(|e| InputError::parse(e.to_string()))?;
             sheet::read(bytes, options.sheet.as_deref())
         }
-        InputFormat::Json => {
+        Format::Json => {
             let text = read_text(reader)?;
             let v = serde_json::from_str(&text).map_err(json_error)?;
             Ok((v, Vec::new()))
         }
-        InputFormat::Jsonl | InputFormat::Csv | InputFormat::Tsv | InputFormat::Parquet => {
+        Format::Jsonl | Format::Csv | Format::Tsv | Format::Parquet => {
             let mut items = Vec::new();
             let warnings = for_each_item(reader, format, options, &mut |v| {
                 items.push(v);
@@ -233,7 +133,7 @@ pub fn parse_with(
             })?;
             Ok((Value::Array(items), warnings))
         }
-        InputFormat::Yaml => {
+        Format::Yaml => {
             let text = read_text(reader)?;
             let mut docs = Vec::new();
             for doc in serde_yaml::Deserializer::from_str(&text) {
@@ -246,8 +146,8 @@ pub fn parse_with(
             };
             Ok((v, Vec::new()))
         }
-        InputFormat::Xml => Ok((xml::parse(&read_text(reader)?)?, Vec::new())),
-        InputFormat::Txt => {
+        Format::Xml => Ok((xml::parse(&read_text(reader)?)?, Vec::new())),
+        Format::Txt | Format::Md | Format::Html => {
             let text = read_text(reader)?;
             let v = serde_json::from_str(&text).unwrap_or(Value::String(text));
             Ok((v, Vec::new()))
@@ -321,7 +221,7 @@ impl Item<'_> {
 /// Calls `item` with each element of the file's list as a value; see `read_items`.
 pub fn for_each_item(
     reader: &mut dyn Source,
-    format: InputFormat,
+    format: Format,
     options: &ReadOptions,
     item: &mut dyn FnMut(Value) -> Result<(), InputError>,
 ) -> Result<Vec<String>, InputError> {
@@ -332,17 +232,17 @@ pub fn for_each_item(
 /// TSV, JSONL, a JSON array); other formats are parsed whole and must be a list.
 pub fn read_items(
     reader: &mut dyn Source,
-    format: InputFormat,
+    format: Format,
     options: &ReadOptions,
     item: &mut dyn FnMut(Item<'_>) -> Result<(), InputError>,
 ) -> Result<Vec<String>, InputError> {
     let io = |e: std::io::Error| InputError::parse(e.to_string());
     let start = reader.stream_position().map_err(io)?;
     let mut reader = BufReader::with_capacity(256 * 1024, reader);
-    if format == InputFormat::Parquet {
+    if format == Format::Parquet {
         return parquet_rows(&mut reader, item);
     }
-    if format != InputFormat::Sheet {
+    if format != Format::Sheet {
         let head = reader
             .fill_buf()
             .map_err(|e| InputError::parse(e.to_string()))?;
@@ -354,12 +254,8 @@ pub fn read_items(
         }
     }
     match format {
-        InputFormat::Csv | InputFormat::Tsv => {
-            let delimiter = if format == InputFormat::Csv {
-                b','
-            } else {
-                b'\t'
-            };
+        Format::Csv | Format::Tsv => {
+            let delimiter = if format == Format::Csv { b',' } else { b'\t' };
             let typing = &options.typing;
             let kinds = if typing.needs_plan() {
                 let bom = reader.stream_position().map_err(io)? - start;
@@ -375,7 +271,7 @@ pub fn read_items(
                 item(Item::Row(row))
             })
         }
-        InputFormat::Jsonl => {
+        Format::Jsonl => {
             let mut line = String::new();
             let mut n = 0u64;
             loop {
@@ -405,7 +301,7 @@ pub fn read_items(
             }
             Ok(Vec::new())
         }
-        InputFormat::Json => {
+        Format::Json => {
             let mut de = serde_json::Deserializer::from_reader(reader);
             serde::Deserializer::deserialize_seq(&mut de, Items(item)).map_err(json_error)?;
             de.end().map_err(json_error)?;
