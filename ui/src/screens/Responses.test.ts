@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { render, screen, waitFor, within } from "@testing-library/svelte";
 import userEvent from "@testing-library/user-event";
-import { mockIPC } from "@tauri-apps/api/mocks";
+import { mockCommands } from "../lib/mock";
 import { emit } from "@tauri-apps/api/event";
 import Responses from "./Responses.svelte";
 import * as f from "../lib/fixtures";
@@ -20,21 +20,23 @@ const many = (n: number): ResponseView[] =>
 
 describe("Responses", () => {
   it("says what to do when nothing is stored", async () => {
-    mockIPC((cmd) => (cmd === "responses" ? { items: [], truncated: false } : undefined));
+    mockCommands({ responses: () => ({ items: [], truncated: false }) });
     render(Responses);
     expect(await screen.findByTestId("no-responses")).toHaveTextContent("call_tool_and_store");
   });
 
   it("shows the engine's error", async () => {
-    mockIPC((cmd) => {
-      if (cmd === "responses") throw { code: "internal", message: "index unreadable" };
+    mockCommands({
+      responses: () => {
+        throw { code: "internal", message: "index unreadable" };
+      },
     });
     render(Responses);
     expect(await screen.findByRole("alert")).toHaveTextContent("index unreadable");
   });
 
   it("renders only the rows in view of 10,000 and filters them", async () => {
-    mockIPC((cmd) => (cmd === "responses" ? { items: many(10_000), truncated: false } : undefined));
+    mockCommands({ responses: () => ({ items: many(10_000), truncated: false }) });
     render(Responses);
     expect(await screen.findByTestId("responses-count")).toHaveTextContent("10,000 stored files");
     expect(screen.getAllByTestId("response-row").length).toBeLessThan(60);
@@ -49,18 +51,16 @@ describe("Responses", () => {
   });
 
   it("sorts by age, size and name", async () => {
-    mockIPC((cmd) =>
-      cmd === "responses"
-        ? {
-            items: [
-              f.response({ path: "/d/b.json", name: "b.json", bytes: 10, time: "2026-11-24T10:00:00Z", description: null }),
-              f.response({ path: "/d/c.json", name: "c.json", bytes: 3000, time: "2026-11-23T10:00:00Z", description: null }),
-              f.response({ path: "/d/a.json", name: "a.json", bytes: 200, time: "2026-11-22T10:00:00Z", description: null }),
-            ],
-            truncated: false,
-          }
-        : undefined,
-    );
+    mockCommands({
+      responses: () => ({
+        items: [
+          f.response({ path: "/d/b.json", name: "b.json", bytes: 10, time: "2026-11-24T10:00:00Z", description: null }),
+          f.response({ path: "/d/c.json", name: "c.json", bytes: 3000, time: "2026-11-23T10:00:00Z", description: null }),
+          f.response({ path: "/d/a.json", name: "a.json", bytes: 200, time: "2026-11-22T10:00:00Z", description: null }),
+        ],
+        truncated: false,
+      }),
+    });
     render(Responses);
     const names = async () => (await screen.findAllByTestId("response-name")).map((n) => n.textContent);
     expect(await names()).toEqual(["b.json", "c.json", "a.json"]);
@@ -77,18 +77,17 @@ describe("Responses", () => {
 
   it("shows the model's description, tells apart names that differ at the end, and hides a filtered-out preview", async () => {
     const long = "everything-get-structured-content-20261124T034321Z";
-    mockIPC((cmd) => {
-      if (cmd === "responses")
-        return {
-          items: [
-            f.response({ path: "/data/a.json", name: `${long}-aaaa11.json`, description: "Weather in Lyon", server: "weather", tool: "now" }),
-            f.response({ path: "/data/b.json", name: `${long}-bbbb22.json`, description: null, server: "crm", tool: "contacts" }),
-          ],
-          truncated: false,
-        };
-      if (cmd === "file_summary") return f.summary();
-      if (cmd === "file_schema") return f.schema();
-      if (cmd === "file_content") return f.page();
+    mockCommands({
+      responses: () => ({
+        items: [
+          f.response({ path: "/data/a.json", name: `${long}-aaaa11.json`, description: "Weather in Lyon", server: "weather", tool: "now" }),
+          f.response({ path: "/data/b.json", name: `${long}-bbbb22.json`, description: null, server: "crm", tool: "contacts" }),
+        ],
+        truncated: false,
+      }),
+      file_summary: () => f.summary(),
+      file_schema: () => f.schema(),
+      file_content: () => f.page(),
     });
     render(Responses);
     const rows = await screen.findAllByTestId("response-row");
@@ -108,16 +107,15 @@ describe("Responses", () => {
   });
 
   it("previews the selected response: summary, schema columns, a table page, its call", async () => {
-    mockIPC((cmd, args: any) => {
-      if (cmd === "responses") return { items: [f.response()], truncated: false };
-      if (cmd === "file_summary") return f.summary();
-      if (cmd === "file_schema") return f.schema();
-      if (cmd === "file_content") {
+    mockCommands({
+      responses: () => ({ items: [f.response()], truncated: false }),
+      file_summary: () => f.summary(),
+      file_schema: () => f.schema(),
+      file_content: (args) => {
         expect(args).toMatchObject({ path: f.response().path, offset: 0, length: 100 });
         return f.page();
-      }
-      if (cmd === "response_call")
-        return { server: "crm", tool: "contacts", arguments: { query: "all", api_key: "[redacted]" }, description: null, time: "2026-11-21T10:00:00Z", durationMs: 12, bytes: 2048, format: "csv", files: [], complete: true };
+      },
+      response_call: () => ({ server: "crm", tool: "contacts", arguments: { query: "all", api_key: "[redacted]" }, description: null, time: "2026-11-21T10:00:00Z", durationMs: 12, bytes: 2048, format: "csv", files: [], complete: true }),
     });
     render(Responses);
     await userEvent.click(await screen.findByTestId("response-row"));
@@ -136,15 +134,15 @@ describe("Responses", () => {
 
   it("queries a table file: runs with Ctrl+Enter, shows errors in place, saves the result", async () => {
     const asked: any[] = [];
-    mockIPC((cmd, args: any) => {
-      if (cmd === "responses") return { items: [f.response()], truncated: false };
-      if (cmd === "file_summary") return f.summary();
-      if (cmd === "file_query") {
+    mockCommands({
+      responses: () => ({ items: [f.response()], truncated: false }),
+      file_summary: () => f.summary(),
+      file_query: (args) => {
         asked.push(args);
         if (args.sql.includes("regin")) throw { code: "query_error", message: "unknown column `regin` — did you mean `region`? at line 1, column 8" };
         return { columns: [["region", "string"], ["total", "number"]], rows: [["north", "12.5"], ["south", "3"]], rowCount: 2, truncated: false, millis: 4 };
-      }
-      if (cmd === "save_query") return "/data/offload-query_file-1.csv";
+      },
+      save_query: () => "/data/offload-query_file-1.csv",
     });
     render(Responses);
     await userEvent.click(await screen.findByTestId("response-row"));
@@ -172,9 +170,9 @@ describe("Responses", () => {
   });
 
   it("offers no Query tab for files that are not tables", async () => {
-    mockIPC((cmd) => {
-      if (cmd === "responses") return { items: [f.response({ path: "/data/notes.md", name: "notes.md", format: "md" })], truncated: false };
-      if (cmd === "file_summary") return f.summary();
+    mockCommands({
+      responses: () => ({ items: [f.response({ path: "/data/notes.md", name: "notes.md", format: "md" })], truncated: false }),
+      file_summary: () => f.summary(),
     });
     render(Responses);
     await userEvent.click(await screen.findByTestId("response-row"));
@@ -183,10 +181,12 @@ describe("Responses", () => {
   });
 
   it("shows a preview's error in place and images as images", async () => {
-    mockIPC((cmd) => {
-      if (cmd === "responses") return { items: [f.response(), f.response({ path: "/data/p.png", name: "p.png", format: "png" })], truncated: false };
-      if (cmd === "file_summary") throw { code: "unsupported_format", message: "this is a PNG image: use read_file" };
-      if (cmd === "file_content") return f.page({ kind: "image", image: "data:image/png;base64,AAAA", rows: null, columns: null });
+    mockCommands({
+      responses: () => ({ items: [f.response(), f.response({ path: "/data/p.png", name: "p.png", format: "png" })], truncated: false }),
+      file_summary: () => {
+        throw { code: "unsupported_format", message: "this is a PNG image: use read_file" };
+      },
+      file_content: () => f.page({ kind: "image", image: "data:image/png;base64,AAAA", rows: null, columns: null }),
     });
     render(Responses);
     await userEvent.click((await screen.findAllByTestId("response-row"))[1]);
@@ -198,13 +198,13 @@ describe("Responses", () => {
   it("renders a Markdown file in a sandbox that runs and loads nothing, and shows its source on request", async () => {
     const asked: [number, number][] = [];
     const markdown = "# Quarterly\n\n<script>alert(1)</script>\n\n![x](https://tracker.example/p.png)\n";
-    mockIPC((cmd, args: any) => {
-      if (cmd === "responses") return { items: [f.response({ path: "/data/notes.md", name: "notes.md", format: "md", recorded: false })], truncated: false };
-      if (cmd === "file_summary") return f.summary();
-      if (cmd === "file_content") {
+    mockCommands({
+      responses: () => ({ items: [f.response({ path: "/data/notes.md", name: "notes.md", format: "md", recorded: false })], truncated: false }),
+      file_summary: () => f.summary(),
+      file_content: (args) => {
         asked.push([args.offset, args.length]);
         return f.page({ kind: "text", text: markdown, rows: null, columns: null, count: 5, nextOffset: args.length < 10 ? null : 5000 });
-      }
+      },
     });
     render(Responses);
     await userEvent.click(await screen.findByTestId("response-row"));
@@ -236,10 +236,10 @@ describe("Responses", () => {
   });
 
   it("previews JSON Lines as the table the engine gives", async () => {
-    mockIPC((cmd) => {
-      if (cmd === "responses") return { items: [f.response({ path: "/data/e.jsonl", name: "e.jsonl", format: "jsonl" })], truncated: false };
-      if (cmd === "file_summary") return f.summary();
-      if (cmd === "file_content") return f.page({ kind: "table", columns: ["id", "name"], rows: [["1", "Ada"], ["2", ""]], count: 2 });
+    mockCommands({
+      responses: () => ({ items: [f.response({ path: "/data/e.jsonl", name: "e.jsonl", format: "jsonl" })], truncated: false }),
+      file_summary: () => f.summary(),
+      file_content: () => f.page({ kind: "table", columns: ["id", "name"], rows: [["1", "Ada"], ["2", ""]], count: 2 }),
     });
     render(Responses);
     await userEvent.click(await screen.findByTestId("response-row"));
@@ -251,10 +251,13 @@ describe("Responses", () => {
 
   it("keeps the focus: Keep is focused, Escape returns to Delete…, and the next row takes a deleted one's place", async () => {
     let items = [f.response({ path: "/d/a.json", name: "a.json" }), f.response({ path: "/d/b.json", name: "b.json" }), f.response({ path: "/d/c.json", name: "c.json" })];
-    mockIPC((cmd, args: any) => {
-      if (cmd === "responses") return { items, truncated: false };
-      if (cmd === "delete_response") items = items.filter((r) => r.path !== args.path);
-      if (cmd === "file_summary") return f.summary();
+    mockCommands({
+      responses: () => ({ items, truncated: false }),
+      delete_response: (args) => {
+        items = items.filter((r) => r.path !== args.path);
+        return null;
+      },
+      file_summary: () => f.summary(),
     });
     render(Responses);
     await userEvent.click((await screen.findAllByTestId("response-row"))[1]);
@@ -275,16 +278,17 @@ describe("Responses", () => {
   it("deletes after confirmation and appears on the app's event", async () => {
     let items = [f.response()];
     const deleted: unknown[] = [];
-    mockIPC(
-      (cmd, args: any) => {
-        if (cmd === "responses") return { items, truncated: false };
-        if (cmd === "delete_response") {
+    mockCommands(
+      {
+        responses: () => ({ items, truncated: false }),
+        delete_response: (args) => {
           deleted.push(args.path);
           items = [];
-        }
-        if (cmd === "file_summary") return f.summary();
+          return null;
+        },
+        file_summary: () => f.summary(),
       },
-      { shouldMockEvents: true },
+      { events: true },
     );
     render(Responses);
     await userEvent.click(await screen.findByTestId("response-row"));
@@ -303,16 +307,16 @@ describe("Responses", () => {
 
   it("keeps the open tab when the list reloads", async () => {
     let schemas = 0;
-    mockIPC(
-      (cmd) => {
-        if (cmd === "responses") return { items: [f.response()], truncated: false };
-        if (cmd === "file_summary") return f.summary();
-        if (cmd === "file_schema") {
+    mockCommands(
+      {
+        responses: () => ({ items: [f.response()], truncated: false }),
+        file_summary: () => f.summary(),
+        file_schema: () => {
           schemas += 1;
           return f.schema();
-        }
+        },
       },
-      { shouldMockEvents: true },
+      { events: true },
     );
     render(Responses);
     await userEvent.click(await screen.findByTestId("response-row"));
@@ -328,12 +332,13 @@ describe("Responses", () => {
   it("marks several with Ctrl- and Shift-click or all shown, and deletes them together, keeping read-only ones", async () => {
     let items = many(6).map((r, i) => ({ ...r, deletable: i !== 3, bytes: 1024 }));
     const deleted: string[] = [];
-    mockIPC((cmd, args: any) => {
-      if (cmd === "responses") return { items, truncated: false };
-      if (cmd === "delete_response") {
+    mockCommands({
+      responses: () => ({ items, truncated: false }),
+      delete_response: (args) => {
         deleted.push(args.path);
         items = items.filter((r) => r.path !== args.path);
-      }
+        return null;
+      },
     });
     render(Responses);
     const row = async (name: string) => (await screen.findAllByTestId("response-row")).find((r) => r.textContent?.includes(name))!;
@@ -365,7 +370,7 @@ describe("Responses", () => {
   });
 
   it("moves the selection with the arrow keys, Home and End", async () => {
-    mockIPC((cmd) => (cmd === "responses" ? { items: many(50), truncated: false } : undefined));
+    mockCommands({ responses: () => ({ items: many(50), truncated: false }) });
     render(Responses);
     const rows = await screen.findAllByTestId("response-row");
     await userEvent.click(rows[0]);
@@ -383,18 +388,16 @@ describe("Responses", () => {
   });
 
   it("tells stored files from other files, as Directories counts them, and lists images beside a response", async () => {
-    mockIPC((cmd) =>
-      cmd === "responses"
-        ? {
-            items: [
-              f.response({ path: "/data/shot.json", name: "shot.json", description: null, server: "browser", tool: "screenshot", format: "json" }),
-              f.response({ path: "/data/shot.1.png", name: "shot.1.png", description: null, server: "browser", tool: "screenshot", format: "png", recorded: false, beside: "/data/shot.json" }),
-              f.response({ path: "/data/input.csv", name: "input.csv", description: null, server: null, tool: null, recorded: false, stored: false }),
-            ],
-            truncated: false,
-          }
-        : undefined,
-    );
+    mockCommands({
+      responses: () => ({
+        items: [
+          f.response({ path: "/data/shot.json", name: "shot.json", description: null, server: "browser", tool: "screenshot", format: "json" }),
+          f.response({ path: "/data/shot.1.png", name: "shot.1.png", description: null, server: "browser", tool: "screenshot", format: "png", recorded: false, beside: "/data/shot.json" }),
+          f.response({ path: "/data/input.csv", name: "input.csv", description: null, server: null, tool: null, recorded: false, stored: false }),
+        ],
+        truncated: false,
+      }),
+    });
     render(Responses);
     expect(await screen.findByTestId("responses-count")).toHaveTextContent("2 stored files and 1 other file");
     const rows = screen.getAllByTestId("response-row");

@@ -1,26 +1,29 @@
 import { describe, expect, it } from "vitest";
 import { render, screen, waitFor } from "@testing-library/svelte";
 import userEvent from "@testing-library/user-event";
-import { mockIPC } from "@tauri-apps/api/mocks";
+import { mockCommands } from "../lib/mock";
+import type { Commands } from "../lib/commands";
 import Servers from "./Servers.svelte";
 import * as f from "../lib/fixtures";
-import type { LogLine, ServerView } from "../lib/types";
+import type { LogLine, OffersView, ServerView, ToolsView, ToolView, Trial } from "../lib/types";
+
+type PutArgs = Commands["put_server"]["args"];
 
 describe("Servers", () => {
   it("says what to do when there is no server", async () => {
-    mockIPC((cmd) => (cmd === "servers" ? [] : undefined));
+    mockCommands({ servers: () => [], tools_view: () => null as unknown as ToolsView });
     render(Servers);
     expect(await screen.findByTestId("no-servers")).toHaveTextContent("mcpServers");
   });
 
   it("shows a server's state, tools, last error and stderr", async () => {
-    mockIPC((cmd, args) => {
-      if (cmd === "servers") return [f.server({ lastError: "crashed once", stderr: "booting\nready" })];
-      if (cmd === "server_stderr") return [{ time: "2026-11-24T10:00:00Z", text: "booting" }, { time: "2026-11-24T10:00:01Z", text: "ready" }];
-      if (cmd === "server_tools") {
+    mockCommands({
+      servers: () => [f.server({ lastError: "crashed once", stderr: "booting\nready" })],
+      server_stderr: () => [{ time: "2026-11-24T10:00:00Z", text: "booting" }, { time: "2026-11-24T10:00:01Z", text: "ready" }],
+      server_tools: (args) => {
         expect(args).toEqual({ name: "fx" });
-        return [{ name: "echo", description: "Echoes" }];
-      }
+        return [{ name: "echo", description: "Echoes" }] as ToolView[];
+      },
     });
     render(Servers);
     expect(await screen.findByTestId("server-tools")).toHaveTextContent("echo");
@@ -46,13 +49,13 @@ describe("Servers", () => {
   });
 
   it("lists the server's prompts and resources under the names clients see, and its log", async () => {
-    const asked: string[] = [];
+    const calls: [string, unknown][] = [];
+    const asked = () => calls.map(([cmd]) => cmd);
     let log: LogLine[] = [{ time: "2026-11-24T10:00:00.000Z", level: "info", logger: null, message: "started" }];
-    mockIPC((cmd, args: any) => {
-      asked.push(cmd);
-      if (cmd === "servers") return [f.server()];
-      if (cmd === "server_tools") return [];
-      if (cmd === "server_offers") {
+    mockCommands({
+      servers: () => [f.server()],
+      server_tools: () => [],
+      server_offers: (args) => {
         expect(args).toEqual({ name: "fx" });
         return {
           prompts: [{ name: "args-prompt", exposed: "fx__args-prompt", description: "Asks for a city", arguments: ["city*", "state"] }],
@@ -61,13 +64,13 @@ describe("Servers", () => {
             { uri: "demo://resource/dynamic/text/{resourceId}", name: "Dynamic Text", description: "By id", mimeType: null, template: true },
           ],
           errors: [],
-        };
-      }
-      if (cmd === "server_log") return log;
-    });
+        } as OffersView;
+      },
+      server_log: () => log,
+    }, { calls });
     render(Servers);
     await screen.findByTestId("server-details");
-    expect(asked).not.toContain("server_offers");
+    expect(asked()).not.toContain("server_offers");
     await userEvent.click(screen.getByTestId("server-tab-offers"));
     const prompts = await screen.findByTestId("server-prompts");
     expect(prompts).toHaveTextContent("args-prompt");
@@ -88,15 +91,15 @@ describe("Servers", () => {
     let status: ServerView["status"] = "ready";
     let answer: (v: unknown) => void = () => {};
     let asks = 0;
-    mockIPC((cmd) => {
-      if (cmd === "servers") return [f.server({ status })];
-      if (cmd === "server_tools") return [];
-      if (cmd === "server_offers") {
+    mockCommands({
+      servers: () => [f.server({ status })],
+      server_tools: () => [],
+      server_offers: () => {
         asks += 1;
-        const offers = { prompts: [{ name: `prompt-${asks}`, exposed: `fx__prompt-${asks}`, description: null, arguments: [] }], resources: [], errors: [] };
+        const offers: OffersView = { prompts: [{ name: `prompt-${asks}`, exposed: `fx__prompt-${asks}`, description: null, arguments: [] }], resources: [], errors: [] };
         if (asks === 1) return offers;
-        return new Promise((resolve) => (answer = () => resolve(offers)));
-      }
+        return new Promise<OffersView>((resolve) => (answer = () => resolve(offers)));
+      },
     });
     const view = render(Servers, { revision: 0 });
     await screen.findByTestId("server-details");
@@ -122,19 +125,21 @@ describe("Servers", () => {
       uptimeSecs: null,
       retryInSecs: 8,
     });
-    const asked: string[] = [];
-    mockIPC((cmd) => {
-      asked.push(cmd);
-      if (cmd === "servers") return [current];
-      if (cmd === "stop_retrying") current = { ...current, retryInSecs: null };
-    });
+    const calls: [string, unknown][] = [];
+    mockCommands({
+      servers: () => [current],
+      stop_retrying: () => {
+        current = { ...current, retryInSecs: null };
+        return null;
+      },
+    }, { calls });
     render(Servers);
     expect(await screen.findByTestId("server-error")).toHaveTextContent("refusing to start");
     expect(screen.getByTestId("server-retry")).toHaveTextContent("Retrying in 8 s");
     expect(screen.getByTestId("server-health")).toHaveTextContent("3 restarts");
     expect(screen.getByTestId("server-tools-unavailable")).toBeInTheDocument();
     expect(screen.queryByText("Asking the server for its tools…")).toBeNull();
-    expect(asked).not.toContain("server_tools");
+    expect(calls.map(([cmd]) => cmd)).not.toContain("server_tools");
     await userEvent.click(screen.getByTestId("server-stop-retrying"));
     await waitFor(() => expect(screen.getByTestId("server-retry")).toHaveTextContent("Not retrying"));
   });
@@ -147,13 +152,12 @@ describe("Servers", () => {
       uptimeSecs: null,
       spec: { ...f.server().spec, transport: "http", url: "https://mcp.linear.app/mcp" },
     });
-    const asked: string[] = [];
+    const calls: [string, unknown][] = [];
     let finish: () => void = () => {};
-    mockIPC((cmd, args: any) => {
-      asked.push(cmd);
-      if (cmd === "servers") return [current];
-      if (cmd === "server_tools") return [];
-      if (cmd === "sign_in_server") {
+    mockCommands({
+      servers: () => [current],
+      server_tools: () => [],
+      sign_in_server: (args) => {
         expect(args).toEqual({ name: "linear" });
         return new Promise<string>((resolve) => {
           finish = () => {
@@ -161,13 +165,13 @@ describe("Servers", () => {
             resolve("signed in to linear");
           };
         });
-      }
-    });
+      },
+    }, { calls });
     render(Servers);
     expect(await screen.findByTestId("server-status")).toHaveTextContent("sign in");
     expect(screen.getByTestId("server-sign-in-needed")).toHaveTextContent("linear needs you to sign in");
     expect(screen.getByTestId("server-tools-unavailable")).toHaveTextContent("once you sign in");
-    expect(asked).not.toContain("server_tools");
+    expect(calls.map(([cmd]) => cmd)).not.toContain("server_tools");
     await userEvent.click(screen.getByTestId("server-sign-in"));
     expect(await screen.findByTestId("server-sign-in-waiting")).toHaveTextContent("in your browser");
     // The rest of the screen stays usable while the browser is open.
@@ -179,11 +183,14 @@ describe("Servers", () => {
 
   it("backs out of the editor and the remove confirmation with Escape, the focus back where it was", async () => {
     let servers = [f.server(), f.server({ name: "gx" })];
-    mockIPC((cmd, args: any) => {
-      if (cmd === "servers") return servers;
-      if (cmd === "server_tools") return [];
-      if (cmd === "restart_server") return new Promise((done) => setTimeout(done, 30));
-      if (cmd === "remove_server") servers = servers.filter((s) => s.name !== args.name);
+    mockCommands({
+      servers: () => servers,
+      server_tools: () => [],
+      restart_server: () => new Promise<number>((done) => setTimeout(() => done(1), 30)),
+      remove_server: ({ name }) => {
+        servers = servers.filter((s) => s.name !== name);
+        return null;
+      },
     });
     render(Servers);
     await screen.findByTestId("server-details");
@@ -216,8 +223,8 @@ describe("Servers", () => {
   });
 
   it("switches a tool off, shows how clients see the tools, and approves a held tool with its diff", async () => {
-    const calls: any[] = [];
-    let held = [
+    const calls: [string, unknown][] = [];
+    let held: ToolsView["held"] = [
       {
         server: "fx",
         tool: "echo",
@@ -226,18 +233,20 @@ describe("Servers", () => {
       },
     ];
     let disabled: string[] = [];
-    mockIPC((cmd, args: any) => {
-      calls.push([cmd, args]);
-      if (cmd === "servers") return [f.server({ disabledTools: disabled })];
-      if (cmd === "server_tools") return [{ name: "echo", description: "Echoes" }, { name: "counter", description: "Counts" }];
-      if (cmd === "tools_view")
-        return { mode: "direct", why: "auto: 2 upstream tools, at most 40", exposed: [{ name: "fx__counter", server: "fx", tool: "counter" }], held, skipped: [] };
-      if (cmd === "set_tool_enabled") disabled = args.enabled ? [] : [args.tool];
-      if (cmd === "approve_tool") {
+    mockCommands({
+      servers: () => [f.server({ disabledTools: disabled })],
+      server_tools: () => [{ name: "echo", description: "Echoes" }, { name: "counter", description: "Counts" }] as ToolView[],
+      tools_view: () =>
+        ({ mode: "direct", why: "auto: 2 upstream tools, at most 40", exposed: [{ name: "fx__counter", server: "fx", tool: "counter" }], held, skipped: [] }) as ToolsView,
+      set_tool_enabled: (args) => {
+        disabled = args.enabled ? [] : [args.tool];
+        return null;
+      },
+      approve_tool: () => {
         held = [];
         return 1;
-      }
-    });
+      },
+    }, { calls });
     render(Servers);
     expect(await screen.findByTestId("tools-mode")).toHaveTextContent("Clients see 1 of them as tools of their own (auto: 2 upstream tools");
     expect(screen.getByTestId("held-tool")).toHaveTextContent("echo changed since you approved it");
@@ -252,7 +261,7 @@ describe("Servers", () => {
   });
 
   it("shows how long a ready server has been up", async () => {
-    mockIPC((cmd) => (cmd === "servers" ? [f.server({ uptimeSecs: 3700, restarts: 1 })] : cmd === "server_tools" ? [] : undefined));
+    mockCommands({ servers: () => [f.server({ uptimeSecs: 3700, restarts: 1 })], server_tools: () => [] });
     render(Servers);
     expect(await screen.findByTestId("server-health")).toHaveTextContent("Up 1 h 1 min · 1 restart");
   });
@@ -260,13 +269,14 @@ describe("Servers", () => {
   it("toggles a server off through set_server_enabled", async () => {
     let current: ServerView = f.server();
     const calls: unknown[] = [];
-    mockIPC((cmd, args) => {
-      if (cmd === "servers") return [current];
-      if (cmd === "server_tools") return [];
-      if (cmd === "set_server_enabled") {
+    mockCommands({
+      servers: () => [current],
+      server_tools: () => [],
+      set_server_enabled: (args) => {
         calls.push(args);
         current = f.server({ status: "disabled", spec: { ...current.spec, enabled: false } });
-      }
+        return null;
+      },
     });
     render(Servers);
     await userEvent.click(await screen.findByTestId("server-enabled"));
@@ -276,11 +286,8 @@ describe("Servers", () => {
   });
 
   it("fills the editor from a pasted entry", async () => {
-    const puts: any[] = [];
-    mockIPC((cmd, args: any) => {
-      if (cmd === "servers") return [];
-      if (cmd === "put_server") puts.push(args);
-    });
+    const puts: PutArgs[] = [];
+    mockCommands({ servers: () => [], put_server: (args) => (puts.push(args), null) });
     render(Servers);
     await userEvent.click(await screen.findByTestId("add-server"));
     const paste = screen.getByTestId("server-paste");
@@ -304,12 +311,12 @@ describe("Servers", () => {
   });
 
   it("duplicates a server under a new name, its entry copied", async () => {
-    const puts: any[] = [];
+    const puts: PutArgs[] = [];
     const original = f.server({ spec: { ...f.server().spec, args: ["--mode", "x"], env: { TOKEN: "${keyring:fx_token}" } } });
-    mockIPC((cmd, args: any) => {
-      if (cmd === "servers") return puts.length ? [original, f.server({ name: "fx-copy" })] : [original];
-      if (cmd === "server_tools") return [];
-      if (cmd === "put_server") puts.push(args);
+    mockCommands({
+      servers: () => (puts.length ? [original, f.server({ name: "fx-copy" })] : [original]),
+      server_tools: () => [],
+      put_server: (args) => (puts.push(args), null),
     });
     render(Servers);
     await userEvent.click(await screen.findByTestId("server-duplicate"));
@@ -324,14 +331,15 @@ describe("Servers", () => {
   });
 
   it("adds a server with the editor and shows the engine's error in place", async () => {
-    const puts: any[] = [];
-    mockIPC((cmd, args: any) => {
-      if (cmd === "servers") return puts.length > 1 ? [f.server({ name: "everything" })] : [];
-      if (cmd === "server_tools") return [];
-      if (cmd === "put_server") {
+    const puts: PutArgs[] = [];
+    mockCommands({
+      servers: () => (puts.length > 1 ? [f.server({ name: "everything" })] : []),
+      server_tools: () => [],
+      put_server: (args) => {
         puts.push(args);
         if (puts.length === 1) throw { code: "invalid_arguments", message: "a stdio server needs a command to run" };
-      }
+        return null;
+      },
     });
     render(Servers);
     await userEvent.click(await screen.findByTestId("add-server"));
@@ -351,16 +359,12 @@ describe("Servers", () => {
   });
 
   it("saves values marked secret to the keychain and keeps stored ones as references", async () => {
-    const puts: any[] = [];
+    const puts: PutArgs[] = [];
     const stored = f.server({
       spec: { ...f.server().spec, env: { MODE: "fast", TOKEN: "${keyring:fx_token}" } },
       secrets: [{ place: "env", key: "TOKEN", name: "fx_token", present: true }],
     });
-    mockIPC((cmd, args: any) => {
-      if (cmd === "servers") return [stored];
-      if (cmd === "server_tools") return [];
-      if (cmd === "put_server") puts.push(args);
-    });
+    mockCommands({ servers: () => [stored], server_tools: () => [], put_server: (args) => (puts.push(args), null) });
     render(Servers);
     expect(await screen.findByTestId("server-secrets")).toHaveTextContent("TOKEN");
     await userEvent.click(screen.getByTestId("server-edit"));
@@ -379,15 +383,14 @@ describe("Servers", () => {
 
   it("offers to move plain-text secrets into the keychain", async () => {
     let moved = 0;
-    mockIPC((cmd, args: any) => {
-      if (cmd === "servers")
-        return [f.server({ plainSecrets: moved ? [] : [{ place: "env", key: "GITHUB_TOKEN" }] })];
-      if (cmd === "server_tools") return [];
-      if (cmd === "move_secrets_to_keychain") {
+    mockCommands({
+      servers: () => [f.server({ plainSecrets: moved ? [] : [{ place: "env", key: "GITHUB_TOKEN" }] })],
+      server_tools: () => [],
+      move_secrets_to_keychain: (args) => {
         expect(args).toEqual({ name: "fx" });
         moved = 1;
         return 1;
-      }
+      },
     });
     render(Servers);
     expect(await screen.findByTestId("plain-secrets")).toHaveTextContent("GITHUB_TOKEN is written in config.json");
@@ -398,13 +401,15 @@ describe("Servers", () => {
   it("searches the whole stderr history and saves it", async () => {
     const lines = Array.from({ length: 300 }, (_, i) => ({ time: `2026-11-24T10:00:${String(i % 60).padStart(2, "0")}Z`, text: i === 250 ? "ERROR token expired" : `line ${i}` }));
     const saved: Record<string, string> = {};
-    mockIPC((cmd, args: any) => {
-      if (cmd === "servers") return [f.server({ stderr: "line 299" })];
-      if (cmd === "server_tools") return [];
-      if (cmd === "server_stderr") return lines;
-      if (cmd === "plugin:dialog|save") return `/tmp/${args.options.defaultPath}`;
-      if (cmd === "save_text") saved[args.path] = args.contents;
-    });
+    mockCommands(
+      {
+        servers: () => [f.server({ stderr: "line 299" })],
+        server_tools: () => [],
+        server_stderr: () => lines,
+        save_text: ({ path, contents }) => ((saved[path] = contents), null),
+      },
+      { plugins: { "plugin:dialog|save": (args) => `/tmp/${args.options.defaultPath}` } },
+    );
     render(Servers);
     await userEvent.click(await screen.findByTestId("server-tab-stderr"));
     expect(await screen.findByTestId("stderr-count")).toHaveTextContent("300 lines");
@@ -421,17 +426,19 @@ describe("Servers", () => {
   });
 
   it("tests a connection before saving, and shows why one failed with its stderr", async () => {
-    const tests: any[] = [];
-    const puts: any[] = [];
-    mockIPC((cmd, args: any) => {
-      if (cmd === "servers") return [];
-      if (cmd === "test_server") {
+    const tests: Commands["test_server"]["args"][] = [];
+    const puts: PutArgs[] = [];
+    mockCommands({
+      servers: () => [],
+      test_server: (args) => {
         tests.push(args);
-        return args.spec.command === "npx"
-          ? { tools: ["create_entities", "read_graph", "search_nodes"], error: null, millis: 840, stderr: "Knowledge Graph MCP Server running on stdio" }
-          : { tools: null, error: "server 'memory' could not start: No such file or directory", millis: 12, stderr: "" };
-      }
-      if (cmd === "put_server") puts.push(args);
+        return (
+          args.spec.command === "npx"
+            ? { tools: ["create_entities", "read_graph", "search_nodes"], error: null, millis: 840, stderr: "Knowledge Graph MCP Server running on stdio" }
+            : { tools: null, error: "server 'memory' could not start: No such file or directory", millis: 12, stderr: "" }
+        ) as Trial;
+      },
+      put_server: (args) => (puts.push(args), null),
     });
     render(Servers);
     await userEvent.click(await screen.findByTestId("add-server"));
