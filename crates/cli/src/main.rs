@@ -6,6 +6,7 @@
 mod auth;
 mod files;
 mod mcp;
+mod sandbox;
 mod secret;
 mod serve;
 mod token;
@@ -114,6 +115,10 @@ enum Command {
         #[arg(default_value_t = 0)]
         images: u32,
     },
+    /// Internal: confine this process with a policy, then run a server in its place (run by
+    /// the engine for every confined server).
+    #[command(hide = true)]
+    SandboxExec(sandbox::ExecArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -133,6 +138,7 @@ fn main() -> std::process::ExitCode {
             count,
             images,
         } => files::pdf_text(from, count, images),
+        Command::SandboxExec(args) => sandbox::exec(args),
         Command::ConfigPath { config } => {
             let path = config
                 .resolve()

@@ -21,6 +21,7 @@ mod liveness;
 mod published;
 mod query;
 mod relay;
+mod sandbox;
 mod secrets;
 mod several_files;
 mod shim;

@@ -1,0 +1,110 @@
+//! Confining the servers Offload starts. Offload re-executes itself as a small launcher
+//! (`offload sandbox-exec`) that applies a [`Policy`] to itself — `no_new_privs`, rlimits,
+//! Landlock, a seccomp filter — and then execs the server, which inherits every restriction and
+//! can never lift one.
+//!
+//! Landlock is an allow-list: what the policy does not grant is denied. Where a restriction the
+//! policy asks for cannot be applied (an old kernel, Landlock off), [`confine`] fails and the
+//! server does not start: nothing is ever silently unconfined.
+//!
+//! Knows nothing of MCP, the engine or its configuration: the engine turns a server's entry into
+//! a [`Policy`].
+
+#[cfg(target_os = "linux")]
+mod linux;
+mod policy;
+
+pub use policy::{Network, Policy};
+
+/// Why a policy could not be applied.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The kernel cannot enforce what the policy asks (no Landlock, an ABI too old for a
+    /// network rule, no seccomp).
+    #[error("{0}")]
+    Unsupported(String),
+    /// The policy names something that cannot be used (a path that does not exist, ...).
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{what}: {source}")]
+    Os {
+        what: &'static str,
+        source: std::io::Error,
+    },
+}
+
+/// What this machine can enforce (for `offload doctor` and error messages).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Support {
+    /// The kernel's Landlock ABI (0: none).
+    pub landlock_abi: u32,
+    /// Landlock restricts TCP by port (ABI ≥ 4).
+    pub tcp_ports: bool,
+    /// Landlock scopes signals and abstract unix sockets to the sandbox (ABI ≥ 6).
+    pub scoping: bool,
+}
+
+/// What the kernel offers.
+pub fn support() -> Support {
+    #[cfg(target_os = "linux")]
+    {
+        linux::support()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Support {
+            landlock_abi: 0,
+            tcp_ports: false,
+            scoping: false,
+        }
+    }
+}
+
+/// What was applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confined {
+    pub landlock_abi: u32,
+    /// Signals and abstract unix sockets are scoped to the sandbox.
+    pub scoped: bool,
+}
+
+/// Applies `policy` to this process, for good: what it execs next inherits it.
+pub fn confine(policy: &Policy) -> Result<Confined, SandboxError> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::confine(policy)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = policy;
+        Err(SandboxError::Unsupported(
+            "confining servers is built for Linux only so far".into(),
+        ))
+    }
+}
+
+/// Confines this process with `policy`, then replaces it with `program`; returns only on
+/// failure.
+pub fn exec(
+    policy: &Policy,
+    program: &std::ffi::OsStr,
+    args: &[std::ffi::OsString],
+) -> SandboxError {
+    if let Err(e) = confine(policy) {
+        return e;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let e = std::process::Command::new(program).args(args).exec();
+        SandboxError::Os {
+            what: "cannot start the server",
+            source: e,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (program, args);
+        SandboxError::Unsupported("no launcher on this platform".into())
+    }
+}

@@ -1,0 +1,229 @@
+//! The Linux launcher: `no_new_privs`, rlimits, Landlock (the best ABI the kernel has), then a
+//! seccomp filter, in that order (the filter would refuse the Landlock calls otherwise).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, NetPort,
+    PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
+};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+use crate::{Confined, Network, Policy, SandboxError, Support};
+
+/// The newest ABI this launcher asks for; the kernel's best is used up to it.
+const ABI_WANTED: ABI = ABI::V6;
+
+pub fn support() -> Support {
+    // Restricting a short-lived thread is the only way to read the kernel's ABI without
+    // touching this process: the thread's restrictions end with it.
+    let abi = std::thread::spawn(|| {
+        Ruleset::default()
+            .handle_access(AccessFs::Execute)
+            .and_then(|r| r.create())
+            .and_then(|r| r.restrict_self())
+            .map(|status| match status.landlock {
+                LandlockStatus::Available {
+                    effective_abi,
+                    kernel_abi,
+                } => kernel_abi.map_or(effective_abi as u32, |k| k as u32),
+                _ => 0,
+            })
+            .unwrap_or(0)
+    })
+    .join()
+    .unwrap_or(0);
+    Support {
+        landlock_abi: abi,
+        tcp_ports: abi >= 4,
+        scoping: abi >= 6,
+    }
+}
+
+pub fn confine(policy: &Policy) -> Result<Confined, SandboxError> {
+    let os = |what| {
+        move |e: nix::Error| SandboxError::Os {
+            what,
+            source: e.into(),
+        }
+    };
+    nix::sys::prctl::set_no_new_privs().map_err(os("cannot set no_new_privs"))?;
+    // No core dumps: a crash must not write the server's memory (tokens, files) to disk.
+    nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0)
+        .map_err(os("cannot limit core dumps"))?;
+    close_inherited_descriptors()?;
+    let confined = landlock(policy)?;
+    seccomp(policy)?;
+    Ok(confined)
+}
+
+/// The server inherits stdin, stdout and stderr only. Offload opens everything close-on-exec,
+/// but what started Offload may have left descriptors open without it (a client, a shell): the
+/// launcher closes those before the exec, so none reaches the server.
+fn close_inherited_descriptors() -> Result<(), SandboxError> {
+    const O_CLOEXEC: u64 = 0o2000000;
+    let fds: Vec<u32> = std::fs::read_dir("/proc/self/fd")
+        .map_err(|e| SandboxError::Os {
+            what: "cannot list open descriptors",
+            source: e,
+        })?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|&fd| fd > 2)
+        .collect();
+    for fd in fds {
+        let Ok(info) = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")) else {
+            continue; // the directory listing's own descriptor, closed since
+        };
+        let flags = info
+            .lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|f| u64::from_str_radix(f.trim(), 8).ok())
+            .unwrap_or(0);
+        if flags & O_CLOEXEC == 0 {
+            // Nothing in this single-threaded launcher uses it, and the exec follows.
+            nix::unistd::close(fd as std::os::fd::RawFd).map_err(|e| SandboxError::Os {
+                what: "cannot close an inherited descriptor",
+                source: e.into(),
+            })?;
+        }
+    }
+    Ok(())
+}
+
+fn landlock(policy: &Policy) -> Result<Confined, SandboxError> {
+    let rule_error =
+        |e: landlock::RulesetError| SandboxError::Unsupported(format!("Landlock: {e}"));
+    let fs_all = AccessFs::from_all(ABI_WANTED);
+    let read = AccessFs::from_read(ABI_WANTED);
+    let mut ruleset = Ruleset::default()
+        // File access is required: a kernel without Landlock fails here.
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(ABI::V1))
+        .map_err(rule_error)?
+        // Newer file rights (refer, truncate, ioctl on devices) where the kernel has them.
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(fs_all)
+        .map_err(rule_error)?;
+    let tcp = AccessNet::BindTcp | AccessNet::ConnectTcp;
+    match policy.network {
+        Network::All => {}
+        // With network off no IP socket can even be made (seccomp); Landlock adds TCP where
+        // the kernel has it.
+        Network::Off => {
+            ruleset = ruleset
+                .set_compatibility(CompatLevel::BestEffort)
+                .handle_access(tcp)
+                .map_err(rule_error)?;
+        }
+        // Ports are Landlock's alone: without ABI 4 they cannot be enforced.
+        Network::Ports(_) => {
+            ruleset = ruleset
+                .set_compatibility(CompatLevel::HardRequirement)
+                .handle_access(tcp)
+                .map_err(|e| {
+                    SandboxError::Unsupported(format!(
+                        "Landlock cannot limit TCP ports on this kernel (needs Linux 6.7): {e}"
+                    ))
+                })?;
+        }
+    }
+    ruleset = ruleset
+        .set_compatibility(CompatLevel::BestEffort)
+        .scope(Scope::from_all(ABI_WANTED))
+        .map_err(rule_error)?;
+    let mut created = ruleset.create().map_err(rule_error)?;
+    for (paths, access) in [(&policy.read, read), (&policy.write, fs_all)] {
+        for path in paths {
+            let fd = open(path)?;
+            created = created
+                .add_rule(PathBeneath::new(fd, access))
+                .map_err(rule_error)?;
+        }
+    }
+    if let Network::Ports(ports) = &policy.network {
+        for &port in ports {
+            created = created
+                .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+                .map_err(rule_error)?;
+        }
+    }
+    let status = created.restrict_self().map_err(rule_error)?;
+    if status.ruleset == RulesetStatus::NotEnforced {
+        return Err(SandboxError::Unsupported(
+            "Landlock is not enforced on this kernel".into(),
+        ));
+    }
+    let abi = match status.landlock {
+        LandlockStatus::Available {
+            effective_abi,
+            kernel_abi,
+        } => kernel_abi.map_or(effective_abi as u32, |k| k as u32),
+        _ => 0,
+    };
+    Ok(Confined {
+        landlock_abi: abi,
+        scoped: abi >= 6,
+    })
+}
+
+/// A path to grant, opened without following it into something else: a granted path that does
+/// not exist is skipped (a cache not made yet); anything else that cannot be opened is an error.
+fn open(path: &Path) -> Result<PathFd, SandboxError> {
+    PathFd::new(path)
+        .map_err(|e| SandboxError::Invalid(format!("cannot grant {}: {e}", path.display())))
+}
+
+/// Syscalls no server needs, refused with EPERM: tracing other processes, reading their
+/// memory, io_uring (its operations bypass seccomp); IP sockets when the network is off; unix
+/// sockets unless asked for (`socketpair` stays: runtimes use it between their own threads).
+fn seccomp(policy: &Policy) -> Result<(), SandboxError> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH)
+        .map_err(|e| SandboxError::Unsupported(format!("seccomp: {e}")))?;
+    let filter_error =
+        |e: seccompiler::BackendError| SandboxError::Invalid(format!("seccomp: {e}"));
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for call in [
+        nix::libc::SYS_ptrace,
+        nix::libc::SYS_process_vm_readv,
+        nix::libc::SYS_process_vm_writev,
+        nix::libc::SYS_io_uring_setup,
+        nix::libc::SYS_io_uring_enter,
+        nix::libc::SYS_io_uring_register,
+    ] {
+        rules.insert(call, Vec::new());
+    }
+    let mut domains = Vec::new();
+    if policy.network == Network::Off {
+        domains.extend([nix::libc::AF_INET, nix::libc::AF_INET6]);
+    }
+    if !policy.unix_sockets {
+        domains.push(nix::libc::AF_UNIX);
+    }
+    if !domains.is_empty() {
+        let socket_rules = domains
+            .into_iter()
+            .map(|domain| {
+                SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, domain as u64)
+                    .and_then(|c| SeccompRule::new(vec![c]))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(filter_error)?;
+        rules.insert(nix::libc::SYS_socket, socket_rules);
+    }
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(nix::libc::EPERM as u32),
+        arch,
+    )
+    .map_err(filter_error)?;
+    let program: BpfProgram = filter.try_into().map_err(filter_error)?;
+    seccompiler::apply_filter(&program).map_err(|e| SandboxError::Os {
+        what: "cannot apply the seccomp filter",
+        source: std::io::Error::other(e.to_string()),
+    })
+}

@@ -1,0 +1,70 @@
+//! What one server may touch, resolved to paths: the engine turns a server's entry, the allowed
+//! roots and the runtime's needs into this; the launcher applies it.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// A server's confinement.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    /// Read (and execute) beneath these paths.
+    #[serde(default)]
+    pub read: Vec<PathBuf>,
+    /// Read, write, create, rename and remove beneath these paths.
+    #[serde(default)]
+    pub write: Vec<PathBuf>,
+    #[serde(default)]
+    pub network: Network,
+    /// Named unix sockets may be created and connected to (an ssh-agent, the session bus):
+    /// off unless asked for, since a socket is a door to whatever listens on it.
+    #[serde(default)]
+    pub unix_sockets: bool,
+}
+
+/// Where a server may connect.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Network {
+    /// No IP sockets at all (TCP, UDP, raw).
+    #[default]
+    Off,
+    /// Anywhere.
+    All,
+    /// TCP connections to these ports only (a local proxy's, say); no UDP.
+    Ports(Vec<u16>),
+}
+
+impl Policy {
+    /// The policy as the launcher's argument.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a policy serialises")
+    }
+
+    pub fn from_json(text: &str) -> Result<Self, crate::SandboxError> {
+        serde_json::from_str(text)
+            .map_err(|e| crate::SandboxError::Invalid(format!("not a sandbox policy: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_policy_goes_to_the_launcher_and_back_unchanged() {
+        let policy = Policy {
+            read: vec!["/usr".into()],
+            write: vec!["/tmp/state".into()],
+            network: Network::Ports(vec![8080]),
+            unix_sockets: false,
+        };
+        assert_eq!(Policy::from_json(&policy.to_json()).unwrap(), policy);
+        assert_eq!(Policy::from_json("{}").unwrap().network, Network::Off);
+        assert!(
+            Policy::from_json(r#"{"raed": []}"#).is_err(),
+            "typos are refused"
+        );
+    }
+}
