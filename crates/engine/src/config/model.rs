@@ -179,8 +179,62 @@ pub struct ServerEntry {
     /// metadata document, or given scopes (others need none: a 401 challenge is enough).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth: Option<OAuthConfig>,
+    /// How a stdio server is confined: `"off"`, or what it may touch beyond the defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<Sandbox>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// `"sandbox"` of a stdio server entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Sandbox {
+    /// `"off"`: the server runs with the user's full rights (shown as unconfined).
+    Off(SandboxOff),
+    Confined(SandboxPolicy),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxOff {
+    Off,
+}
+
+/// What a confined server may touch beyond its defaults (its roots, its state directory, the
+/// paths its entry names, its runtime).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxPolicy {
+    /// `"off"` (the default), `"all"`, or `{"allow": ["api.github.com", "host:port"]}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<SandboxNetwork>,
+    /// More paths it may read (`~` allowed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read: Vec<String>,
+    /// More paths it may read and write.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write: Vec<String>,
+    /// Names of Offload's environment variables passed through.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SandboxNetwork {
+    /// `"off"` or `"all"`.
+    Word(NetworkWord),
+    Allow {
+        allow: Vec<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetworkWord {
+    Off,
+    All,
 }
 
 /// `"http"`: serving over HTTP from the app, and OAuth resource-server mode.
@@ -227,6 +281,8 @@ pub enum Transport {
         args: Vec<String>,
         env: BTreeMap<String, String>,
         cwd: Option<String>,
+        /// `None`: not confined (entries without the key, for now; see `upstream::confine`).
+        sandbox: Option<Sandbox>,
     },
     Http {
         url: String,
@@ -361,6 +417,7 @@ impl ServerEntry {
                     args: self.args.clone(),
                     env: self.env.clone(),
                     cwd: self.cwd.clone(),
+                    sandbox: self.sandbox.clone(),
                 })
             }
             Some("stdio") | Some("local") => Err(err("a stdio server needs a \"command\"")),

@@ -17,6 +17,7 @@ use super::progress::{Forwarding, ProgressRoutes};
 use super::search_path::SearchPath;
 use super::stderr::StderrRing;
 use crate::ErrorCode;
+use crate::config::{Sandbox, SandboxPolicy};
 use crate::config::{SecretSource, Transport, expand_tilde, interpolate, interpolate_noting};
 
 pub type Client = RunningService<RoleClient, UpstreamHandler>;
@@ -64,6 +65,8 @@ pub struct ConnectContext<'a> {
     pub lifecycle: rmcp::service::ClientLifecycleMode,
     /// Told when a remote server refuses the connection's sign-in.
     pub auth_watch: Arc<crate::oauth::watch::AuthWatch>,
+    /// How a confined stdio server is started.
+    pub confinement: Arc<super::confine::Setting>,
 }
 
 /// A live connection: the rmcp client and, for stdio, the child and its process group.
@@ -83,7 +86,14 @@ pub async fn open(transport: &Transport, ctx: ConnectContext<'_>) -> Result<Open
             args,
             env,
             cwd,
-        } => open_stdio(command, args, env, cwd.as_deref(), ctx).await,
+            sandbox,
+        } => {
+            let confined = match sandbox {
+                Some(Sandbox::Confined(policy)) => Some(policy),
+                Some(Sandbox::Off(_)) | None => None,
+            };
+            open_stdio(command, args, env, cwd.as_deref(), confined, ctx).await
+        }
         Transport::Http {
             url,
             headers,
@@ -97,6 +107,7 @@ async fn open_stdio(
     args: &[String],
     env: &BTreeMap<String, String>,
     cwd: Option<&str>,
+    sandbox: Option<&SandboxPolicy>,
     ctx: ConnectContext<'_>,
 ) -> Result<Opened, StartError> {
     let cwd = match cwd {
@@ -122,21 +133,46 @@ async fn open_stdio(
     // Values a server must not echo into Offload's log or messages: keychain values, secret-named
     // environment variables, and env values under secret-looking keys.
     let mut sensitive = Vec::new();
-    let mut cmd = tokio::process::Command::new(&program);
-    for a in args {
-        cmd.arg(interpolate_noting(a, ctx.secrets.as_ref(), &mut sensitive)?);
-    }
-    cmd.env_clear();
-    for (k, v) in safe_environment() {
-        cmd.env(k, v);
-    }
-    cmd.env("PATH", ctx.search_path.child_path().await);
+    let args = args
+        .iter()
+        .map(|a| interpolate_noting(a, ctx.secrets.as_ref(), &mut sensitive))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut env_values = Vec::new();
     for (k, v) in env {
         let value = interpolate_noting(v, ctx.secrets.as_ref(), &mut sensitive)?;
         if crate::config::looks_secret(k) {
             sensitive.push(value.clone());
         }
-        cmd.env(k, value);
+        env_values.push((k, value));
+    }
+    let mut cmd = match sandbox {
+        None => {
+            let mut cmd = tokio::process::Command::new(&program);
+            cmd.args(&args);
+            cmd.env_clear();
+            for (k, v) in safe_environment() {
+                cmd.env(k, v);
+            }
+            cmd
+        }
+        Some(sandbox) => {
+            let values: Vec<String> = env_values.iter().map(|(_, v)| v.clone()).collect();
+            let launch = super::confine::launch(
+                ctx.name,
+                sandbox,
+                &program,
+                &args,
+                &values,
+                &ctx.confinement,
+            )
+            .map_err(StartError::unavailable)?;
+            super::confine::command(&launch, &program, &args, &sandbox.env)
+                .map_err(StartError::unavailable)?
+        }
+    };
+    cmd.env("PATH", ctx.search_path.child_path().await);
+    for (k, v) in env_values {
+        cmd.env(k, v);
     }
     if let Some(dir) = &cwd {
         cmd.current_dir(dir);

@@ -6,6 +6,7 @@
 
 mod callers;
 mod calls;
+mod confine;
 mod connect;
 mod error;
 mod handler;
@@ -21,6 +22,7 @@ mod supervisor;
 mod tasks;
 
 pub use callers::Caller;
+pub use confine::Setting as ConfineSetting;
 pub use error::{UpstreamError, closest};
 pub use logs::LogLine;
 pub use progress::ProgressRoute;
@@ -53,6 +55,8 @@ pub struct PoolContext {
     /// by 2026-07-28, SEP-2577; servers on older revisions ask).
     #[allow(deprecated)]
     roots: ArcSwap<Vec<rmcp::model::Root>>,
+    /// How confined servers are started (the roots on disk, the launcher, what is never theirs).
+    confinement: ArcSwap<confine::Setting>,
 }
 
 impl PoolContext {
@@ -164,6 +168,7 @@ impl Pool {
             changed: tokio::sync::watch::Sender::new(0),
             notices: tokio::sync::broadcast::Sender::new(256),
             roots: ArcSwap::default(),
+            confinement: ArcSwap::default(),
         });
         let servers = servers
             .iter()
@@ -192,6 +197,11 @@ impl Pool {
         for server in self.servers().iter() {
             server.roots_changed();
         }
+    }
+
+    /// Sets how confined servers start from their next start on (with the roots).
+    pub fn set_confinement(&self, setting: ConfineSetting) {
+        self.ctx.confinement.store(Arc::new(setting));
     }
 
     /// Forwards a client's `logging/setLevel` to every running server that logs (each within

@@ -398,6 +398,7 @@ impl Upstream {
             handler,
             lifecycle: self.entry.lifecycle(),
             auth_watch: self.auth_watch.clone(),
+            confinement: self.ctx.confinement.load_full(),
         };
         let opened = connect::open(&transport, ctx).await?;
         Ok((opened, tools))

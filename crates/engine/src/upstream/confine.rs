@@ -1,0 +1,491 @@
+//! What a confined server may touch, worked out from its entry and Offload's settings, and the
+//! launcher that applies it (`offload sandbox-exec`, see `offload_sandbox`).
+//!
+//! A confined server gets: the allowed roots (read-only ones read-only); the paths its entry
+//! names in `args` and `env` (the user telling it where to work); a private state directory,
+//! also its `HOME` and `TMPDIR`; read-only, the system's libraries and certificates, its
+//! command and the runtime around it; and what its `sandbox` entry adds. Never, whatever is
+//! granted above them: Offload's own files and other servers' state, credentials (`~/.ssh`,
+//! cloud and registry tokens), shell start-up files, the MCP clients' configurations, the
+//! keychain. Landlock only grants, so a grant that holds one of those is split into its other
+//! children (a file created later directly in that directory is then out of reach).
+
+use std::path::{Path, PathBuf};
+
+use offload_sandbox::{Network, Policy};
+
+use crate::config::{NetworkWord, SandboxNetwork, SandboxPolicy, expand_tilde};
+
+/// What the engine hands the pool for confining servers (set with the roots).
+#[derive(Debug, Clone, Default)]
+pub struct Setting {
+    /// The `offload` program that confines and starts a server; `None`: none was found, and a
+    /// confined server does not start.
+    pub launcher: Option<PathBuf>,
+    /// The allowed roots on disk, and whether each is read-only.
+    pub roots: Vec<(PathBuf, bool)>,
+    /// Where the servers' state directories go (`<data>/servers/<name>`).
+    pub state_root: PathBuf,
+    /// Offload's own files and directories (configuration, data, logs, keychain exports).
+    pub own: Vec<PathBuf>,
+    /// The user's home, for the credential files and start-up files denied in it.
+    pub home: Option<PathBuf>,
+}
+
+/// How one server is started confined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub launcher: PathBuf,
+    pub policy: Policy,
+    /// Its `HOME` and `TMPDIR` (made if missing).
+    pub state_dir: PathBuf,
+}
+
+/// Read-only for every server: what programs need to run at all. Of `/proc`, only the
+/// server's own entry (`/proc/self`, opened by the launcher, whose process becomes the server)
+/// and the machine-wide facts runtimes read: other processes' entries — Offload's `environ`
+/// among them — stay out of reach.
+const SYSTEM: &[&str] = &[
+    "/usr",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/bin",
+    "/sbin",
+    "/etc",
+    "/opt",
+    "/proc/self",
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/proc/stat",
+    "/proc/loadavg",
+    "/proc/uptime",
+    "/proc/version",
+    "/proc/filesystems",
+    "/proc/sys",
+    "/sys/fs/cgroup",
+    "/sys/devices/system/cpu",
+    "/run/systemd/resolve",
+    "/dev/urandom",
+    "/dev/random",
+];
+/// Read and written by every server: the null devices.
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+/// In the user's home: never reached, even under a granted parent, unless named in `read`.
+const DENIED_IN_HOME: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".config/gcloud",
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+    ".git-credentials",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".config/fish",
+    ".config/autostart",
+    ".local/share/keyrings",
+    ".password-store",
+    ".claude.json",
+    ".claude",
+    ".cursor",
+    ".codeium",
+    ".config/Claude",
+    ".config/Code/User",
+    ".gemini",
+    ".codex",
+];
+
+/// The launch of server `name` under `setting`, with the `command` resolved to `program`.
+pub fn launch(
+    name: &str,
+    sandbox: &SandboxPolicy,
+    program: &Path,
+    args: &[String],
+    env_values: &[String],
+    setting: &Setting,
+) -> Result<Launch, String> {
+    let launcher = setting.launcher.clone().ok_or_else(|| {
+        "sandbox: the `offload` program that confines servers was not found beside this one; reinstall Offload, or set \"sandbox\": \"off\" for this server".to_owned()
+    })?;
+    let state_dir = setting.state_root.join(name);
+    let mut read: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
+    read.extend(runtime_of(program));
+    let mut write: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
+    write.push(state_dir.clone());
+    for (root, read_only) in &setting.roots {
+        if *read_only { &mut read } else { &mut write }.push(root.clone());
+    }
+    write.extend(named_paths(args.iter().chain(env_values)));
+    read.extend(sandbox.read.iter().map(|p| expand_tilde(p)));
+    write.extend(sandbox.write.iter().map(|p| expand_tilde(p)));
+
+    let explicit: Vec<PathBuf> = sandbox
+        .read
+        .iter()
+        .chain(&sandbox.write)
+        .map(|p| expand_tilde(p))
+        .collect();
+    let mut denied: Vec<PathBuf> = setting.own.clone();
+    // Other servers' state directories: the whole state root, but for this server's own.
+    denied.push(setting.state_root.clone());
+    if let Some(home) = &setting.home {
+        denied.extend(DENIED_IN_HOME.iter().map(|d| home.join(d)));
+    }
+    denied.retain(|d| !explicit.iter().any(|e| d.starts_with(e) || e == d));
+    let keep = |p: &PathBuf| p.exists();
+    let read = carve(read.into_iter().filter(keep).collect(), &denied, &state_dir);
+    let write = carve(
+        write
+            .into_iter()
+            .filter(|p| p == &state_dir || keep(p))
+            .collect(),
+        &denied,
+        &state_dir,
+    );
+    Ok(Launch {
+        launcher,
+        policy: Policy {
+            read,
+            write,
+            network: network_of(sandbox.network.as_ref())?,
+            unix_sockets: false,
+        },
+        state_dir,
+    })
+}
+
+/// Offload's own variables a confined server gets (beside its entry's `env`, its `HOME` and
+/// `TMPDIR`, and `PATH`): no session bus, no runtime directory, no XDG homes that point back at
+/// the user's files.
+const BASELINE_ENV: &[&str] = &[
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TERM",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+];
+
+/// The launcher's command for `launch`: `offload sandbox-exec --policy … -- program args…`,
+/// with the baseline environment, the variables `pass` names, and the state directory (made if
+/// missing, private) as `HOME` and `TMPDIR`.
+pub fn command(
+    launch: &Launch,
+    program: &Path,
+    args: &[String],
+    pass: &[String],
+) -> Result<tokio::process::Command, String> {
+    std::fs::create_dir_all(&launch.state_dir)
+        .and_then(|()| private(&launch.state_dir))
+        .map_err(|e| {
+            format!(
+                "sandbox: cannot make the server's state directory {}: {e}",
+                launch.state_dir.display()
+            )
+        })?;
+    tracing::debug!(policy = launch.policy.to_json(), "starting a confined server");
+    let mut cmd = tokio::process::Command::new(&launch.launcher);
+    cmd.args(["sandbox-exec", "--policy", &launch.policy.to_json(), "--"])
+        .arg(program)
+        .args(args);
+    cmd.env_clear();
+    for name in BASELINE_ENV
+        .iter()
+        .copied()
+        .chain(pass.iter().map(String::as_str))
+    {
+        if let Some(value) = std::env::var_os(name) {
+            cmd.env(name, value);
+        }
+    }
+    cmd.env("HOME", &launch.state_dir)
+        .env("TMPDIR", &launch.state_dir);
+    Ok(cmd)
+}
+
+#[cfg(unix)]
+fn private(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+}
+
+#[cfg(not(unix))]
+fn private(_: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+fn network_of(network: Option<&SandboxNetwork>) -> Result<Network, String> {
+    Ok(match network {
+        None | Some(SandboxNetwork::Word(NetworkWord::Off)) => Network::Off,
+        Some(SandboxNetwork::Word(NetworkWord::All)) => Network::All,
+        // Without the local proxy (not built yet), an allow-list holds by port: `host:port`
+        // grants its port, a bare host HTTPS's 443.
+        Some(SandboxNetwork::Allow { allow }) => {
+            let mut ports = Vec::new();
+            for entry in allow {
+                let port = match entry.rsplit_once(':') {
+                    Some((_, port)) => port.parse::<u16>().map_err(|_| {
+                        format!("sandbox: \"{entry}\" in network.allow: write host, *.domain or host:port")
+                    })?,
+                    None => 443,
+                };
+                if !ports.contains(&port) {
+                    ports.push(port);
+                }
+            }
+            Network::Ports(ports)
+        }
+    })
+}
+
+/// The directories a program needs read around it: its own (and, through symlinks, the
+/// real one's) installation prefix — `…/bin/node` → `…` — so an `nvm` or `pyenv` runtime runs.
+fn runtime_of(program: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for p in [
+        Some(program.to_owned()),
+        std::fs::canonicalize(program).ok(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let prefix = match p.parent() {
+            Some(bin) if bin.file_name().is_some_and(|n| n == "bin") => bin.parent(),
+            other => other,
+        };
+        if let Some(prefix) = prefix
+            && prefix.parent().is_some()
+            && !out.iter().any(|o: &PathBuf| o == prefix)
+        {
+            out.push(prefix.to_owned());
+        }
+    }
+    out
+}
+
+/// Absolute or `~` paths in arguments and environment values (`--root=/srv/x` too): a file
+/// that exists is granted as itself, anything else as the directory that holds it.
+fn named_paths<'a>(values: impl Iterator<Item = &'a String>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for value in values {
+        let text = value.rsplit_once('=').map_or(value.as_str(), |(_, v)| v);
+        if !(text.starts_with('/') || text.starts_with("~/")) || text == "/" {
+            continue;
+        }
+        let path = expand_tilde(text);
+        let granted = if path.exists() {
+            path
+        } else {
+            match path.parent() {
+                Some(parent) if parent.parent().is_some() => parent.to_owned(),
+                _ => continue,
+            }
+        };
+        if !out.contains(&granted) {
+            out.push(granted);
+        }
+    }
+    out
+}
+
+/// `grants` with every grant that holds a denied path replaced by its other children (level by
+/// level down to the denied one); `allowed` (the server's own state directory) stays whole.
+fn carve(grants: Vec<PathBuf>, denied: &[PathBuf], allowed: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = grants;
+    while let Some(grant) = todo.pop() {
+        if grant == allowed {
+            out.push(grant);
+            continue;
+        }
+        if denied.iter().any(|d| grant.starts_with(d)) && !allowed.starts_with(&grant) {
+            continue; // inside a denied place
+        }
+        let holds = denied.iter().any(|d| d != &grant && d.starts_with(&grant))
+            || (allowed != grant
+                && allowed.starts_with(&grant)
+                && denied.iter().any(|d| allowed.starts_with(d)));
+        if !holds {
+            out.push(grant);
+            continue;
+        }
+        match std::fs::read_dir(&grant) {
+            Ok(children) => {
+                for child in children.flatten() {
+                    let path = child.path();
+                    if !denied.iter().any(|d| &path == d) {
+                        todo.push(path);
+                    }
+                }
+            }
+            // Not a directory (or unreadable): nothing inside it to carve.
+            Err(_) => out.push(grant),
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setting(dir: &Path) -> Setting {
+        Setting {
+            launcher: Some(PathBuf::from("/usr/bin/offload")),
+            roots: vec![(dir.join("home"), false), (dir.join("ro"), true)],
+            state_root: dir.join("home/.local/share/offload/servers"),
+            own: vec![
+                dir.join("home/.local/share/offload"),
+                dir.join("home/.config/offload"),
+            ],
+            home: Some(dir.join("home")),
+        }
+    }
+
+    #[test]
+    fn a_root_that_holds_secrets_is_granted_around_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        for d in [
+            "projects/app",
+            ".ssh",
+            ".config/offload",
+            ".config/nvim",
+            ".local/share/offload/files",
+            "ro",
+        ] {
+            std::fs::create_dir_all(home.join(d)).unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join("ro")).unwrap();
+        std::fs::write(home.join(".bashrc"), "").unwrap();
+        std::fs::write(home.join("notes.txt"), "").unwrap();
+        let launch = launch(
+            "fx",
+            &SandboxPolicy::default(),
+            Path::new("/usr/bin/python3"),
+            &[],
+            &[],
+            &setting(dir.path()),
+        )
+        .unwrap();
+        let write = &launch.policy.write;
+        assert!(write.contains(&home.join("projects")), "{write:?}");
+        assert!(
+            write.contains(&home.join("notes.txt")) && write.contains(&home.join(".config/nvim"))
+        );
+        for secret in [".ssh", ".bashrc", ".config/offload", ".local/share/offload"] {
+            assert!(
+                !write
+                    .iter()
+                    .chain(&launch.policy.read)
+                    .any(|g| home.join(secret).starts_with(g)),
+                "{secret} is reachable: {write:?}"
+            );
+        }
+        // Its own state directory, inside Offload's data, is its own.
+        assert!(write.contains(&home.join(".local/share/offload/servers/fx")));
+        assert!(launch.policy.read.contains(&dir.path().join("ro")));
+        assert_eq!(launch.policy.network, Network::Off);
+    }
+
+    #[test]
+    fn named_in_read_a_denied_place_is_granted() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("home/.ssh")).unwrap();
+        let ssh = dir.path().join("home/.ssh").display().to_string();
+        let sandbox = SandboxPolicy {
+            read: vec![ssh.clone()],
+            ..Default::default()
+        };
+        let launch = launch(
+            "fx",
+            &sandbox,
+            Path::new("/usr/bin/git"),
+            &[],
+            &[],
+            &setting(dir.path()),
+        )
+        .unwrap();
+        assert!(launch.policy.read.contains(&PathBuf::from(ssh)));
+    }
+
+    #[test]
+    fn paths_the_entry_names_are_granted_and_the_runtime_around_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::create_dir_all(dir.path().join("node/bin")).unwrap();
+        std::fs::write(dir.path().join("node/bin/node"), "").unwrap();
+        let args = vec![
+            format!("--db={}", data.join("new.sqlite").display()),
+            "-y".into(),
+        ];
+        let launch = launch(
+            "fx",
+            &SandboxPolicy::default(),
+            &dir.path().join("node/bin/node"),
+            &args,
+            &[],
+            &setting(dir.path()),
+        )
+        .unwrap();
+        assert!(
+            launch.policy.write.contains(&data),
+            "{:?}",
+            launch.policy.write
+        );
+        assert!(launch.policy.read.contains(&dir.path().join("node")));
+    }
+
+    #[test]
+    fn an_allow_list_holds_by_port_until_the_proxy_exists() {
+        let allow = |v: &[&str]| SandboxNetwork::Allow {
+            allow: v.iter().map(|s| s.to_string()).collect(),
+        };
+        assert_eq!(
+            network_of(Some(&allow(&["api.github.com", "localhost:8080"]))).unwrap(),
+            Network::Ports(vec![443, 8080])
+        );
+        assert!(network_of(Some(&allow(&["host:http"]))).is_err());
+        assert_eq!(
+            network_of(Some(&SandboxNetwork::Word(NetworkWord::All))).unwrap(),
+            Network::All
+        );
+    }
+
+    #[test]
+    fn without_a_launcher_a_confined_server_does_not_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let setting = Setting {
+            launcher: None,
+            ..setting(dir.path())
+        };
+        let e = launch(
+            "fx",
+            &SandboxPolicy::default(),
+            Path::new("/usr/bin/python3"),
+            &[],
+            &[],
+            &setting,
+        )
+        .unwrap_err();
+        assert!(e.contains("sandbox\": \"off\""), "{e}");
+    }
+}
