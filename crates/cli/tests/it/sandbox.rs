@@ -397,7 +397,11 @@ async fn a_confined_python_server_reaches_its_roots_and_nothing_else_through_off
         ("parent_environ", json!({})),
     ] {
         let jailed = ask("jail", tool, args.clone()).await;
-        assert!(jailed.contains("refused"), "{tool} {args}: {jailed}\n{}", ctx.log());
+        assert!(
+            jailed.contains("refused"),
+            "{tool} {args}: {jailed}\n{}",
+            ctx.log()
+        );
         let control = ask("open", tool, args.clone()).await;
         assert!(
             control.contains("ok"),

@@ -13,8 +13,8 @@ mod paths;
 pub use compat::{CompatInputs, apply_compat};
 pub use interpolate::{NoKeychain, SecretSource, interpolate, interpolate_noting, looks_secret};
 pub use model::{
-    Config, Expose, HttpConfig, Limits, NetworkWord, OAuthConfig, Prefix, Retention, RootEntry,
-    Sandbox, SandboxNetwork, SandboxOff, SandboxPolicy, ServerEntry, Transport, UrlsConfig,
+    Config, Expose, HttpConfig, Limits, OAuthConfig, Prefix, Retention, RootEntry, Sandbox,
+    SandboxNetwork, SandboxPolicy, ServerEntry, Transport, UrlsConfig,
 };
 pub use paths::{AppDirs, expand_tilde};
 

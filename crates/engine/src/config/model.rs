@@ -186,19 +186,36 @@ pub struct ServerEntry {
     pub extra: Map<String, Value>,
 }
 
-/// `"sandbox"` of a stdio server entry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
+/// `"sandbox"` of a stdio server entry: `"off"`, or what it may touch beyond its defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Sandbox {
     /// `"off"`: the server runs with the user's full rights (shown as unconfined).
-    Off(SandboxOff),
+    Off,
     Confined(SandboxPolicy),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SandboxOff {
-    Off,
+impl Serialize for Sandbox {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Off => s.serialize_str("off"),
+            Self::Confined(policy) => policy.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Sandbox {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match Value::deserialize(d)? {
+            Value::String(s) if s == "off" => Ok(Self::Off),
+            Value::Object(o) => serde_json::from_value(Value::Object(o))
+                .map(Self::Confined)
+                .map_err(|e| D::Error::custom(format!("\"sandbox\": {e}"))),
+            other => Err(D::Error::custom(format!(
+                "\"sandbox\" is \"off\" or an object such as {{\"network\": \"all\", \"read\": [\"~/data\"]}}, not {other}"
+            ))),
+        }
+    }
 }
 
 /// What a confined server may touch beyond its defaults (its roots, its state directory, the
@@ -220,21 +237,49 @@ pub struct SandboxPolicy {
     pub env: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
+/// `"network"` of a sandbox entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SandboxNetwork {
-    /// `"off"` or `"all"`.
-    Word(NetworkWord),
-    Allow {
-        allow: Vec<String>,
-    },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NetworkWord {
     Off,
     All,
+    /// Hosts (`api.github.com`, `*.example.org`) and `host:port`s.
+    Allow(Vec<String>),
+}
+
+impl Serialize for SandboxNetwork {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Off => s.serialize_str("off"),
+            Self::All => s.serialize_str("all"),
+            Self::Allow(allow) => serde_json::json!({ "allow": allow }).serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SandboxNetwork {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let value = Value::deserialize(d)?;
+        match &value {
+            Value::String(s) if s == "off" => return Ok(Self::Off),
+            Value::String(s) if s == "all" => return Ok(Self::All),
+            Value::Object(o) if o.len() == 1 => {
+                if let Some(Value::Array(items)) = o.get("allow") {
+                    let hosts: Option<Vec<String>> = items
+                        .iter()
+                        .map(|i| i.as_str().map(str::to_owned))
+                        .collect();
+                    if let Some(hosts) = hosts {
+                        return Ok(Self::Allow(hosts));
+                    }
+                }
+            }
+            _ => {}
+        }
+        Err(D::Error::custom(format!(
+            "\"network\" is \"off\", \"all\" or {{\"allow\": [\"api.github.com\", \"host:port\"]}}, not {value}"
+        )))
+    }
 }
 
 /// `"http"`: serving over HTTP from the app, and OAuth resource-server mode.

@@ -132,3 +132,46 @@ fn interpolation_resolves_env_and_keyring_and_never_echoes_values() {
         "${unterminated"
     );
 }
+
+#[test]
+fn a_sandbox_entry_reads_off_or_a_policy_and_says_what_is_wrong() {
+    let entry = |sandbox: &str| {
+        parse(&format!(
+            r#"{{"mcpServers": {{"a": {{"command": "x", "sandbox": {sandbox}}}}}}}"#
+        ))
+    };
+    let off = entry(r#""off""#).unwrap();
+    assert_eq!(off.mcp_servers[0].1.sandbox, Some(Sandbox::Off));
+    let policy = entry(
+        r#"{"network": {"allow": ["api.github.com", "localhost:8080"]}, "read": ["~/data"]}"#,
+    )
+    .unwrap();
+    let Some(Sandbox::Confined(p)) = &policy.mcp_servers[0].1.sandbox else {
+        panic!("{policy:?}")
+    };
+    assert_eq!(
+        p.network,
+        Some(SandboxNetwork::Allow(vec![
+            "api.github.com".into(),
+            "localhost:8080".into()
+        ]))
+    );
+    assert_eq!(p.read, ["~/data"]);
+    // Written back as it was read.
+    assert_eq!(
+        serde_json::to_value(&policy.mcp_servers[0].1.sandbox).unwrap(),
+        serde_json::json!({"network": {"allow": ["api.github.com", "localhost:8080"]}, "read": ["~/data"]})
+    );
+    for (bad, says) in [
+        (r#""of""#, "\"sandbox\" is \"off\" or an object"),
+        (r#"{"raed": []}"#, "unknown field `raed`"),
+        (
+            r#"{"network": "some"}"#,
+            "\"network\" is \"off\", \"all\" or",
+        ),
+        (r#"{"network": {"allow": [1]}}"#, "\"network\" is"),
+    ] {
+        let e = entry(bad).unwrap_err().to_string();
+        assert!(e.contains(says) && e.contains("line 1"), "{bad}: {e}");
+    }
+}

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use offload_sandbox::{Network, Policy};
 
-use crate::config::{NetworkWord, SandboxNetwork, SandboxPolicy, expand_tilde};
+use crate::config::{SandboxNetwork, SandboxPolicy, expand_tilde};
 
 /// What the engine hands the pool for confining servers (set with the roots).
 #[derive(Debug, Clone, Default)]
@@ -198,7 +198,10 @@ pub fn command(
                 launch.state_dir.display()
             )
         })?;
-    tracing::debug!(policy = launch.policy.to_json(), "starting a confined server");
+    tracing::debug!(
+        policy = launch.policy.to_json(),
+        "starting a confined server"
+    );
     let mut cmd = tokio::process::Command::new(&launch.launcher);
     cmd.args(["sandbox-exec", "--policy", &launch.policy.to_json(), "--"])
         .arg(program)
@@ -231,11 +234,11 @@ fn private(_: &Path) -> std::io::Result<()> {
 
 fn network_of(network: Option<&SandboxNetwork>) -> Result<Network, String> {
     Ok(match network {
-        None | Some(SandboxNetwork::Word(NetworkWord::Off)) => Network::Off,
-        Some(SandboxNetwork::Word(NetworkWord::All)) => Network::All,
+        None | Some(SandboxNetwork::Off) => Network::Off,
+        Some(SandboxNetwork::All) => Network::All,
         // Without the local proxy (not built yet), an allow-list holds by port: `host:port`
         // grants its port, a bare host HTTPS's 443.
-        Some(SandboxNetwork::Allow { allow }) => {
+        Some(SandboxNetwork::Allow(allow)) => {
             let mut ports = Vec::new();
             for entry in allow {
                 let port = match entry.rsplit_once(':') {
@@ -456,16 +459,14 @@ mod tests {
 
     #[test]
     fn an_allow_list_holds_by_port_until_the_proxy_exists() {
-        let allow = |v: &[&str]| SandboxNetwork::Allow {
-            allow: v.iter().map(|s| s.to_string()).collect(),
-        };
+        let allow = |v: &[&str]| SandboxNetwork::Allow(v.iter().map(|s| s.to_string()).collect());
         assert_eq!(
             network_of(Some(&allow(&["api.github.com", "localhost:8080"]))).unwrap(),
             Network::Ports(vec![443, 8080])
         );
         assert!(network_of(Some(&allow(&["host:http"]))).is_err());
         assert_eq!(
-            network_of(Some(&SandboxNetwork::Word(NetworkWord::All))).unwrap(),
+            network_of(Some(&SandboxNetwork::All)).unwrap(),
             Network::All
         );
     }

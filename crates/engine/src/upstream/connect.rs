@@ -90,7 +90,7 @@ pub async fn open(transport: &Transport, ctx: ConnectContext<'_>) -> Result<Open
         } => {
             let confined = match sandbox {
                 Some(Sandbox::Confined(policy)) => Some(policy),
-                Some(Sandbox::Off(_)) | None => None,
+                Some(Sandbox::Off) | None => None,
             };
             open_stdio(command, args, env, cwd.as_deref(), confined, ctx).await
         }
