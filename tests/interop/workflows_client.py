@@ -232,7 +232,10 @@ async def run_mode(mode: str, env: dict, db_path: Path, expected: dict, figures:
 async def main() -> None:
     data = WORK / "data"
     data.mkdir(parents=True, exist_ok=True)
-    db_path = WORK / "bulk.db"
+    # The database server's files in a folder of their own: WORK holds Offload's configuration,
+    # and a confined server cannot create files (its journal) in a folder that holds Offload's.
+    (WORK / "db").mkdir(exist_ok=True)
+    db_path = WORK / "db" / "bulk.db"
     started = time.monotonic()
     sales_rows = write_sales(data / "sales.csv")
     write_users(data / "users.csv")

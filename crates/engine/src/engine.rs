@@ -107,7 +107,17 @@ impl Engine {
             compat: options.compat,
             required: options.require_config && options.config_path.is_some(),
         };
+        // Servers that were there before confinement keep their network (once per file).
+        let upgraded = crate::config::edit::upgrade_for_sandbox(&source.path, &dirs.data_dir);
         let (config, mut warnings) = source.read()?;
+        match upgraded {
+            Ok(names) if !names.is_empty() => warnings.push(format!(
+                "servers are now confined to your allowed directories; {} kept network access (\"sandbox\": {{\"network\": \"all\"}} in their entries): close it where they do not need it",
+                names.join(", ")
+            )),
+            Ok(_) => {}
+            Err(e) => tracing::warn!("servers not upgraded for confinement yet: {e}"),
+        }
         let (mut engine, more) = Self::from_config(&config, &dirs, options.secrets);
         warnings.extend(more);
         engine.source = Some(source);
@@ -322,8 +332,15 @@ fn offload_program() -> Option<PathBuf> {
     if exe.file_stem().is_some_and(|s| s == "offload") {
         return Some(exe);
     }
-    let sidecar = exe.with_file_name(format!("offload{}", std::env::consts::EXE_SUFFIX));
-    sidecar.is_file().then_some(sidecar)
+    let name = format!("offload{}", std::env::consts::EXE_SUFFIX);
+    let sidecar = exe.with_file_name(&name);
+    if sidecar.is_file() {
+        return Some(sidecar);
+    }
+    // A test binary in cargo's `deps` directory: the `offload` built beside it.
+    let dir = exe.parent()?;
+    let built = dir.parent()?.join(&name);
+    (dir.file_name().is_some_and(|d| d == "deps") && built.is_file()).then_some(built)
 }
 
 /// The local allowed directories as MCP roots (`file://` URIs), what upstreams' `roots/list`

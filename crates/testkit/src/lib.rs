@@ -64,6 +64,10 @@ pub struct TestContext {
     pub home: PathBuf,
     /// An allowed, writable directory.
     pub root: PathBuf,
+    /// Where a test puts an upstream server's own files (its database, its memory file). Not
+    /// the temporary directory itself: that holds Offload's configuration and log, and a
+    /// confined server cannot create files in a directory that holds Offload's.
+    pub work: PathBuf,
     pub config_path: PathBuf,
     pub log_path: PathBuf,
 }
@@ -82,7 +86,10 @@ impl TestContext {
         let root = base.join("root");
         std::fs::create_dir_all(&home).expect("home");
         std::fs::create_dir_all(&root).expect("root");
+        let work = base.join("work");
+        std::fs::create_dir_all(&work).expect("work");
         Self {
+            work,
             config_path: base.join("config.json"),
             log_path: base.join("offload.log"),
             tmp,

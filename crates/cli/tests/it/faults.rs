@@ -291,7 +291,7 @@ async fn a_stderr_flood_is_bounded_and_calls_still_work() {
 #[tokio::test]
 async fn a_dead_servers_children_are_not_left_behind() {
     let ctx = TestContext::new();
-    let pid_file = ctx.tmp.path().join("child.pid");
+    let pid_file = ctx.work.join("child.pid");
     let flags = ["--child-pid-file", pid_file.to_str().unwrap()];
     ctx.write_servers(json!({"forks": TestContext::fixture(&flags)}));
     let client = ctx.client().await;

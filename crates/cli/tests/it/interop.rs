@@ -391,7 +391,7 @@ async fn a_file_reference_reaches_server_everythings_echo() {
 async fn a_large_csv_is_inserted_into_a_real_database_in_batches() {
     let ctx = TestContext::new();
     let dir = interop_dir();
-    let db = ctx.tmp.path().join("test.db");
+    let db = ctx.work.join("test.db");
     ctx.write_servers(json!({"db": {"command": dir.join(".venv/bin/python"), "args": [dir.join("bulk_server.py"), db], "timeoutSecs": 120}}));
     let mut csv = String::from("id,name,zip,active,score\n");
     for i in 0..200_000 {

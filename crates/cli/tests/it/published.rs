@@ -106,7 +106,7 @@ async fn json_wrapped_in_a_string_field_is_stored_as_data() {
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
 async fn python_repr_rows_from_mcp_server_sqlite_become_a_table() {
     let ctx = TestContext::new();
-    let db = ctx.tmp.path().join("t.db");
+    let db = ctx.work.join("t.db");
     let sqlite = interop_dir().join(".venv-legacy/bin/mcp-server-sqlite");
     ctx.write_servers(json!({"sqlite": {"command": sqlite, "args": ["--db-path", db]}}));
     let client = ctx.client().await;
@@ -151,7 +151,7 @@ fn entities(n: usize, observation_bytes: usize) -> Value {
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
 async fn server_memory_answers_stay_within_the_inline_budget_and_keep_both_tables() {
     let ctx = TestContext::new();
-    let memory_file = ctx.tmp.path().join("memory.jsonl");
+    let memory_file = ctx.work.join("memory.jsonl");
     let mut memory = node_server("server-memory", &[]);
     memory["env"] = json!({"MEMORY_FILE_PATH": memory_file});
     ctx.write_config(json!({
@@ -356,7 +356,7 @@ async fn tools_are_found_in_plain_words_and_task_only_tools_are_called_as_tasks(
         .unwrap();
     assert!(git.success());
     let mut memory = node_server("server-memory", &[]);
-    memory["env"] = json!({"MEMORY_FILE_PATH": ctx.tmp.path().join("memory.jsonl")});
+    memory["env"] = json!({"MEMORY_FILE_PATH": ctx.work.join("memory.jsonl")});
     ctx.write_servers(json!({
         "memory": memory,
         "git": {"command": interop_dir().join(".venv/bin/mcp-server-git"), "args": ["--repository", repo]},
@@ -475,7 +475,7 @@ async fn direct_mode_output_schemas_validate_in_the_typescript_sdk() {
 async fn output_formats_of_a_published_servers_answer() {
     let ctx = TestContext::new();
     let mut memory = node_server("server-memory", &[]);
-    memory["env"] = json!({"MEMORY_FILE_PATH": ctx.tmp.path().join("memory.jsonl")});
+    memory["env"] = json!({"MEMORY_FILE_PATH": ctx.work.join("memory.jsonl")});
     ctx.write_servers(json!({"memory": memory}));
     let client = ctx.client().await;
     let with = |n: usize, format: &'static str| {

@@ -261,3 +261,95 @@ pub fn set_tool_enabled(
     }
     Ok(())
 }
+
+/// Where the configuration files already upgraded for confinement are listed.
+const SANDBOX_UPGRADED: &str = "sandbox-upgraded";
+
+/// Once per configuration file (listed in `<data>/sandbox-upgraded`): the stdio servers it held
+/// before Offload confined servers get `"sandbox": {"network": "all"}`, so what worked keeps
+/// working (their files are confined from then on; the app offers to close the network).
+/// Entries added later get the defaults. Answers the names upgraded; a file that does not parse
+/// is left alone and tried again next time.
+pub fn upgrade_for_sandbox(path: &Path, data_dir: &Path) -> Result<Vec<String>, EditError> {
+    let marker = data_dir.join(SANDBOX_UPGRADED);
+    // The file's real path; a file not made yet, by its directory's.
+    let key = std::fs::canonicalize(path)
+        .ok()
+        .or_else(|| {
+            let dir = std::fs::canonicalize(path.parent()?).ok()?;
+            Some(dir.join(path.file_name()?))
+        })
+        .unwrap_or_else(|| path.to_owned())
+        .display()
+        .to_string();
+    let done = std::fs::read_to_string(&marker).unwrap_or_default();
+    if done.lines().any(|l| l == key) {
+        return Ok(Vec::new());
+    }
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_owned(),
+                source,
+            }
+            .into());
+        }
+    };
+    let before_confinement = |doc: &Map<String, Value>| -> Vec<String> {
+        let servers = doc
+            .get("mcpServers")
+            .or_else(|| doc.get("servers"))
+            .and_then(Value::as_object);
+        servers
+            .into_iter()
+            .flatten()
+            .filter(|(_, e)| {
+                e.get("command").is_some_and(Value::is_string) && e.get("sandbox").is_none()
+            })
+            .map(|(name, _)| name.clone())
+            .collect()
+    };
+    let waiting = if text.trim().is_empty() {
+        Vec::new()
+    } else {
+        match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(doc)) => before_confinement(&doc),
+            _ => {
+                return Err(EditError::Invalid(format!(
+                    "{} is not a JSON object",
+                    path.display()
+                )));
+            }
+        }
+    };
+    let upgraded = if waiting.is_empty() {
+        Vec::new()
+    } else {
+        edit(path, |doc| {
+            let names = before_confinement(doc);
+            let servers = servers(doc)?;
+            for name in &names {
+                if let Some(Value::Object(entry)) = servers.get_mut(name) {
+                    entry.insert("sandbox".into(), serde_json::json!({"network": "all"}));
+                }
+            }
+            Ok(names)
+        })?
+    };
+    std::fs::create_dir_all(data_dir)
+        .and_then(|()| {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&marker)?;
+            writeln!(f, "{key}")
+        })
+        .map_err(|source| EditError::Write {
+            path: marker,
+            source,
+        })?;
+    Ok(upgraded)
+}

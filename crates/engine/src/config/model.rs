@@ -462,7 +462,12 @@ impl ServerEntry {
                     args: self.args.clone(),
                     env: self.env.clone(),
                     cwd: self.cwd.clone(),
-                    sandbox: self.sandbox.clone(),
+                    // Confined unless the entry says "off": the defaults when it says nothing.
+                    sandbox: Some(
+                        self.sandbox
+                            .clone()
+                            .unwrap_or_else(|| Sandbox::Confined(SandboxPolicy::default())),
+                    ),
                 })
             }
             Some("stdio") | Some("local") => Err(err("a stdio server needs a \"command\"")),

@@ -175,3 +175,59 @@ fn a_sandbox_entry_reads_off_or_a_policy_and_says_what_is_wrong() {
         assert!(e.contains(says) && e.contains("line 1"), "{bad}: {e}");
     }
 }
+
+#[test]
+fn servers_from_before_confinement_keep_their_network_once_per_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let path = dir.path().join("config.json");
+    let read =
+        || -> serde_json::Value { serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap() };
+    // A file that does not parse is left alone, and tried again once it does.
+    std::fs::write(&path, "{oops").unwrap();
+    assert!(edit::upgrade_for_sandbox(&path, &data).is_err());
+    std::fs::write(
+        &path,
+        serde_json::json!({"mcpServers": {
+            "a": {"command": "npx", "args": ["-y", "x"]},
+            "b": {"command": "uvx", "sandbox": "off"},
+            "c": {"url": "https://example.com/mcp"},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    assert_eq!(edit::upgrade_for_sandbox(&path, &data).unwrap(), ["a"]);
+    let file = read();
+    assert_eq!(
+        file["mcpServers"]["a"]["sandbox"],
+        serde_json::json!({"network": "all"})
+    );
+    assert_eq!(
+        file["mcpServers"]["a"]["args"],
+        serde_json::json!(["-y", "x"])
+    );
+    assert_eq!(file["mcpServers"]["b"]["sandbox"], "off");
+    assert!(file["mcpServers"]["c"].get("sandbox").is_none());
+    // Once: a server added afterwards gets the defaults (the file is not touched again).
+    let mut file = file;
+    file["mcpServers"]["d"] = serde_json::json!({"command": "node"});
+    std::fs::write(&path, file.to_string()).unwrap();
+    assert!(edit::upgrade_for_sandbox(&path, &data).unwrap().is_empty());
+    assert!(read()["mcpServers"]["d"].get("sandbox").is_none());
+    let entry: ServerEntry = serde_json::from_value(read()["mcpServers"]["d"].clone()).unwrap();
+    match entry.transport("d").unwrap() {
+        Transport::Stdio { sandbox, .. } => {
+            assert_eq!(
+                sandbox,
+                Some(Sandbox::Confined(SandboxPolicy::default())),
+                "confined by default"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // A file that does not exist yet is new: whatever is added to it gets the defaults.
+    let fresh = dir.path().join("fresh.json");
+    assert!(edit::upgrade_for_sandbox(&fresh, &data).unwrap().is_empty());
+    std::fs::write(&fresh, r#"{"mcpServers": {"e": {"command": "node"}}}"#).unwrap();
+    assert!(edit::upgrade_for_sandbox(&fresh, &data).unwrap().is_empty());
+}

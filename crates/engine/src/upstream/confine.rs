@@ -84,6 +84,8 @@ const DENIED_IN_HOME: &[&str] = &[
     ".pypirc",
     ".netrc",
     ".git-credentials",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
     ".bashrc",
     ".bash_profile",
     ".bash_login",
@@ -112,6 +114,8 @@ pub fn launch(
     program: &Path,
     args: &[String],
     env_values: &[String],
+    cwd: Option<&Path>,
+    path_var: &std::ffi::OsStr,
     setting: &Setting,
 ) -> Result<Launch, String> {
     let launcher = setting.launcher.clone().ok_or_else(|| {
@@ -120,12 +124,36 @@ pub fn launch(
     let state_dir = setting.state_root.join(name);
     let mut read: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
     read.extend(runtime_of(program));
+    // A script's interpreter (`#!/path/to/venv/bin/python`) and the programs on its `PATH`.
+    if let Some(interpreter) = shebang(program) {
+        read.extend(runtime_of(&interpreter));
+    }
+    for dir in std::env::split_paths(path_var) {
+        if dir.is_absolute() {
+            let broad = |p: &PathBuf| too_broad(p, setting.home.as_deref());
+            read.extend(
+                runtime_of(&dir.join("program"))
+                    .into_iter()
+                    .filter(|p| !broad(p)),
+            );
+        }
+    }
     let mut write: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
     write.push(state_dir.clone());
     for (root, read_only) in &setting.roots {
         if *read_only { &mut read } else { &mut write }.push(root.clone());
     }
-    write.extend(named_paths(args.iter().chain(env_values)));
+    let named = named_paths(args.iter().chain(env_values), setting.home.as_deref());
+    // A script the entry names runs with what sits around it: its directory, and the project
+    // whose `node_modules` holds it (where Node finds its packages).
+    read.extend(
+        named
+            .iter()
+            .filter(|p| p.is_file())
+            .filter_map(|p| script_home(p)),
+    );
+    write.extend(named);
+    write.extend(cwd.map(Path::to_owned));
     read.extend(sandbox.read.iter().map(|p| expand_tilde(p)));
     write.extend(sandbox.write.iter().map(|p| expand_tilde(p)));
 
@@ -281,9 +309,50 @@ fn runtime_of(program: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// What a script needs read around it: the directory above its outermost `node_modules` (the
+/// project: its packages and `package.json`s), else its own directory.
+fn script_home(script: &Path) -> Option<PathBuf> {
+    let outermost = script
+        .ancestors()
+        .filter(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .last();
+    match outermost {
+        Some(modules) => modules.parent().map(Path::to_owned),
+        None => script
+            .parent()
+            .filter(|p| p.parent().is_some())
+            .map(Path::to_owned),
+    }
+}
+
+/// The interpreter a script names on its first line (`#!/usr/bin/env node` names `env`).
+fn shebang(program: &Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(program).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = &line[..line.iter().position(|&b| b == b'\n').unwrap_or(line.len())];
+    let text = std::str::from_utf8(line).ok()?.trim();
+    let interpreter = text.split_whitespace().next()?;
+    interpreter
+        .starts_with('/')
+        .then(|| PathBuf::from(interpreter))
+}
+
+/// Directories too broad to grant for one file in them.
+fn too_broad(dir: &Path, home: Option<&Path>) -> bool {
+    dir.parent().is_none_or(|p| p.parent().is_none())
+        || Some(dir) == home
+        || ["/tmp", "/var/tmp", "/dev", "/etc", "/usr", "/var"]
+            .iter()
+            .any(|d| dir == Path::new(d))
+}
+
 /// Absolute or `~` paths in arguments and environment values (`--root=/srv/x` too): a file
-/// that exists is granted as itself, anything else as the directory that holds it.
-fn named_paths<'a>(values: impl Iterator<Item = &'a String>) -> Vec<PathBuf> {
+/// that exists is granted with the directory that holds it (databases write journals beside
+/// themselves, servers save by renaming a temporary file over theirs) unless that directory is
+/// the home or one shared by everything (`/tmp`); anything else as the directory that holds it.
+fn named_paths<'a>(values: impl Iterator<Item = &'a String>, home: Option<&Path>) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for value in values {
         let text = value.rsplit_once('=').map_or(value.as_str(), |(_, v)| v);
@@ -291,16 +360,21 @@ fn named_paths<'a>(values: impl Iterator<Item = &'a String>) -> Vec<PathBuf> {
             continue;
         }
         let path = expand_tilde(text);
-        let granted = if path.exists() {
-            path
+        let parent = path
+            .parent()
+            .filter(|p| !too_broad(p, home))
+            .map(Path::to_owned);
+        let granted: Vec<PathBuf> = if path.is_dir() {
+            vec![path]
+        } else if path.exists() {
+            std::iter::once(path).chain(parent).collect()
         } else {
-            match path.parent() {
-                Some(parent) if parent.parent().is_some() => parent.to_owned(),
-                _ => continue,
-            }
+            parent.into_iter().collect()
         };
-        if !out.contains(&granted) {
-            out.push(granted);
+        for g in granted {
+            if !out.contains(&g) {
+                out.push(g);
+            }
         }
     }
     out
@@ -385,6 +459,8 @@ mod tests {
             Path::new("/usr/bin/python3"),
             &[],
             &[],
+            None,
+            std::ffi::OsStr::new(""),
             &setting(dir.path()),
         )
         .unwrap();
@@ -423,6 +499,8 @@ mod tests {
             Path::new("/usr/bin/git"),
             &[],
             &[],
+            None,
+            std::ffi::OsStr::new(""),
             &setting(dir.path()),
         )
         .unwrap();
@@ -446,6 +524,8 @@ mod tests {
             &dir.path().join("node/bin/node"),
             &args,
             &[],
+            None,
+            std::ffi::OsStr::new(""),
             &setting(dir.path()),
         )
         .unwrap();
@@ -484,6 +564,8 @@ mod tests {
             Path::new("/usr/bin/python3"),
             &[],
             &[],
+            None,
+            std::ffi::OsStr::new(""),
             &setting,
         )
         .unwrap_err();

@@ -163,6 +163,8 @@ async fn open_stdio(
                 &program,
                 &args,
                 &values,
+                cwd.as_deref(),
+                &ctx.search_path.child_path().await,
                 &ctx.confinement,
             )
             .map_err(StartError::unavailable)?;

@@ -12,9 +12,15 @@ async fn edits_on_disk_are_picked_up_while_running() {
     server_tools(&engine, "a").await.unwrap();
     let a = engine.pool.get("a").unwrap();
 
-    // Saved the way editors save: a new file renamed over the old one.
+    // Saved the way editors save: a new file renamed over the old one ("a" as the file has it
+    // now, with the sandbox entry its first reading gave it).
+    let on_disk: Value = serde_json::from_slice(&std::fs::read(&t.config_path).unwrap()).unwrap();
+    assert_eq!(
+        on_disk["mcpServers"]["a"]["sandbox"],
+        json!({"network": "all"})
+    );
     let next = json!({"roots": [t.root], "mcpServers": {
-        "a": TestContext::fixture(&[]),
+        "a": on_disk["mcpServers"]["a"],
         "b": TestContext::fixture(&[]),
     }});
     let tmp = t.config_path.with_extension("swp");
