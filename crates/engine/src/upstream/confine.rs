@@ -107,17 +107,31 @@ const DENIED_IN_HOME: &[&str] = &[
     ".codex",
 ];
 
-/// The launch of server `name` under `setting`, with the `command` resolved to `program`.
-pub fn launch(
-    name: &str,
-    sandbox: &SandboxPolicy,
-    program: &Path,
-    args: &[String],
-    env_values: &[String],
-    cwd: Option<&Path>,
-    path_var: &std::ffi::OsStr,
-    setting: &Setting,
-) -> Result<Launch, String> {
+/// One stdio server as it is about to start: its entry with `${...}` replaced and its command
+/// resolved.
+#[derive(Debug, Clone, Copy)]
+pub struct Server<'a> {
+    pub name: &'a str,
+    pub sandbox: &'a SandboxPolicy,
+    pub program: &'a Path,
+    pub args: &'a [String],
+    pub env_values: &'a [String],
+    pub cwd: Option<&'a Path>,
+    /// The `PATH` it gets.
+    pub path_var: &'a std::ffi::OsStr,
+}
+
+/// How `server` is launched under `setting`.
+pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
+    let Server {
+        name,
+        sandbox,
+        program,
+        args,
+        env_values,
+        cwd,
+        path_var,
+    } = server;
     let launcher = setting.launcher.clone().ok_or_else(|| {
         "sandbox: the `offload` program that confines servers was not found beside this one; reinstall Offload, or set \"sandbox\": \"off\" for this server".to_owned()
     })?;
@@ -423,6 +437,19 @@ fn carve(grants: Vec<PathBuf>, denied: &[PathBuf], allowed: &Path) -> Vec<PathBu
 mod tests {
     use super::*;
 
+    /// Server `fx` with `sandbox`, `program` and `args`, no environment, cwd or PATH.
+    fn server<'a>(sandbox: &'a SandboxPolicy, program: &'a Path, args: &'a [String]) -> Server<'a> {
+        Server {
+            name: "fx",
+            sandbox,
+            program,
+            args,
+            env_values: &[],
+            cwd: None,
+            path_var: std::ffi::OsStr::new(""),
+        }
+    }
+
     fn setting(dir: &Path) -> Setting {
         Setting {
             launcher: Some(PathBuf::from("/usr/bin/offload")),
@@ -454,13 +481,11 @@ mod tests {
         std::fs::write(home.join(".bashrc"), "").unwrap();
         std::fs::write(home.join("notes.txt"), "").unwrap();
         let launch = launch(
-            "fx",
-            &SandboxPolicy::default(),
-            Path::new("/usr/bin/python3"),
-            &[],
-            &[],
-            None,
-            std::ffi::OsStr::new(""),
+            server(
+                &SandboxPolicy::default(),
+                Path::new("/usr/bin/python3"),
+                &[],
+            ),
             &setting(dir.path()),
         )
         .unwrap();
@@ -494,13 +519,7 @@ mod tests {
             ..Default::default()
         };
         let launch = launch(
-            "fx",
-            &sandbox,
-            Path::new("/usr/bin/git"),
-            &[],
-            &[],
-            None,
-            std::ffi::OsStr::new(""),
+            server(&sandbox, Path::new("/usr/bin/git"), &[]),
             &setting(dir.path()),
         )
         .unwrap();
@@ -519,13 +538,11 @@ mod tests {
             "-y".into(),
         ];
         let launch = launch(
-            "fx",
-            &SandboxPolicy::default(),
-            &dir.path().join("node/bin/node"),
-            &args,
-            &[],
-            None,
-            std::ffi::OsStr::new(""),
+            server(
+                &SandboxPolicy::default(),
+                &dir.path().join("node/bin/node"),
+                &args,
+            ),
             &setting(dir.path()),
         )
         .unwrap();
@@ -559,13 +576,11 @@ mod tests {
             ..setting(dir.path())
         };
         let e = launch(
-            "fx",
-            &SandboxPolicy::default(),
-            Path::new("/usr/bin/python3"),
-            &[],
-            &[],
-            None,
-            std::ffi::OsStr::new(""),
+            server(
+                &SandboxPolicy::default(),
+                Path::new("/usr/bin/python3"),
+                &[],
+            ),
             &setting,
         )
         .unwrap_err();

@@ -157,17 +157,18 @@ async fn open_stdio(
         }
         Some(sandbox) => {
             let values: Vec<String> = env_values.iter().map(|(_, v)| v.clone()).collect();
-            let launch = super::confine::launch(
-                ctx.name,
+            let path_var = ctx.search_path.child_path().await;
+            let server = super::confine::Server {
+                name: ctx.name,
                 sandbox,
-                &program,
-                &args,
-                &values,
-                cwd.as_deref(),
-                &ctx.search_path.child_path().await,
-                &ctx.confinement,
-            )
-            .map_err(StartError::unavailable)?;
+                program: &program,
+                args: &args,
+                env_values: &values,
+                cwd: cwd.as_deref(),
+                path_var: &path_var,
+            };
+            let launch = super::confine::launch(server, &ctx.confinement)
+                .map_err(StartError::unavailable)?;
             super::confine::command(&launch, &program, &args, &sandbox.env)
                 .map_err(StartError::unavailable)?
         }
