@@ -7,6 +7,7 @@
 
 mod app;
 mod buckets;
+mod confine;
 mod file_content;
 mod files;
 mod gateway;
@@ -125,6 +126,14 @@ enum Bench {
         #[arg(long, default_value_t = 100)]
         megabytes: u64,
     },
+    /// What confinement costs: a start through `offload sandbox-exec` beside a direct start, a
+    /// server's start and first call confined beside `"sandbox": "off"`, and warm calls to each.
+    Confine {
+        #[arg(long, default_value_t = 300)]
+        starts: usize,
+        #[arg(long, default_value_t = 2000)]
+        calls: usize,
+    },
     /// The release binaries' size (machine code, read-only data, the rest) and the .deb's,
     /// beside the installed footprint of the peer gateways the other benches install.
     Size {
@@ -157,5 +166,6 @@ async fn main() -> anyhow::Result<()> {
         Bench::Query { megabytes } => query::run(megabytes).await,
         Bench::Buckets { gigabytes, dir } => buckets::run(gigabytes, dir).await,
         Bench::Size { target_dir, peers } => size::run(target_dir, peers),
+        Bench::Confine { starts, calls } => confine::run(starts, calls).await,
     }
 }
