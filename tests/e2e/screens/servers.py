@@ -155,7 +155,10 @@ def crash_loop_turned_off(run):
     """A crash-looping server is turned off at once: its state within a second, and no start after
     it."""
     config, tmp, wd = run.config, run.tmp, run.wd
-    starts = tmp / "looping-starts.log"
+    # In a folder of its own: tmp holds Offload's configuration and log, and a confined server
+    # cannot create files in a folder that holds Offload's.
+    (tmp / "looping").mkdir(exist_ok=True)
+    starts = tmp / "looping" / "starts.log"
     doc = json.loads(config.read_text())
     doc["mcpServers"]["looping"] = {"command": FIXTURE, "args": ["--starts-log", str(starts), "--fail-start"]}
     config.write_text(json.dumps(doc, indent=2))

@@ -199,7 +199,10 @@ pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
         policy: Policy {
             read,
             write,
-            network: network_of(sandbox.network.as_ref())?,
+            network: match &sandbox.network {
+                None if is_package_runner(program) => runner_network(),
+                given => network_of(given.as_ref())?,
+            },
             unix_sockets: false,
         },
         state_dir,
@@ -272,6 +275,30 @@ fn private(dir: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn private(_: &Path) -> std::io::Result<()> {
     Ok(())
+}
+
+/// Programs that fetch the server before they run it (`npx -y`, `uvx`, ...).
+const PACKAGE_RUNNERS: &[&str] = &[
+    "npx", "npm", "pnpm", "pnpx", "yarn", "bunx", "bun", "uvx", "uv", "pipx",
+];
+
+fn is_package_runner(program: &Path) -> bool {
+    program
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| PACKAGE_RUNNERS.contains(&s))
+}
+
+/// What a package runner gets without a `network` of its own: its registry, which until the
+/// local proxy exists means HTTPS (port 443) to any host — where the kernel can hold a port
+/// (Landlock ABI 4, Linux 6.7); on older kernels, the network.
+fn runner_network() -> Network {
+    static TCP_PORTS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *TCP_PORTS.get_or_init(|| offload_sandbox::support().tcp_ports) {
+        Network::Ports(vec![443])
+    } else {
+        Network::All
+    }
 }
 
 fn network_of(network: Option<&SandboxNetwork>) -> Result<Network, String> {
@@ -552,6 +579,38 @@ mod tests {
             launch.policy.write
         );
         assert!(launch.policy.read.contains(&dir.path().join("node")));
+    }
+
+    #[test]
+    fn a_package_runner_reaches_its_registry_unless_its_entry_says_otherwise() {
+        let dir = tempfile::tempdir().unwrap();
+        let npx = Path::new("/usr/bin/npx");
+        let runner = launch(
+            server(&SandboxPolicy::default(), npx, &[]),
+            &setting(dir.path()),
+        )
+        .unwrap();
+        assert!(
+            matches!(runner.policy.network, Network::Ports(ref p) if p == &[443])
+                || runner.policy.network == Network::All
+        );
+        let off = SandboxPolicy {
+            network: Some(SandboxNetwork::Off),
+            ..Default::default()
+        };
+        assert_eq!(
+            launch(server(&off, npx, &[]), &setting(dir.path()))
+                .unwrap()
+                .policy
+                .network,
+            Network::Off
+        );
+        let node = launch(
+            server(&SandboxPolicy::default(), Path::new("/usr/bin/node"), &[]),
+            &setting(dir.path()),
+        )
+        .unwrap();
+        assert_eq!(node.policy.network, Network::Off);
     }
 
     #[test]
