@@ -42,17 +42,7 @@ pub fn edit<T>(
     path: &Path,
     change: impl FnOnce(&mut Map<String, Value>) -> Result<T, EditError>,
 ) -> Result<T, EditError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
-            return Err(ConfigError::Read {
-                path: path.to_owned(),
-                source,
-            }
-            .into());
-        }
-    };
+    let text = read_text(path)?;
     // The whole file must be a valid configuration before anything is changed in it.
     super::Config::parse(&text, path)?;
     let mut doc = if text.trim().is_empty() {
@@ -73,6 +63,19 @@ pub fn edit<T>(
     super::Config::parse(&updated.to_string(), path)?;
     write_whole(path, &updated)?;
     Ok(answer)
+}
+
+/// The file's text; a file not made yet is empty.
+fn read_text(path: &Path) -> Result<String, EditError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(source) => Err(ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        }
+        .into()),
+    }
 }
 
 fn write_whole(path: &Path, doc: &Value) -> Result<(), EditError> {
@@ -286,17 +289,7 @@ pub fn upgrade_for_sandbox(path: &Path, data_dir: &Path) -> Result<Vec<String>, 
     if done.lines().any(|l| l == key) {
         return Ok(Vec::new());
     }
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
-            return Err(ConfigError::Read {
-                path: path.to_owned(),
-                source,
-            }
-            .into());
-        }
-    };
+    let text = read_text(path)?;
     let before_confinement = |doc: &Map<String, Value>| -> Vec<String> {
         let servers = doc
             .get("mcpServers")
