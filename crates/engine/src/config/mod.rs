@@ -9,14 +9,16 @@ pub mod edit;
 mod interpolate;
 mod model;
 mod paths;
+mod sandbox;
 
 pub use compat::{CompatInputs, apply_compat};
 pub use interpolate::{NoKeychain, SecretSource, interpolate, interpolate_noting, looks_secret};
 pub use model::{
-    Config, Expose, HttpConfig, Limits, OAuthConfig, Prefix, Retention, RootEntry, Sandbox,
-    SandboxNetwork, SandboxPolicy, ServerEntry, Transport, UrlsConfig,
+    Config, Expose, HttpConfig, Limits, OAuthConfig, Prefix, Retention, RootEntry, ServerEntry,
+    Transport, UrlsConfig,
 };
 pub use paths::{AppDirs, expand_tilde};
+pub use sandbox::{Sandbox, SandboxNetwork, SandboxPolicy};
 
 use std::path::{Path, PathBuf};
 

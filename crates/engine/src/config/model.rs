@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 use super::ConfigError;
+use super::sandbox::{Sandbox, SandboxPolicy};
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -186,102 +187,6 @@ pub struct ServerEntry {
     pub extra: Map<String, Value>,
 }
 
-/// `"sandbox"` of a stdio server entry: `"off"`, or what it may touch beyond its defaults.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Sandbox {
-    /// `"off"`: the server runs with the user's full rights (shown as unconfined).
-    Off,
-    Confined(SandboxPolicy),
-}
-
-impl Serialize for Sandbox {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Off => s.serialize_str("off"),
-            Self::Confined(policy) => policy.serialize(s),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Sandbox {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        match Value::deserialize(d)? {
-            Value::String(s) if s == "off" => Ok(Self::Off),
-            Value::Object(o) => serde_json::from_value(Value::Object(o))
-                .map(Self::Confined)
-                .map_err(|e| D::Error::custom(format!("\"sandbox\": {e}"))),
-            other => Err(D::Error::custom(format!(
-                "\"sandbox\" is \"off\" or an object such as {{\"network\": \"all\", \"read\": [\"~/data\"]}}, not {other}"
-            ))),
-        }
-    }
-}
-
-/// What a confined server may touch beyond its defaults (its roots, its state directory, the
-/// paths its entry names, its runtime).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SandboxPolicy {
-    /// `"off"` (the default), `"all"`, or `{"allow": ["api.github.com", "host:port"]}`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network: Option<SandboxNetwork>,
-    /// More paths it may read (`~` allowed).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub read: Vec<String>,
-    /// More paths it may read and write.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub write: Vec<String>,
-    /// Names of Offload's environment variables passed through.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub env: Vec<String>,
-}
-
-/// `"network"` of a sandbox entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SandboxNetwork {
-    Off,
-    All,
-    /// Hosts (`api.github.com`, `*.example.org`) and `host:port`s.
-    Allow(Vec<String>),
-}
-
-impl Serialize for SandboxNetwork {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Off => s.serialize_str("off"),
-            Self::All => s.serialize_str("all"),
-            Self::Allow(allow) => serde_json::json!({ "allow": allow }).serialize(s),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for SandboxNetwork {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        let value = Value::deserialize(d)?;
-        match &value {
-            Value::String(s) if s == "off" => return Ok(Self::Off),
-            Value::String(s) if s == "all" => return Ok(Self::All),
-            Value::Object(o) if o.len() == 1 => {
-                if let Some(Value::Array(items)) = o.get("allow") {
-                    let hosts: Option<Vec<String>> = items
-                        .iter()
-                        .map(|i| i.as_str().map(str::to_owned))
-                        .collect();
-                    if let Some(hosts) = hosts {
-                        return Ok(Self::Allow(hosts));
-                    }
-                }
-            }
-            _ => {}
-        }
-        Err(D::Error::custom(format!(
-            "\"network\" is \"off\", \"all\" or {{\"allow\": [\"api.github.com\", \"host:port\"]}}, not {value}"
-        )))
-    }
-}
-
 /// `"http"`: serving over HTTP from the app, and OAuth resource-server mode.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -326,8 +231,8 @@ pub enum Transport {
         args: Vec<String>,
         env: BTreeMap<String, String>,
         cwd: Option<String>,
-        /// `None`: not confined (entries without the key, for now; see `upstream::confine`).
-        sandbox: Option<Sandbox>,
+        /// How it is confined (the defaults when the entry says nothing; see `upstream::confine`).
+        sandbox: Sandbox,
     },
     Http {
         url: String,
@@ -463,11 +368,10 @@ impl ServerEntry {
                     env: self.env.clone(),
                     cwd: self.cwd.clone(),
                     // Confined unless the entry says "off": the defaults when it says nothing.
-                    sandbox: Some(
-                        self.sandbox
-                            .clone()
-                            .unwrap_or_else(|| Sandbox::Confined(SandboxPolicy::default())),
-                    ),
+                    sandbox: self
+                        .sandbox
+                        .clone()
+                        .unwrap_or_else(|| Sandbox::Confined(SandboxPolicy::default())),
                 })
             }
             Some("stdio") | Some("local") => Err(err("a stdio server needs a \"command\"")),

@@ -219,7 +219,7 @@ fn servers_from_before_confinement_keep_their_network_once_per_file() {
         Transport::Stdio { sandbox, .. } => {
             assert_eq!(
                 sandbox,
-                Some(Sandbox::Confined(SandboxPolicy::default())),
+                Sandbox::Confined(SandboxPolicy::default()),
                 "confined by default"
             )
         }

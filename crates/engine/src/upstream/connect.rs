@@ -89,8 +89,8 @@ pub async fn open(transport: &Transport, ctx: ConnectContext<'_>) -> Result<Open
             sandbox,
         } => {
             let confined = match sandbox {
-                Some(Sandbox::Confined(policy)) => Some(policy),
-                Some(Sandbox::Off) | None => None,
+                Sandbox::Confined(policy) => Some(policy),
+                Sandbox::Off => None,
             };
             open_stdio(command, args, env, cwd.as_deref(), confined, ctx).await
         }
@@ -145,6 +145,7 @@ async fn open_stdio(
         }
         env_values.push((k, value));
     }
+    let path_var = ctx.search_path.child_path().await;
     let mut cmd = match sandbox {
         None => {
             let mut cmd = tokio::process::Command::new(&program);
@@ -157,7 +158,6 @@ async fn open_stdio(
         }
         Some(sandbox) => {
             let values: Vec<String> = env_values.iter().map(|(_, v)| v.clone()).collect();
-            let path_var = ctx.search_path.child_path().await;
             let server = super::confine::Server {
                 name: ctx.name,
                 sandbox,
@@ -173,7 +173,7 @@ async fn open_stdio(
                 .map_err(StartError::unavailable)?
         }
     };
-    cmd.env("PATH", ctx.search_path.child_path().await);
+    cmd.env("PATH", path_var);
     for (k, v) in env_values {
         cmd.env(k, v);
     }

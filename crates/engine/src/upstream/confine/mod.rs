@@ -1,0 +1,328 @@
+//! What a confined server may touch, worked out from its entry and Offload's settings, and the
+//! launcher that applies it (`offload sandbox-exec`, see `offload_sandbox`).
+//!
+//! A confined server gets: the allowed roots (read-only ones read-only); the paths its entry
+//! names in `args` and `env` (the user telling it where to work); a private state directory,
+//! also its `HOME` and `TMPDIR`; read-only, the system's libraries and certificates, its
+//! command and the runtime around it; and what its `sandbox` entry adds. Never, whatever is
+//! granted above them: Offload's own files and other servers' state, credentials (`~/.ssh`,
+//! cloud and registry tokens), shell start-up files, the MCP clients' configurations, the
+//! keychain. Landlock only grants, so a grant that holds one of those is split into its other
+//! children (a file created later directly in that directory is then out of reach).
+
+use std::path::{Path, PathBuf};
+
+use offload_sandbox::{Network, Policy};
+
+use crate::config::{SandboxNetwork, SandboxPolicy, expand_tilde};
+
+mod paths;
+#[cfg(test)]
+mod tests;
+
+use paths::{carve, named_paths, runtime_of, script_home, shebang, too_broad};
+
+/// What the engine hands the pool for confining servers (set with the roots).
+#[derive(Debug, Clone, Default)]
+pub struct Setting {
+    /// The `offload` program that confines and starts a server; `None`: none was found, and a
+    /// confined server does not start.
+    pub launcher: Option<PathBuf>,
+    /// The allowed roots on disk, and whether each is read-only.
+    pub roots: Vec<(PathBuf, bool)>,
+    /// Where the servers' state directories go (`<data>/servers/<name>`).
+    pub state_root: PathBuf,
+    /// Offload's own files and directories (configuration, data, logs, keychain exports).
+    pub own: Vec<PathBuf>,
+    /// The user's home, for the credential files and start-up files denied in it.
+    pub home: Option<PathBuf>,
+}
+
+/// How one server is started confined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub launcher: PathBuf,
+    pub policy: Policy,
+    /// Its `HOME` and `TMPDIR` (made if missing).
+    pub state_dir: PathBuf,
+}
+
+/// Read-only for every server: what programs need to run at all. Of `/proc`, only the
+/// server's own entry (`/proc/self`, opened by the launcher, whose process becomes the server)
+/// and the machine-wide facts runtimes read: other processes' entries — Offload's `environ`
+/// among them — stay out of reach.
+const SYSTEM: &[&str] = &[
+    "/usr",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/bin",
+    "/sbin",
+    "/etc",
+    "/opt",
+    "/proc/self",
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/proc/stat",
+    "/proc/loadavg",
+    "/proc/uptime",
+    "/proc/version",
+    "/proc/filesystems",
+    "/proc/sys",
+    "/sys/fs/cgroup",
+    "/sys/devices/system/cpu",
+    "/run/systemd/resolve",
+    "/dev/urandom",
+    "/dev/random",
+];
+/// Read and written by every server: the null devices.
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+/// In the user's home: never reached, even under a granted parent, unless named in `read`.
+const DENIED_IN_HOME: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".config/gcloud",
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+    ".git-credentials",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".config/fish",
+    ".config/autostart",
+    ".local/share/keyrings",
+    ".password-store",
+    ".claude.json",
+    ".claude",
+    ".cursor",
+    ".codeium",
+    ".config/Claude",
+    ".config/Code/User",
+    ".gemini",
+    ".codex",
+];
+
+/// One stdio server as it is about to start: its entry with `${...}` replaced and its command
+/// resolved.
+#[derive(Debug, Clone, Copy)]
+pub struct Server<'a> {
+    pub name: &'a str,
+    pub sandbox: &'a SandboxPolicy,
+    pub program: &'a Path,
+    pub args: &'a [String],
+    pub env_values: &'a [String],
+    pub cwd: Option<&'a Path>,
+    /// The `PATH` it gets.
+    pub path_var: &'a std::ffi::OsStr,
+}
+
+/// How `server` is launched under `setting`.
+pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
+    let Server {
+        name,
+        sandbox,
+        program,
+        args,
+        env_values,
+        cwd,
+        path_var,
+    } = server;
+    let launcher = setting.launcher.clone().ok_or_else(|| {
+        "sandbox: the `offload` program that confines servers was not found beside this one; reinstall Offload, or set \"sandbox\": \"off\" for this server".to_owned()
+    })?;
+    let state_dir = setting.state_root.join(name);
+    let mut read: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
+    read.extend(runtime_of(program));
+    // A script's interpreter (`#!/path/to/venv/bin/python`) and the programs on its `PATH`.
+    if let Some(interpreter) = shebang(program) {
+        read.extend(runtime_of(&interpreter));
+    }
+    for dir in std::env::split_paths(path_var) {
+        if dir.is_absolute() {
+            let broad = |p: &PathBuf| too_broad(p, setting.home.as_deref());
+            read.extend(
+                runtime_of(&dir.join("program"))
+                    .into_iter()
+                    .filter(|p| !broad(p)),
+            );
+        }
+    }
+    let mut write: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
+    write.push(state_dir.clone());
+    for (root, read_only) in &setting.roots {
+        if *read_only { &mut read } else { &mut write }.push(root.clone());
+    }
+    let named = named_paths(args.iter().chain(env_values), setting.home.as_deref());
+    // A script the entry names runs with what sits around it: its directory, and the project
+    // whose `node_modules` holds it (where Node finds its packages).
+    read.extend(
+        named
+            .iter()
+            .filter(|p| p.is_file())
+            .filter_map(|p| script_home(p)),
+    );
+    write.extend(named);
+    write.extend(cwd.map(Path::to_owned));
+    let (more_read, more_write): (Vec<PathBuf>, Vec<PathBuf>) = (
+        sandbox.read.iter().map(|p| expand_tilde(p)).collect(),
+        sandbox.write.iter().map(|p| expand_tilde(p)).collect(),
+    );
+    let explicit: Vec<PathBuf> = more_read.iter().chain(&more_write).cloned().collect();
+    read.extend(more_read);
+    write.extend(more_write);
+    let mut denied: Vec<PathBuf> = setting.own.clone();
+    // Other servers' state directories: the whole state root, but for this server's own.
+    denied.push(setting.state_root.clone());
+    if let Some(home) = &setting.home {
+        denied.extend(DENIED_IN_HOME.iter().map(|d| home.join(d)));
+    }
+    denied.retain(|d| !explicit.iter().any(|e| d.starts_with(e) || e == d));
+    let keep = |p: &PathBuf| p.exists();
+    let read = carve(read.into_iter().filter(keep).collect(), &denied, &state_dir);
+    let write = carve(
+        write
+            .into_iter()
+            .filter(|p| p == &state_dir || keep(p))
+            .collect(),
+        &denied,
+        &state_dir,
+    );
+    Ok(Launch {
+        launcher,
+        policy: Policy {
+            read,
+            write,
+            network: match &sandbox.network {
+                None if is_package_runner(program) => runner_network(),
+                given => network_of(given.as_ref())?,
+            },
+            unix_sockets: false,
+        },
+        state_dir,
+    })
+}
+
+/// Offload's own variables a confined server gets (beside its entry's `env`, its `HOME` and
+/// `TMPDIR`, and `PATH`): no session bus, no runtime directory, no XDG homes that point back at
+/// the user's files.
+const BASELINE_ENV: &[&str] = &[
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TERM",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+];
+
+/// The launcher's command for `launch`: `offload sandbox-exec --policy … -- program args…`,
+/// with the baseline environment, the variables `pass` names, and the state directory (made if
+/// missing, private) as `HOME` and `TMPDIR`.
+pub fn command(
+    launch: &Launch,
+    program: &Path,
+    args: &[String],
+    pass: &[String],
+) -> Result<tokio::process::Command, String> {
+    std::fs::create_dir_all(&launch.state_dir)
+        .and_then(|()| private(&launch.state_dir))
+        .map_err(|e| {
+            format!(
+                "sandbox: cannot make the server's state directory {}: {e}",
+                launch.state_dir.display()
+            )
+        })?;
+    let policy = launch.policy.to_json();
+    tracing::debug!(policy, "starting a confined server");
+    let mut cmd = tokio::process::Command::new(&launch.launcher);
+    cmd.args(["sandbox-exec", "--policy", &policy, "--"])
+        .arg(program)
+        .args(args);
+    cmd.env_clear();
+    for name in BASELINE_ENV
+        .iter()
+        .copied()
+        .chain(pass.iter().map(String::as_str))
+    {
+        if let Some(value) = std::env::var_os(name) {
+            cmd.env(name, value);
+        }
+    }
+    cmd.env("HOME", &launch.state_dir)
+        .env("TMPDIR", &launch.state_dir);
+    Ok(cmd)
+}
+
+#[cfg(unix)]
+fn private(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+}
+
+#[cfg(not(unix))]
+fn private(_: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Programs that fetch the server before they run it (`npx -y`, `uvx`, ...).
+const PACKAGE_RUNNERS: &[&str] = &[
+    "npx", "npm", "pnpm", "pnpx", "yarn", "bunx", "bun", "uvx", "uv", "pipx",
+];
+
+fn is_package_runner(program: &Path) -> bool {
+    program
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| PACKAGE_RUNNERS.contains(&s))
+}
+
+/// What a package runner gets without a `network` of its own: its registry, which until the
+/// local proxy exists means HTTPS (port 443) to any host — where the kernel can hold a port
+/// (Landlock ABI 4, Linux 6.7); on older kernels, the network.
+fn runner_network() -> Network {
+    static TCP_PORTS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *TCP_PORTS.get_or_init(|| offload_sandbox::support().tcp_ports) {
+        Network::Ports(vec![443])
+    } else {
+        Network::All
+    }
+}
+
+fn network_of(network: Option<&SandboxNetwork>) -> Result<Network, String> {
+    Ok(match network {
+        None | Some(SandboxNetwork::Off) => Network::Off,
+        Some(SandboxNetwork::All) => Network::All,
+        // Without the local proxy (not built yet), an allow-list holds by port: `host:port`
+        // grants its port, a bare host HTTPS's 443.
+        Some(SandboxNetwork::Allow(allow)) => {
+            let mut ports = Vec::new();
+            for entry in allow {
+                let port = match entry.rsplit_once(':') {
+                    Some((_, port)) => port.parse::<u16>().map_err(|_| {
+                        format!("sandbox: \"{entry}\" in network.allow: write host, *.domain or host:port")
+                    })?,
+                    None => 443,
+                };
+                if !ports.contains(&port) {
+                    ports.push(port);
+                }
+            }
+            Network::Ports(ports)
+        }
+    })
+}

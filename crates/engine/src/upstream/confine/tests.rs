@@ -1,0 +1,183 @@
+//! The policy a server's entry and Offload's settings give: grants, denials, the network.
+
+use super::*;
+
+/// Server `fx` with `sandbox`, `program` and `args`, no environment, cwd or PATH.
+fn server<'a>(sandbox: &'a SandboxPolicy, program: &'a Path, args: &'a [String]) -> Server<'a> {
+    Server {
+        name: "fx",
+        sandbox,
+        program,
+        args,
+        env_values: &[],
+        cwd: None,
+        path_var: std::ffi::OsStr::new(""),
+    }
+}
+
+fn setting(dir: &Path) -> Setting {
+    Setting {
+        launcher: Some(PathBuf::from("/usr/bin/offload")),
+        roots: vec![(dir.join("home"), false), (dir.join("ro"), true)],
+        state_root: dir.join("home/.local/share/offload/servers"),
+        own: vec![
+            dir.join("home/.local/share/offload"),
+            dir.join("home/.config/offload"),
+        ],
+        home: Some(dir.join("home")),
+    }
+}
+
+#[test]
+fn a_root_that_holds_secrets_is_granted_around_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    for d in [
+        "projects/app",
+        ".ssh",
+        ".config/offload",
+        ".config/nvim",
+        ".local/share/offload/files",
+        "ro",
+    ] {
+        std::fs::create_dir_all(home.join(d)).unwrap();
+    }
+    std::fs::create_dir_all(dir.path().join("ro")).unwrap();
+    std::fs::write(home.join(".bashrc"), "").unwrap();
+    std::fs::write(home.join("notes.txt"), "").unwrap();
+    let launch = launch(
+        server(
+            &SandboxPolicy::default(),
+            Path::new("/usr/bin/python3"),
+            &[],
+        ),
+        &setting(dir.path()),
+    )
+    .unwrap();
+    let write = &launch.policy.write;
+    assert!(write.contains(&home.join("projects")), "{write:?}");
+    assert!(write.contains(&home.join("notes.txt")) && write.contains(&home.join(".config/nvim")));
+    for secret in [".ssh", ".bashrc", ".config/offload", ".local/share/offload"] {
+        assert!(
+            !write
+                .iter()
+                .chain(&launch.policy.read)
+                .any(|g| home.join(secret).starts_with(g)),
+            "{secret} is reachable: {write:?}"
+        );
+    }
+    // Its own state directory, inside Offload's data, is its own.
+    assert!(write.contains(&home.join(".local/share/offload/servers/fx")));
+    assert!(launch.policy.read.contains(&dir.path().join("ro")));
+    assert_eq!(launch.policy.network, Network::Off);
+}
+
+#[test]
+fn named_in_read_a_denied_place_is_granted() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("home/.ssh")).unwrap();
+    let ssh = dir.path().join("home/.ssh").display().to_string();
+    let sandbox = SandboxPolicy {
+        read: vec![ssh.clone()],
+        ..Default::default()
+    };
+    let launch = launch(
+        server(&sandbox, Path::new("/usr/bin/git"), &[]),
+        &setting(dir.path()),
+    )
+    .unwrap();
+    assert!(launch.policy.read.contains(&PathBuf::from(ssh)));
+}
+
+#[test]
+fn paths_the_entry_names_are_granted_and_the_runtime_around_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::create_dir_all(dir.path().join("node/bin")).unwrap();
+    std::fs::write(dir.path().join("node/bin/node"), "").unwrap();
+    let args = vec![
+        format!("--db={}", data.join("new.sqlite").display()),
+        "-y".into(),
+    ];
+    let launch = launch(
+        server(
+            &SandboxPolicy::default(),
+            &dir.path().join("node/bin/node"),
+            &args,
+        ),
+        &setting(dir.path()),
+    )
+    .unwrap();
+    assert!(
+        launch.policy.write.contains(&data),
+        "{:?}",
+        launch.policy.write
+    );
+    assert!(launch.policy.read.contains(&dir.path().join("node")));
+}
+
+#[test]
+fn a_package_runner_reaches_its_registry_unless_its_entry_says_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let npx = Path::new("/usr/bin/npx");
+    let runner = launch(
+        server(&SandboxPolicy::default(), npx, &[]),
+        &setting(dir.path()),
+    )
+    .unwrap();
+    assert!(
+        matches!(runner.policy.network, Network::Ports(ref p) if p == &[443])
+            || runner.policy.network == Network::All
+    );
+    let off = SandboxPolicy {
+        network: Some(SandboxNetwork::Off),
+        ..Default::default()
+    };
+    assert_eq!(
+        launch(server(&off, npx, &[]), &setting(dir.path()))
+            .unwrap()
+            .policy
+            .network,
+        Network::Off
+    );
+    let node = launch(
+        server(&SandboxPolicy::default(), Path::new("/usr/bin/node"), &[]),
+        &setting(dir.path()),
+    )
+    .unwrap();
+    assert_eq!(node.policy.network, Network::Off);
+}
+
+#[test]
+fn an_allow_list_holds_by_port_until_the_proxy_exists() {
+    let allow = |v: &[&str]| SandboxNetwork::Allow(v.iter().map(|s| s.to_string()).collect());
+    assert_eq!(
+        network_of(Some(&allow(&["api.github.com", "localhost:8080"]))).unwrap(),
+        Network::Ports(vec![443, 8080])
+    );
+    assert!(network_of(Some(&allow(&["host:http"]))).is_err());
+    assert_eq!(
+        network_of(Some(&SandboxNetwork::All)).unwrap(),
+        Network::All
+    );
+}
+
+#[test]
+fn without_a_launcher_a_confined_server_does_not_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let setting = Setting {
+        launcher: None,
+        ..setting(dir.path())
+    };
+    let e = launch(
+        server(
+            &SandboxPolicy::default(),
+            Path::new("/usr/bin/python3"),
+            &[],
+        ),
+        &setting,
+    )
+    .unwrap_err();
+    assert!(e.contains("sandbox\": \"off\""), "{e}");
+}
