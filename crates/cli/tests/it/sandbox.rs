@@ -331,8 +331,8 @@ async fn a_confined_python_server_reaches_its_roots_and_nothing_else_through_off
     std::fs::write(ctx.root.join("data.txt"), "in the root").unwrap();
     let outside = ctx.tmp.path().join("outside.txt");
     ctx.write_config(json!({
+        // The default exposure mode (auto): a client calls through call_tool all the same.
         "roots": [ctx.root, ctx.home],
-        "tools": {"expose": "meta"},
         "mcpServers": {
             "jail": {"command": python, "args": [script], "sandbox": {}},
             "open": {"command": python, "args": [script], "sandbox": "off"},
