@@ -103,6 +103,11 @@ impl Weed {
             "-admin.ui=false".into(),
             format!("-bucket={BUCKET}"),
             format!("-s3.port={s3}"),
+            // Its capacity fixed, not worked out from the disk's free space (which a build
+            // beside it can bring to nothing: then every write fails with "no volume server
+            // capacity"); small volumes, as the tests' objects are small.
+            "-volume.max=16".into(),
+            "-master.volumeSizeLimitMB=64".into(),
             // Its local sockets in `dir` where it lets them be put there.
             format!("-filer.localSocket={}", dir.join("filer.sock").display()),
             format!("-s3.localSocket={}", dir.join("s3.sock").display()),
