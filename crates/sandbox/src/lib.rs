@@ -14,7 +14,7 @@
 mod linux;
 mod policy;
 
-pub use policy::{Network, Policy};
+pub use policy::{Limits, Network, Policy};
 
 /// Why a policy could not be applied.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +42,22 @@ pub struct Support {
     pub tcp_ports: bool,
     /// Landlock scopes signals and abstract unix sockets to the sandbox (ABI ≥ 6).
     pub scoping: bool,
+    /// A server's processes can be counted apart from the user's others (a user namespace of
+    /// its own), so a process limit holds: false when Offload runs as root (never held by it)
+    /// or user namespaces are blocked (then processes are not limited).
+    pub process_limits: bool,
+}
+
+/// The machine's memory in bytes.
+pub fn physical_memory() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::physical_memory()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
 }
 
 /// What the kernel offers.
@@ -56,6 +72,7 @@ pub fn support() -> Support {
             landlock_abi: 0,
             tcp_ports: false,
             scoping: false,
+            process_limits: false,
         }
     }
 }
@@ -66,6 +83,8 @@ pub struct Confined {
     pub landlock_abi: u32,
     /// Signals and abstract unix sockets are scoped to the sandbox.
     pub scoped: bool,
+    /// The process limit holds (see [`Support::process_limits`]).
+    pub processes_limited: bool,
 }
 
 /// Applies `policy` to this process, for good: what it execs next inherits it.

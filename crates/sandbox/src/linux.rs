@@ -13,7 +13,7 @@ use seccompiler::{
     SeccompRule, TargetArch,
 };
 
-use crate::{Confined, Network, Policy, SandboxError, Support};
+use crate::{Confined, Limits, Network, Policy, SandboxError, Support};
 
 /// The newest ABI this launcher asks for; the kernel's best is used up to it.
 const ABI_WANTED: ABI = ABI::V6;
@@ -41,7 +41,17 @@ pub fn support() -> Support {
         landlock_abi: abi,
         tcp_ports: abi >= 4,
         scoping: abi >= 6,
+        process_limits: !nix::unistd::getuid().is_root() && user_namespace_works(),
     }
+}
+
+pub fn physical_memory() -> Option<u64> {
+    use nix::unistd::{SysconfVar, sysconf};
+    let pages = sysconf(SysconfVar::_PHYS_PAGES).ok()??;
+    let size = sysconf(SysconfVar::PAGE_SIZE).ok()??;
+    u64::try_from(pages)
+        .ok()?
+        .checked_mul(u64::try_from(size).ok()?)
 }
 
 pub fn confine(policy: &Policy) -> Result<Confined, SandboxError> {
@@ -56,9 +66,105 @@ pub fn confine(policy: &Policy) -> Result<Confined, SandboxError> {
     nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0)
         .map_err(os("cannot limit core dumps"))?;
     close_inherited_descriptors()?;
+    let processes_limited = limit(&policy.limits)?;
     let confined = landlock(policy)?;
     seccomp(policy)?;
-    Ok(confined)
+    Ok(Confined {
+        processes_limited,
+        ..confined
+    })
+}
+
+/// Applies the limits; whether the process limit holds.
+fn limit(limits: &Limits) -> Result<bool, SandboxError> {
+    use nix::sys::resource::{Resource, setrlimit};
+    if let Some(bytes) = limits.memory {
+        setrlimit(Resource::RLIMIT_DATA, bytes, bytes).map_err(|e| SandboxError::Os {
+            what: "cannot limit memory",
+            source: e.into(),
+        })?;
+    }
+    let Some(processes) = limits.processes else {
+        return Ok(false);
+    };
+    // RLIMIT_NPROC counts every process of the user: set as is, a server would be refused a
+    // fork whenever the user's desktop runs more than the limit. In a user namespace of its
+    // own, it counts the server's processes alone. Root is never held by it.
+    if nix::unistd::getuid().is_root() || !user_namespace_works() {
+        return Ok(false);
+    }
+    if !Maps::of_this_process().enter() {
+        return Err(SandboxError::Os {
+            what: "cannot enter a user namespace",
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    setrlimit(Resource::RLIMIT_NPROC, processes, processes).map_err(|e| SandboxError::Os {
+        what: "cannot limit processes",
+        source: e.into(),
+    })?;
+    Ok(true)
+}
+
+/// The maps that make a new user namespace's user and group the same as outside (so files,
+/// owners and permissions look and work the same), written before any fork so the child of a
+/// threaded process allocates nothing.
+struct Maps {
+    uid: String,
+    gid: String,
+}
+
+impl Maps {
+    fn of_this_process() -> Maps {
+        let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
+        Maps {
+            uid: format!("{uid} {uid} 1"),
+            gid: format!("{gid} {gid} 1"),
+        }
+    }
+
+    /// Makes this process the only member of a new user namespace, mapped. System calls only.
+    #[allow(unsafe_code)]
+    fn enter(&self) -> bool {
+        fn write(path: &std::ffi::CStr, data: &[u8]) -> bool {
+            // SAFETY: plain system calls on a NUL-terminated path and a live buffer.
+            unsafe {
+                let fd = nix::libc::open(path.as_ptr(), nix::libc::O_WRONLY | nix::libc::O_CLOEXEC);
+                if fd < 0 {
+                    return false;
+                }
+                let n = nix::libc::write(fd, data.as_ptr().cast(), data.len());
+                nix::libc::close(fd);
+                usize::try_from(n) == Ok(data.len())
+            }
+        }
+        // SAFETY: unshare takes flags only.
+        let unshared = unsafe { nix::libc::unshare(nix::libc::CLONE_NEWUSER) == 0 };
+        unshared
+            && write(c"/proc/self/setgroups", b"deny")
+            && write(c"/proc/self/uid_map", self.uid.as_bytes())
+            && write(c"/proc/self/gid_map", self.gid.as_bytes())
+    }
+}
+
+/// Whether a user namespace can be entered and mapped here (blocked by some distributions, as
+/// Ubuntu 24.04's AppArmor does): tried in a child, since a half-made one cannot be left.
+#[allow(unsafe_code)]
+fn user_namespace_works() -> bool {
+    let maps = Maps::of_this_process();
+    // SAFETY: the child makes system calls only (no allocation, no lock) and exits.
+    match unsafe { nix::unistd::fork() } {
+        Ok(nix::unistd::ForkResult::Child) => {
+            let code = if maps.enter() { 0 } else { 1 };
+            // SAFETY: leaves the child without running the parent's exit handlers.
+            unsafe { nix::libc::_exit(code) }
+        }
+        Ok(nix::unistd::ForkResult::Parent { child }) => matches!(
+            nix::sys::wait::waitpid(child, None),
+            Ok(nix::sys::wait::WaitStatus::Exited(_, 0))
+        ),
+        Err(_) => false,
+    }
 }
 
 /// The server inherits stdin, stdout and stderr only. Offload opens everything close-on-exec,
@@ -167,6 +273,7 @@ fn landlock(policy: &Policy) -> Result<Confined, SandboxError> {
     Ok(Confined {
         landlock_abi: abi,
         scoped: abi >= 6,
+        processes_limited: false,
     })
 }
 

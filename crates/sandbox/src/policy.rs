@@ -21,6 +21,33 @@ pub struct Policy {
     /// off unless asked for, since a socket is a door to whatever listens on it.
     #[serde(default)]
     pub unix_sockets: bool,
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+/// What a server may use, held by rlimits; `None`: no limit.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Bytes of memory it may allocate (`RLIMIT_DATA`: its heap and private mappings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<u64>,
+    /// Processes and threads it may run at once. Counted in a user namespace of its own, so
+    /// only its own count (where user namespaces work and Offload is not root: root is never
+    /// held by this limit; see [`crate::Support::process_limits`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<u64>,
+}
+
+impl Limits {
+    /// What a server gets unless its entry says otherwise: half the machine's memory, and
+    /// 1024 processes and threads (a fork bomb stops there).
+    pub fn default_for_servers() -> Limits {
+        Limits {
+            memory: crate::physical_memory().map(|m| m / 2),
+            processes: Some(1024),
+        }
+    }
 }
 
 /// Where a server may connect.
@@ -59,6 +86,10 @@ mod tests {
             write: vec!["/tmp/state".into()],
             network: Network::Ports(vec![8080]),
             unix_sockets: false,
+            limits: Limits {
+                memory: Some(1 << 30),
+                processes: None,
+            },
         };
         assert_eq!(Policy::from_json(&policy.to_json()).unwrap(), policy);
         assert_eq!(Policy::from_json("{}").unwrap().network, Network::Off);

@@ -411,3 +411,66 @@ async fn a_confined_python_server_reaches_its_roots_and_nothing_else_through_off
     assert_eq!(std::fs::read_to_string(&key).unwrap(), "PRIVATE KEY");
     client.cancel().await.unwrap();
 }
+
+/// Runs Python `code` as the user `nobody` (a process limit never holds root) under `policy`,
+/// with the launcher hard-linked where that user can reach it.
+fn run_as_nobody(policy: &Value, code: &str) -> (String, String) {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let launcher = dir.path().join("offload");
+    std::fs::hard_link(target_bin("offload"), &launcher)
+        .or_else(|_| std::fs::copy(target_bin("offload"), &launcher).map(drop))
+        .unwrap();
+    let out = Command::new(&launcher)
+        .args(["sandbox-exec", "--policy", &policy.to_string(), "--"])
+        .args(["/usr/bin/python3", "-c", code])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir("/")
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_fork_bomb_stops_at_the_process_limit_and_a_memory_bomb_at_the_memory_limit() {
+    let system = json!({"read": ["/usr", "/lib", "/lib64", "/etc"], "write": ["/dev/null"]});
+    // Forks up to 200 children (each waits to be killed); prints how many it got.
+    let fork = "import os, signal, time\nkids = []\ntry:\n    for _ in range(200):\n        pid = os.fork()\n        if pid == 0:\n            time.sleep(30)\n            os._exit(0)\n        kids.append(pid)\nexcept OSError:\n    pass\nfor k in kids:\n    os.kill(k, signal.SIGKILL)\nprint(len(kids))";
+    let (limited, stderr) = run_as_nobody(
+        &with(system.clone(), json!({"limits": {"processes": 32}})),
+        fork,
+    );
+    let got: usize = limited
+        .parse()
+        .unwrap_or_else(|_| panic!("{limited} {stderr}"));
+    // Forks worked up to the limit (the process itself counts), and stopped there.
+    assert!(
+        (25..32).contains(&got),
+        "{got} processes under a limit of 32"
+    );
+    let (control, stderr) = run_as_nobody(&system, fork);
+    assert_eq!(
+        control, "200",
+        "the control: unlimited, all 200 start ({stderr})"
+    );
+
+    // Allocates and touches 600 MB.
+    let eat = "try:\n    b = bytearray(600 << 20)\n    print('ok')\nexcept MemoryError:\n    print('refused')";
+    let w = world();
+    let (refused, _, stderr) = run(
+        &w,
+        &with(base(&w), json!({"limits": {"memory": 256u64 << 20}})),
+        eat,
+    );
+    assert_eq!(refused, "refused", "{stderr}");
+    let (allowed, _, stderr) = run(&w, &base(&w), eat);
+    assert_eq!(allowed, "ok", "the control: {stderr}");
+}

@@ -53,6 +53,12 @@ pub struct SandboxPolicy {
     /// Names of Offload's environment variables passed through.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<String>,
+    /// Megabytes of memory it may allocate (default: half the machine's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u64>,
+    /// Processes and threads it may run at once (default 1024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<u64>,
 }
 
 /// `"network"` of a sandbox entry.

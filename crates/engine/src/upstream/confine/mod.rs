@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use offload_sandbox::{Network, Policy};
+use offload_sandbox::{Limits, Network, Policy};
 
 use crate::config::{SandboxNetwork, SandboxPolicy, expand_tilde};
 
@@ -208,9 +208,23 @@ pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
                 given => network_of(given.as_ref())?,
             },
             unix_sockets: false,
+            limits: limits(sandbox),
         },
         state_dir,
     })
+}
+
+/// The defaults, with what the entry sets instead.
+fn limits(sandbox: &SandboxPolicy) -> Limits {
+    static DEFAULT: std::sync::OnceLock<Limits> = std::sync::OnceLock::new();
+    let default = DEFAULT.get_or_init(Limits::default_for_servers);
+    Limits {
+        memory: sandbox
+            .memory_mb
+            .map(|mb| mb.saturating_mul(1 << 20))
+            .or(default.memory),
+        processes: sandbox.processes.or(default.processes),
+    }
 }
 
 /// Offload's own variables a confined server gets (beside its entry's `env`, its `HOME` and

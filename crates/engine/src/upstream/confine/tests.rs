@@ -181,3 +181,25 @@ fn without_a_launcher_a_confined_server_does_not_start() {
     .unwrap_err();
     assert!(e.contains("sandbox\": \"off\""), "{e}");
 }
+
+#[test]
+fn limits_default_to_half_the_memory_and_1024_processes_and_the_entry_sets_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let python = Path::new("/usr/bin/python3");
+    let default = launch(
+        server(&SandboxPolicy::default(), python, &[]),
+        &setting(dir.path()),
+    )
+    .unwrap();
+    let half = offload_sandbox::physical_memory().map(|m| m / 2);
+    assert!(half.is_some_and(|h| h > 0));
+    assert_eq!(default.policy.limits.memory, half);
+    assert_eq!(default.policy.limits.processes, Some(1024));
+    let entry: SandboxPolicy =
+        serde_json::from_value(serde_json::json!({"memory_mb": 512, "processes": 64})).unwrap();
+    let own = launch(server(&entry, python, &[]), &setting(dir.path())).unwrap();
+    assert_eq!(own.policy.limits.memory, Some(512 << 20));
+    assert_eq!(own.policy.limits.processes, Some(64));
+    let wrong = serde_json::from_value::<SandboxPolicy>(serde_json::json!({"memory": "4GB"}));
+    assert!(wrong.unwrap_err().to_string().contains("memory_mb"));
+}
