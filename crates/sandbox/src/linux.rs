@@ -90,14 +90,21 @@ fn limit(limits: &Limits) -> Result<bool, SandboxError> {
     // RLIMIT_NPROC counts every process of the user: set as is, a server would be refused a
     // fork whenever the user's desktop runs more than the limit. In a user namespace of its
     // own, it counts the server's processes alone. Root is never held by it.
-    if nix::unistd::getuid().is_root() || !user_namespace_works() {
+    if nix::unistd::getuid().is_root() {
         return Ok(false);
     }
-    if !Maps::of_this_process().enter() {
-        return Err(SandboxError::Os {
-            what: "cannot enter a user namespace",
-            source: std::io::Error::last_os_error(),
-        });
+    match Maps::of_this_process().enter() {
+        Entered::Yes => {}
+        // Blocked here (some distributions do): nothing changed, processes are not limited.
+        Entered::No => return Ok(false),
+        // Mapping one's own user needs no privilege: this is not expected, but a server in a
+        // namespace where it is nobody must not start.
+        Entered::Unmapped => {
+            return Err(SandboxError::Os {
+                what: "cannot map the user in a user namespace",
+                source: std::io::Error::last_os_error(),
+            });
+        }
     }
     setrlimit(Resource::RLIMIT_NPROC, processes, processes).map_err(|e| SandboxError::Os {
         what: "cannot limit processes",
@@ -125,7 +132,7 @@ impl Maps {
 
     /// Makes this process the only member of a new user namespace, mapped. System calls only.
     #[allow(unsafe_code)]
-    fn enter(&self) -> bool {
+    fn enter(&self) -> Entered {
         fn write(path: &std::ffi::CStr, data: &[u8]) -> bool {
             // SAFETY: plain system calls on a NUL-terminated path and a live buffer.
             unsafe {
@@ -139,12 +146,28 @@ impl Maps {
             }
         }
         // SAFETY: unshare takes flags only.
-        let unshared = unsafe { nix::libc::unshare(nix::libc::CLONE_NEWUSER) == 0 };
-        unshared
-            && write(c"/proc/self/setgroups", b"deny")
+        if unsafe { nix::libc::unshare(nix::libc::CLONE_NEWUSER) } != 0 {
+            return Entered::No;
+        }
+        if write(c"/proc/self/setgroups", b"deny")
             && write(c"/proc/self/uid_map", self.uid.as_bytes())
             && write(c"/proc/self/gid_map", self.gid.as_bytes())
+        {
+            Entered::Yes
+        } else {
+            Entered::Unmapped
+        }
     }
+}
+
+/// How entering a user namespace went.
+#[derive(PartialEq)]
+enum Entered {
+    Yes,
+    /// Refused: this process is as it was.
+    No,
+    /// Entered, but its user is not mapped in it.
+    Unmapped,
 }
 
 /// Whether a user namespace can be entered and mapped here (blocked by some distributions, as
@@ -155,7 +178,7 @@ fn user_namespace_works() -> bool {
     // SAFETY: the child makes system calls only (no allocation, no lock) and exits.
     match unsafe { nix::unistd::fork() } {
         Ok(nix::unistd::ForkResult::Child) => {
-            let code = if maps.enter() { 0 } else { 1 };
+            let code = if maps.enter() == Entered::Yes { 0 } else { 1 };
             // SAFETY: leaves the child without running the parent's exit handlers.
             unsafe { nix::libc::_exit(code) }
         }
