@@ -4,6 +4,7 @@
 //! protocol: everything else goes to stderr (or the file named by `OFFLOAD_LOG_FILE`).
 
 mod auth;
+mod doctor;
 mod files;
 mod mcp;
 mod sandbox;
@@ -106,6 +107,14 @@ enum Command {
     Summarize(files::SummarizeArgs),
     /// Print lines of a text file (or rows of a sheet, pages of a PDF), exactly.
     Read(files::ReadArgs),
+    /// Check what this machine can enforce on the servers Offload starts (Landlock, seccomp,
+    /// process limits), run a hostile self-test of the launcher, and list unconfined servers.
+    Doctor {
+        #[command(flatten)]
+        config: ConfigArg,
+        #[command(flatten)]
+        args: doctor::DoctorArgs,
+    },
     /// Internal: extract PDF text from stdin (run by the engine with a deadline).
     #[command(hide = true)]
     PdfText {
@@ -139,6 +148,7 @@ fn main() -> std::process::ExitCode {
             images,
         } => files::pdf_text(from, count, images),
         Command::SandboxExec(args) => sandbox::exec(args),
+        Command::Doctor { config, args } => doctor::run(config.resolve(), args),
         Command::ConfigPath { config } => {
             let path = config
                 .resolve()

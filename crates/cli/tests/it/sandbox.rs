@@ -412,9 +412,22 @@ async fn a_confined_python_server_reaches_its_roots_and_nothing_else_through_off
     client.cancel().await.unwrap();
 }
 
-/// Runs Python `code` as the user `nobody` (a process limit never holds root) under `policy`,
-/// with the launcher hard-linked where that user can reach it.
+/// Runs Python `code` as the user `nobody` (a process limit never holds root) under `policy`.
 fn run_as_nobody(policy: &Value, code: &str) -> (String, String) {
+    run_as_nobody_program(&[
+        "sandbox-exec",
+        "--policy",
+        &policy.to_string(),
+        "--",
+        "/usr/bin/python3",
+        "-c",
+        code,
+    ])
+}
+
+/// Runs `offload ARGS` as the user `nobody`, hard-linked where that user can reach it; its
+/// stdout and stderr.
+fn run_as_nobody_program(args: &[&str]) -> (String, String) {
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
@@ -424,10 +437,10 @@ fn run_as_nobody(policy: &Value, code: &str) -> (String, String) {
         .or_else(|_| std::fs::copy(target_bin("offload"), &launcher).map(drop))
         .unwrap();
     let out = Command::new(&launcher)
-        .args(["sandbox-exec", "--policy", &policy.to_string(), "--"])
-        .args(["/usr/bin/python3", "-c", code])
+        .args(args)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
+        .env("HOME", dir.path())
         .current_dir("/")
         .uid(65534)
         .gid(65534)
@@ -473,4 +486,54 @@ fn a_fork_bomb_stops_at_the_process_limit_and_a_memory_bomb_at_the_memory_limit(
     assert_eq!(refused, "refused", "{stderr}");
     let (allowed, _, stderr) = run(&w, &base(&w), eat);
     assert_eq!(allowed, "ok", "the control: {stderr}");
+}
+
+#[test]
+fn doctor_reports_the_kernel_proves_the_launcher_and_names_the_servers_left_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {
+            "kept": {"command": "node", "args": ["server.js"]},
+            "open": {"command": "uvx", "args": ["mcp-server-time"], "sandbox": {"network": "all"}},
+            "free": {"command": "python3", "sandbox": "off"},
+            "remote": {"url": "https://example.com/mcp"},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let out = Command::new(target_bin("offload"))
+        .args(["doctor", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    let line = |what: &str| {
+        said.lines()
+            .find(|l| l.starts_with(what))
+            .unwrap_or_else(|| panic!("no {what} line: {said}"))
+            .to_owned()
+    };
+    let abi: u32 = line("Landlock")
+        .split_whitespace()
+        .nth(2)
+        .and_then(|n| n.trim_end_matches(':').parse().ok())
+        .unwrap();
+    assert!(abi >= 4, "{said}");
+    assert!(line("Landlock").contains("TCP ports"));
+    assert!(line("seccomp").contains("on:"));
+    assert!(line("self-test").ends_with("4 attempts, 0 escapes; each works when granted"));
+    assert_eq!(
+        line("servers"),
+        "servers         1 confined, 1 with the network open (open), 1 unconfined (\"sandbox\": \"off\": free)"
+    );
+    // This suite runs as root, which no process limit holds; as a normal user, it holds.
+    assert!(line("processes").contains("root"), "{said}");
+    let (as_user, stderr) = run_as_nobody_program(&["doctor", "--config", "/dev/null"]);
+    assert!(
+        as_user.contains("processes       limited per server"),
+        "{as_user} {stderr}"
+    );
 }
