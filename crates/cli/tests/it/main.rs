@@ -15,6 +15,7 @@ mod escape;
 mod faults;
 mod file_content;
 mod file_tools;
+mod hostile;
 mod http;
 mod interop;
 mod liveness;

@@ -1,0 +1,191 @@
+//! A hostile server in three runtimes — Python (the official SDK), Node (the official TypeScript
+//! SDK) and a native program (rmcp) — tries, through `offload mcp` in the default exposure mode
+//! and reached by a real MCP client, everything a compromised server would. Each attempt is made
+//! by the same server twice: confined by default (`"sandbox"` left out but for a memory limit),
+//! and with `"sandbox": "off"`, the positive control that shows the attempt works when nothing
+//! stops it. What the confined one may do — its roots, its state directory — is checked too.
+//! The README's "attempts, escapes" figures are this test's counts.
+//!
+//! Fork bombs are proven at the launcher (`sandbox.rs`): this suite runs as root, which no
+//! process limit holds.
+
+use std::net::TcpListener;
+use std::os::unix::net::UnixListener;
+use std::path::PathBuf;
+
+use offload_testkit::{TestContext, call, interop_dir, target_bin, text};
+use serde_json::{Value, json};
+
+/// How one runtime's hostile server is started.
+fn runtime(name: &str) -> Value {
+    let interop = interop_dir();
+    match name {
+        "python" => json!({
+            "command": interop.join(".venv/bin/python"),
+            "args": [interop.join("hostile_server.py")],
+        }),
+        "node" => json!({"command": "node", "args": [interop.join("hostile_server.mjs")]}),
+        "native" => json!({"command": target_bin("offload-hostile")}),
+        _ => unreachable!("three runtimes"),
+    }
+}
+
+fn with(mut entry: Value, sandbox: Value) -> Value {
+    entry["sandbox"] = sandbox;
+    entry
+}
+
+/// Runs every attempt against `name`'s server confined and unconfined; the number made.
+async fn attempts_of(name: &str) -> usize {
+    let ctx = TestContext::new();
+    // A root that holds secrets: the whole home, with an SSH key in it; Offload's config beside.
+    std::fs::create_dir_all(ctx.home.join(".ssh")).unwrap();
+    let key = ctx.home.join(".ssh/id_rsa");
+    std::fs::write(&key, "PRIVATE KEY").unwrap();
+    std::fs::write(ctx.home.join("notes.txt"), "my notes").unwrap();
+    std::fs::write(ctx.root.join("data.txt"), "in the root").unwrap();
+    let link = ctx.root.join("key-link");
+    std::os::unix::fs::symlink(&key, &link).unwrap();
+    let agent = ctx.root.join("agent.sock");
+    let _agent = UnixListener::bind(&agent).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let outside = ctx.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    ctx.write_config(json!({
+        "roots": [ctx.root, ctx.home],
+        "mcpServers": {
+            "jail": with(runtime(name), json!({"memory_mb": 1024})),
+            "open": with(runtime(name), json!("off")),
+        },
+    }));
+    let client = ctx.client().await;
+    let ask = |server: &'static str, args: Value| {
+        let client = &client;
+        async move {
+            let answer = call(
+                client,
+                "call_tool",
+                json!({"server": server, "tool_name": "attempt", "tool_args": args}),
+            )
+            .await;
+            text(&answer)
+        }
+    };
+
+    // Granted: its roots, read and written (one holds the home, around its secrets), and its
+    // own state directory as HOME and TMPDIR.
+    for (args, says) in [
+        (
+            json!({"kind": "read", "path": ctx.root.join("data.txt")}),
+            "ok: in the root",
+        ),
+        (
+            json!({"kind": "read", "path": ctx.home.join("notes.txt")}),
+            "ok: my notes",
+        ),
+        (
+            json!({"kind": "write", "path": ctx.root.join("new.txt")}),
+            "ok",
+        ),
+    ] {
+        let answer = ask("jail", args.clone()).await;
+        assert!(
+            answer.contains(says),
+            "{name} {args}: {answer}\n{}",
+            ctx.log()
+        );
+    }
+    let state = ctx.home.join(".local/share/offload/servers/jail");
+    let state = state.display();
+    assert!(
+        ask("jail", json!({"kind": "where"}))
+            .await
+            .contains(&format!("ok: {state} {state}"))
+    );
+
+    let moved: PathBuf = outside.join("moved.txt");
+    let mut attempts = vec![
+        ("read an SSH key", json!({"kind": "read", "path": key})),
+        (
+            "read Offload's config",
+            json!({"kind": "read", "path": ctx.config_path}),
+        ),
+        (
+            "read a key through a symlink in the root",
+            json!({"kind": "read", "path": link}),
+        ),
+        (
+            "write outside the roots",
+            json!({"kind": "write", "path": outside.join("x")}),
+        ),
+        (
+            "write ~/.bashrc",
+            json!({"kind": "write", "path": ctx.home.join(".bashrc")}),
+        ),
+        (
+            "hard-link a key into the root",
+            json!({"kind": "link", "path": key, "to": ctx.root.join("stolen")}),
+        ),
+        (
+            "move a file out of the root",
+            json!({"kind": "rename", "path": ctx.root.join("data.txt"), "to": moved}),
+        ),
+        (
+            "TCP to a loopback port",
+            json!({"kind": "tcp", "port": port}),
+        ),
+        (
+            "UDP to a loopback port",
+            json!({"kind": "udp", "port": port}),
+        ),
+        (
+            "connect to an agent's unix socket",
+            json!({"kind": "unix", "path": agent}),
+        ),
+        ("read Offload's environment", json!({"kind": "environ"})),
+        ("signal Offload", json!({"kind": "signal"})),
+        (
+            "allocate 2 GB (limit 1 GB)",
+            json!({"kind": "memory", "mb": 2048}),
+        ),
+    ];
+    if name != "node" {
+        attempts.push(("ptrace", json!({"kind": "ptrace"})));
+    }
+    for (what, args) in &attempts {
+        let jailed = ask("jail", args.clone()).await;
+        assert!(
+            jailed.starts_with("refused"),
+            "{name}: {what} escaped: {jailed}\n{}",
+            ctx.log()
+        );
+        eprintln!("{name}: {what}: {jailed}");
+        let control = ask("open", args.clone()).await;
+        assert!(
+            control.starts_with("ok"),
+            "{name}: the control of {what} failed, so its refusal proves nothing: {control}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&key).unwrap(), "PRIVATE KEY");
+    client.cancel().await.unwrap();
+    eprintln!("{name}: {} attempts, 0 escapes", attempts.len());
+    attempts.len()
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn a_hostile_python_server_escapes_nothing() {
+    assert_eq!(attempts_of("python").await, 14);
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn a_hostile_node_server_escapes_nothing() {
+    assert_eq!(attempts_of("node").await, 13);
+}
+
+#[tokio::test]
+async fn a_hostile_native_server_escapes_nothing() {
+    assert_eq!(attempts_of("native").await, 14);
+}
