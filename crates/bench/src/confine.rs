@@ -17,22 +17,67 @@ pub async fn run(starts: usize, calls: usize) -> anyhow::Result<()> {
     servers(calls).await
 }
 
-/// `/bin/true` through the launcher, under a policy like a server's, beside `/bin/true`.
+/// `/bin/true` through the launcher, under a policy like a server's (its limits included),
+/// beside `/bin/true`; run as root, also as a normal user (`nobody`), whose process limit
+/// makes the launcher enter a user namespace.
 fn launcher(starts: usize) -> anyhow::Result<()> {
     let policy = json!({
         "read": ["/usr", "/lib", "/lib64", "/bin", "/etc", "/proc/self"],
         "write": ["/dev/null", std::env::temp_dir()],
         "network": "off",
+        "limits": offload_sandbox::Limits::default_for_servers(),
     })
     .to_string();
     let offload = target_bin("offload");
-    let confined = || {
-        Command::new(&offload)
-            .args(["sandbox-exec", "--policy", &policy, "--", "/bin/true"])
-            .stderr(Stdio::inherit())
-            .status()
+    starts_beside_direct(starts, &offload, &policy, None, "as this user")?;
+    if is_root() {
+        use std::os::unix::fs::PermissionsExt;
+        // Where `nobody` can reach the launcher.
+        let dir = tempfile::tempdir()?;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
+        let linked = dir.path().join("offload");
+        std::fs::hard_link(&offload, &linked)
+            .or_else(|_| std::fs::copy(&offload, &linked).map(drop))?;
+        starts_beside_direct(
+            starts,
+            &linked,
+            &policy,
+            Some(65534),
+            "as a normal user (the process limit's user namespace entered)",
+        )?;
+    }
+    Ok(())
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .is_some_and(|ids| ids.split_whitespace().next() == Some("0"))
+    })
+}
+
+fn starts_beside_direct(
+    starts: usize,
+    offload: &std::path::Path,
+    policy: &str,
+    uid: Option<u32>,
+    who: &str,
+) -> anyhow::Result<()> {
+    use std::os::unix::process::CommandExt;
+    let as_who = |mut cmd: Command| {
+        if let Some(uid) = uid {
+            cmd.uid(uid).gid(uid).current_dir("/");
+        }
+        cmd
     };
-    let direct = || Command::new("/bin/true").status();
+    let confined = || {
+        let mut cmd = Command::new(offload);
+        cmd.args(["sandbox-exec", "--policy", policy, "--", "/bin/true"])
+            .stderr(Stdio::inherit());
+        as_who(cmd).status()
+    };
+    let direct = || as_who(Command::new("/bin/true")).status();
     for _ in 0..20 {
         confined()?;
         direct()?;
@@ -48,7 +93,7 @@ fn launcher(starts: usize) -> anyhow::Result<()> {
     }
     let (o, b) = (summarize(&mut ours), summarize(&mut base));
     println!(
-        "start /bin/true through `offload sandbox-exec` (Landlock + seccomp) beside directly, {starts} starts each, alternating"
+        "start /bin/true through `offload sandbox-exec` (limits, Landlock, seccomp) beside directly, {who}, {starts} starts each, alternating"
     );
     println!("{}", header("confined", "direct"));
     println!("{}", row("median", o.median, b.median));
