@@ -85,6 +85,9 @@ pub struct Confined {
     pub scoped: bool,
     /// The process limit holds (see [`Support::process_limits`]).
     pub processes_limited: bool,
+    /// A [`Network::Proxy`] server got a network namespace of its own (else it is held to the
+    /// proxy's port only).
+    pub network_namespace: bool,
 }
 
 /// Applies `policy` to this process, for good: what it execs next inherits it.

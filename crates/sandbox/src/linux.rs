@@ -15,6 +15,8 @@ use seccompiler::{
 
 use crate::{Confined, Limits, Network, Policy, SandboxError, Support};
 
+mod relay;
+
 /// The newest ABI this launcher asks for; the kernel's best is used up to it.
 const ABI_WANTED: ABI = ABI::V6;
 
@@ -66,17 +68,43 @@ pub fn confine(policy: &Policy) -> Result<Confined, SandboxError> {
     nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0)
         .map_err(os("cannot limit core dumps"))?;
     close_inherited_descriptors()?;
-    let processes_limited = limit(&policy.limits)?;
-    let confined = landlock(policy)?;
+    let mut user_namespace = false;
+    let processes_limited = limit(&policy.limits, &mut user_namespace)?;
+    let network_namespace = match &policy.network {
+        Network::Proxy { port, socket } => isolate(*port, socket, &mut user_namespace)?,
+        _ => false,
+    };
+    let confined = landlock(policy, network_namespace)?;
     seccomp(policy)?;
     Ok(Confined {
         processes_limited,
+        network_namespace,
         ..confined
     })
 }
 
+/// Enters a user namespace of this process's own unless it is in one already; whether it is.
+fn own_user_namespace(entered: &mut bool) -> Result<bool, SandboxError> {
+    if !*entered {
+        match Maps::of_this_process().enter() {
+            Entered::Yes => *entered = true,
+            // Blocked here (some distributions do): nothing changed.
+            Entered::No => {}
+            // Mapping one's own user needs no privilege: this is not expected, but a server in
+            // a namespace where it is nobody must not start.
+            Entered::Unmapped => {
+                return Err(SandboxError::Os {
+                    what: "cannot map the user in a user namespace",
+                    source: std::io::Error::last_os_error(),
+                });
+            }
+        }
+    }
+    Ok(*entered)
+}
+
 /// Applies the limits; whether the process limit holds.
-fn limit(limits: &Limits) -> Result<bool, SandboxError> {
+fn limit(limits: &Limits, user_namespace: &mut bool) -> Result<bool, SandboxError> {
     use nix::sys::resource::{Resource, setrlimit};
     if let Some(bytes) = limits.memory {
         setrlimit(Resource::RLIMIT_DATA, bytes, bytes).map_err(|e| SandboxError::Os {
@@ -90,21 +118,8 @@ fn limit(limits: &Limits) -> Result<bool, SandboxError> {
     // RLIMIT_NPROC counts every process of the user: set as is, a server would be refused a
     // fork whenever the user's desktop runs more than the limit. In a user namespace of its
     // own, it counts the server's processes alone. Root is never held by it.
-    if nix::unistd::getuid().is_root() {
+    if nix::unistd::getuid().is_root() || !own_user_namespace(user_namespace)? {
         return Ok(false);
-    }
-    match Maps::of_this_process().enter() {
-        Entered::Yes => {}
-        // Blocked here (some distributions do): nothing changed, processes are not limited.
-        Entered::No => return Ok(false),
-        // Mapping one's own user needs no privilege: this is not expected, but a server in a
-        // namespace where it is nobody must not start.
-        Entered::Unmapped => {
-            return Err(SandboxError::Os {
-                what: "cannot map the user in a user namespace",
-                source: std::io::Error::last_os_error(),
-            });
-        }
     }
     setrlimit(Resource::RLIMIT_NPROC, processes, processes).map_err(|e| SandboxError::Os {
         what: "cannot limit processes",
@@ -223,7 +238,49 @@ fn close_inherited_descriptors() -> Result<(), SandboxError> {
     Ok(())
 }
 
-fn landlock(policy: &Policy) -> Result<Confined, SandboxError> {
+/// Gives this process a network namespace of its own, with loopback up and a relay on `port`
+/// to the proxy's unix `socket`; false where no namespace can be made (nothing changed).
+fn isolate(port: u16, socket: &Path, user_namespace: &mut bool) -> Result<bool, SandboxError> {
+    let root = nix::unistd::getuid().is_root();
+    if !root && !own_user_namespace(user_namespace)? {
+        return Ok(false);
+    }
+    if nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET).is_err() {
+        return Ok(false);
+    }
+    let os = |what| move |source| SandboxError::Os { what, source };
+    loopback_up().map_err(os("cannot bring up loopback in the network namespace"))?;
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port))
+        .map_err(os("cannot listen for the proxy in the network namespace"))?;
+    relay::start(listener, socket).map_err(os("cannot start the proxy's relay"))?;
+    Ok(true)
+}
+
+/// `ip link set lo up`, in this process's network namespace.
+#[allow(unsafe_code)]
+fn loopback_up() -> std::io::Result<()> {
+    use nix::libc;
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0")?;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&socket);
+    // SAFETY: an `ifreq` is plain data, all zeroes a valid value; the ioctls read and write
+    // only it.
+    unsafe {
+        let mut request: libc::ifreq = std::mem::zeroed();
+        for (to, from) in request.ifr_name.iter_mut().zip(b"lo\0") {
+            *to = *from as libc::c_char;
+        }
+        if libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut request) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+        if libc::ioctl(fd, libc::SIOCSIFFLAGS, &request) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+fn landlock(policy: &Policy, network_namespace: bool) -> Result<Confined, SandboxError> {
     let rule_error =
         |e: landlock::RulesetError| SandboxError::Unsupported(format!("Landlock: {e}"));
     let fs_all = AccessFs::from_all(ABI_WANTED);
@@ -248,8 +305,16 @@ fn landlock(policy: &Policy) -> Result<Confined, SandboxError> {
                 .handle_access(tcp)
                 .map_err(rule_error)?;
         }
+        // In its own network namespace, the relay is all there is: the port rule is a second
+        // wall where the kernel has it.
+        Network::Proxy { .. } if network_namespace => {
+            ruleset = ruleset
+                .set_compatibility(CompatLevel::BestEffort)
+                .handle_access(tcp)
+                .map_err(rule_error)?;
+        }
         // Ports are Landlock's alone: without ABI 4 they cannot be enforced.
-        Network::Ports(_) => {
+        Network::Ports(_) | Network::Proxy { .. } => {
             ruleset = ruleset
                 .set_compatibility(CompatLevel::HardRequirement)
                 .handle_access(tcp)
@@ -273,8 +338,13 @@ fn landlock(policy: &Policy) -> Result<Confined, SandboxError> {
                 .map_err(rule_error)?;
         }
     }
-    if let Network::Ports(ports) = &policy.network {
-        for &port in ports {
+    let ports = match &policy.network {
+        Network::Ports(ports) => ports.clone(),
+        Network::Proxy { port, .. } => vec![*port],
+        Network::Off | Network::All => Vec::new(),
+    };
+    {
+        for port in ports {
             created = created
                 .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
                 .map_err(rule_error)?;
@@ -297,6 +367,7 @@ fn landlock(policy: &Policy) -> Result<Confined, SandboxError> {
         landlock_abi: abi,
         scoped: abi >= 6,
         processes_limited: false,
+        network_namespace,
     })
 }
 

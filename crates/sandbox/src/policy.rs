@@ -59,8 +59,14 @@ pub enum Network {
     Off,
     /// Anywhere.
     All,
-    /// TCP connections to these ports only (a local proxy's, say); no UDP.
+    /// TCP connections to these ports only; no UDP.
     Ports(Vec<u16>),
+    /// Only Offload's egress proxy, which holds the server to its allow-list. Where a network
+    /// namespace can be made, the server gets one of its own, with nothing in it but loopback
+    /// and, on `port`, a relay to the proxy's unix `socket`: no address outside is reachable,
+    /// whatever the server does. Elsewhere, TCP to `port` only — which the same port on another
+    /// address also satisfies (see [`crate::Confined::network_namespace`]).
+    Proxy { port: u16, socket: PathBuf },
 }
 
 impl Policy {
@@ -92,6 +98,14 @@ mod tests {
             },
         };
         assert_eq!(Policy::from_json(&policy.to_json()).unwrap(), policy);
+        let proxied = Policy {
+            network: Network::Proxy {
+                port: 3128,
+                socket: "/tmp/egress.sock".into(),
+            },
+            ..Policy::default()
+        };
+        assert_eq!(Policy::from_json(&proxied.to_json()).unwrap(), proxied);
         assert_eq!(Policy::from_json("{}").unwrap().network, Network::Off);
         assert!(
             Policy::from_json(r#"{"raed": []}"#).is_err(),
