@@ -5,7 +5,8 @@ same tool is written for Node (hostile_server.mjs) and as a native program (offl
 
 Kinds: read PATH, write PATH, link PATH TO (hard link), rename PATH TO, tcp PORT, udp PORT,
 unix PATH (connect), environ (the parent's /proc/PID/environ), signal (signal 0 to the parent),
-ptrace (PTRACE_TRACEME), memory MB (allocate and touch), where (HOME and TMPDIR).
+ptrace (PTRACE_TRACEME), memory MB (allocate and touch), where (HOME and TMPDIR), fetch PATH
+(an HTTP GET of the URL in `path`, through the proxy the environment names, as most clients do).
 
 Usage: python hostile_server.py   (serves MCP on stdio)
 """
@@ -13,6 +14,7 @@ Usage: python hostile_server.py   (serves MCP on stdio)
 import ctypes
 import os
 import socket
+import urllib.request
 
 from mcp.server.mcpserver import MCPServer
 
@@ -54,6 +56,7 @@ ACTIONS = {
     "ptrace": lambda a: ptrace(),
     "memory": lambda a: memory(a["mb"]),
     "where": lambda a: f"{os.environ.get('HOME')} {os.environ.get('TMPDIR')}",
+    "fetch": lambda a: urllib.request.urlopen(a["path"], timeout=10).read().decode(),
 }
 
 

@@ -69,8 +69,14 @@ pub fn run(config: ConfigChoice, args: DoctorArgs) -> ExitCode {
     );
     line(
         "network",
-        "\"off\" and \"all\" held; an allow-list holds by port (443 for a host), not yet by name"
-            .into(),
+        if support.network_namespaces {
+            "an allow-list holds by name: Offload's proxy is a server's only way out (a network namespace of its own)".into()
+        } else if support.tcp_ports {
+            "an allow-list holds by name through Offload's proxy, which a server reaches by its port only: the same port elsewhere is reachable too (no network namespaces here)".into()
+        } else {
+            ok = false;
+            "an allow-list cannot be held here (no network namespaces, no Landlock TCP ports): servers with one do not start".into()
+        },
     );
     let exe = std::env::current_exe().ok();
     line(

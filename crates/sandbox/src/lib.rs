@@ -46,6 +46,9 @@ pub struct Support {
     /// its own), so a process limit holds: false when Offload runs as root (never held by it)
     /// or user namespaces are blocked (then processes are not limited).
     pub process_limits: bool,
+    /// A server can get a network namespace of its own (root, or a user namespace), so a
+    /// network allow-list holds by name, not by port.
+    pub network_namespaces: bool,
 }
 
 /// The machine's memory in bytes.
@@ -73,6 +76,7 @@ pub fn support() -> Support {
             tcp_ports: false,
             scoping: false,
             process_limits: false,
+            network_namespaces: false,
         }
     }
 }

@@ -39,11 +39,14 @@ pub fn support() -> Support {
     })
     .join()
     .unwrap_or(0);
+    let root = nix::unistd::getuid().is_root();
+    let user_namespaces = !root && user_namespace_works();
     Support {
         landlock_abi: abi,
         tcp_ports: abi >= 4,
         scoping: abi >= 6,
-        process_limits: !nix::unistd::getuid().is_root() && user_namespace_works(),
+        process_limits: !root && user_namespaces,
+        network_namespaces: root || user_namespaces,
     }
 }
 

@@ -189,3 +189,82 @@ async fn a_hostile_node_server_escapes_nothing() {
 async fn a_hostile_native_server_escapes_nothing() {
     assert_eq!(attempts_of("native").await, 14);
 }
+
+/// A web server on loopback answering every request with `hello`.
+fn origin() -> u16 {
+    use std::io::{Read, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut head = [0u8; 4096];
+            let _ = stream.read(&mut head);
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+            );
+        }
+    });
+    port
+}
+
+/// `"network": {"allow": [...]}` through `offload mcp`, as a client meets it: the Python-SDK
+/// server reaches the host it names through its proxy — by name only — and nothing else, not
+/// even that host's port directly; each refusal is done by the same server unconfined.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn an_allow_list_reaches_the_hosts_it_names_through_the_proxy_and_nothing_else() {
+    let ctx = TestContext::new();
+    let (allowed, other) = (origin(), origin());
+    ctx.write_config(json!({
+        "roots": [ctx.root],
+        "mcpServers": {
+            "jail": with(runtime("python"), json!({"network": {"allow": [format!("localhost:{allowed}")]}})),
+            "open": with(runtime("python"), json!("off")),
+        },
+    }));
+    let client = ctx.client().await;
+    let ask = |server: &'static str, args: Value| {
+        let client = &client;
+        async move {
+            text(
+                &call(
+                    client,
+                    "call_tool",
+                    json!({"server": server, "tool_name": "attempt", "tool_args": args}),
+                )
+                .await,
+            )
+        }
+    };
+    let fetch = |url: String| json!({"kind": "fetch", "path": url});
+    let through = ask("jail", fetch(format!("http://localhost:{allowed}/"))).await;
+    assert_eq!(through, "ok: hello", "{}", ctx.log());
+    for (what, args) in [
+        (
+            "the allowed host by its address",
+            fetch(format!("http://127.0.0.1:{allowed}/")),
+        ),
+        ("another port", fetch(format!("http://localhost:{other}/"))),
+        (
+            "the allowed port, around the proxy",
+            json!({"kind": "tcp", "port": allowed}),
+        ),
+    ] {
+        let jailed = ask("jail", args.clone()).await;
+        assert!(jailed.starts_with("refused"), "{what}: {jailed}");
+        let control = ask("open", args).await;
+        assert!(
+            control.starts_with("ok"),
+            "the control of {what}: {control}"
+        );
+    }
+    // The refusal names the host to add, in the log.
+    let log = ctx.log();
+    assert!(
+        log.contains(&format!(
+            "network: refused 127.0.0.1:{allowed}, not in this server's allow-list"
+        )),
+        "{log}"
+    );
+    client.cancel().await.unwrap();
+}

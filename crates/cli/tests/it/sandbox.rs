@@ -424,6 +424,10 @@ fn doctor_reports_the_kernel_proves_the_launcher_and_names_the_servers_left_open
     assert!(abi >= 4, "{said}");
     assert!(line("Landlock").contains("TCP ports"));
     assert!(line("seccomp").contains("on:"));
+    assert!(
+        line("network").contains("a network namespace of its own"),
+        "{said}"
+    );
     assert!(line("self-test").ends_with("4 attempts, 0 escapes; each works when granted"));
     assert_eq!(
         line("servers"),

@@ -146,6 +146,22 @@ async fn open_stdio(
         env_values.push((k, value));
     }
     let path_var = ctx.search_path.child_path().await;
+    // A network allow-list is held by a proxy of the server's own, which lives as long as it.
+    let egress = match sandbox
+        .map(|s| super::confine::allow_list(s, &program))
+        .transpose()
+        .map_err(StartError::unavailable)?
+        .flatten()
+    {
+        Some(allow) => Some(
+            super::egress::start(ctx.name, allow, ctx.logs.clone())
+                .await
+                .map_err(|e| {
+                    StartError::unavailable(format!("sandbox: cannot start the network proxy: {e}"))
+                })?,
+        ),
+        None => None,
+    };
     let mut cmd = match sandbox {
         None => {
             let mut cmd = tokio::process::Command::new(&program);
@@ -166,6 +182,7 @@ async fn open_stdio(
                 env_values: &values,
                 cwd: cwd.as_deref(),
                 path_var: &path_var,
+                egress: egress.as_ref(),
             };
             let launch = super::confine::launch(server, &ctx.confinement)
                 .map_err(StartError::unavailable)?;
@@ -227,7 +244,7 @@ async fn open_stdio(
         Ok(client) => Ok(Opened {
             client,
             process_group,
-            stop: Some(watch_exit(child, process_group)),
+            stop: Some(watch_exit(child, process_group, egress)),
             exceeded,
         }),
         Err(e) => {
@@ -254,9 +271,12 @@ async fn open_stdio(
 fn watch_exit(
     mut child: Box<dyn ChildWrapper>,
     group: Option<u32>,
+    egress: Option<super::egress::Egress>,
 ) -> tokio::sync::oneshot::Sender<()> {
     let (stop, stopped) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
+        // The server's proxy ends with it.
+        let _egress = egress;
         tokio::select! {
             _ = child.wait() => super::supervisor::kill_group(group),
             _ = stopped => {}

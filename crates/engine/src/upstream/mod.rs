@@ -8,6 +8,7 @@ mod callers;
 mod calls;
 mod confine;
 mod connect;
+mod egress;
 mod error;
 mod handler;
 mod http_error;

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use offload_sandbox::{Limits, Network, Policy};
 
+use super::egress::{Allow, Egress};
 use crate::config::{SandboxNetwork, SandboxPolicy, expand_tilde};
 
 mod paths;
@@ -125,6 +126,8 @@ pub struct Server<'a> {
     pub cwd: Option<&'a Path>,
     /// The `PATH` it gets.
     pub path_var: &'a std::ffi::OsStr,
+    /// Its egress proxy, started for its allow-list (see [`allow_list`]).
+    pub egress: Option<&'a Egress>,
 }
 
 /// How `server` is launched under `setting`.
@@ -137,6 +140,7 @@ pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
         env_values,
         cwd,
         path_var,
+        egress,
     } = server;
     let launcher = setting.launcher.clone().ok_or_else(|| {
         "sandbox: the `offload` program that confines servers was not found beside this one; reinstall Offload, or set \"sandbox\": \"off\" for this server".to_owned()
@@ -203,10 +207,7 @@ pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
         policy: Policy {
             read,
             write,
-            network: match &sandbox.network {
-                None if is_package_runner(program) => runner_network(),
-                given => network_of(given.as_ref())?,
-            },
+            network: network_of(sandbox.network.as_ref(), program, egress)?,
             unix_sockets: false,
             limits: limits(sandbox),
         },
@@ -279,6 +280,15 @@ pub fn command(
     }
     cmd.env("HOME", &launch.state_dir)
         .env("TMPDIR", &launch.state_dir);
+    if let Network::Proxy { port, .. } = &launch.policy.network {
+        // Read by curl, Python (urllib, requests, httpx), npm, pip, uv, Go; Node's own `fetch`
+        // from Node 24 with NODE_USE_ENV_PROXY.
+        let proxy = format!("http://127.0.0.1:{port}");
+        for name in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"] {
+            cmd.env(name, &proxy);
+        }
+        cmd.env("NODE_USE_ENV_PROXY", "1");
+    }
     Ok(cmd)
 }
 
@@ -305,38 +315,46 @@ fn is_package_runner(program: &Path) -> bool {
         .is_some_and(|s| PACKAGE_RUNNERS.contains(&s))
 }
 
-/// What a package runner gets without a `network` of its own: its registry, which until the
-/// local proxy exists means HTTPS (port 443) to any host — where the kernel can hold a port
-/// (Landlock ABI 4, Linux 6.7); on older kernels, the network.
-fn runner_network() -> Network {
-    static TCP_PORTS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *TCP_PORTS.get_or_init(|| offload_sandbox::support().tcp_ports) {
-        Network::Ports(vec![443])
-    } else {
-        Network::All
+/// The allow-list a server's egress proxy holds it to, when its network is one: its entry's
+/// `{"allow": [...]}`, or for a package runner without a `network` of its own, the registries
+/// it installs from — where the kernel can hold it to the proxy (a network namespace, or
+/// Landlock's TCP ports from Linux 6.7); elsewhere a runner gets the network (see
+/// [`launch`]) and an allow-list cannot start.
+pub fn allow_list(sandbox: &SandboxPolicy, program: &Path) -> Result<Option<Allow>, String> {
+    match &sandbox.network {
+        Some(SandboxNetwork::Allow(list)) => Allow::parse(list).map(Some),
+        None if is_package_runner(program) && proxy_holds() => Ok(Some(Allow::registries())),
+        _ => Ok(None),
     }
 }
 
-fn network_of(network: Option<&SandboxNetwork>) -> Result<Network, String> {
-    Ok(match network {
-        None | Some(SandboxNetwork::Off) => Network::Off,
-        Some(SandboxNetwork::All) => Network::All,
-        // Without the local proxy (not built yet), an allow-list holds by port: `host:port`
-        // grants its port, a bare host HTTPS's 443.
-        Some(SandboxNetwork::Allow(allow)) => {
-            let mut ports = Vec::new();
-            for entry in allow {
-                let port = match entry.rsplit_once(':') {
-                    Some((_, port)) => port.parse::<u16>().map_err(|_| {
-                        format!("sandbox: \"{entry}\" in network.allow: write host, *.domain or host:port")
-                    })?,
-                    None => 443,
-                };
-                if !ports.contains(&port) {
-                    ports.push(port);
-                }
-            }
-            Network::Ports(ports)
+/// Whether this machine can hold a server to its proxy.
+fn proxy_holds() -> bool {
+    static HOLDS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HOLDS.get_or_init(|| {
+        let support = offload_sandbox::support();
+        support.tcp_ports || support.network_namespaces
+    })
+}
+
+fn network_of(
+    network: Option<&SandboxNetwork>,
+    program: &Path,
+    egress: Option<&Egress>,
+) -> Result<Network, String> {
+    Ok(match (network, egress) {
+        (_, Some(egress)) => Network::Proxy {
+            port: egress.port,
+            socket: egress.socket.clone(),
+        },
+        // A runner where no proxy can hold it (see `allow_list`).
+        (None, None) if is_package_runner(program) => Network::All,
+        (None | Some(SandboxNetwork::Off), None) => Network::Off,
+        (Some(SandboxNetwork::All), None) => Network::All,
+        (Some(SandboxNetwork::Allow(_)), None) => {
+            return Err(
+                "sandbox: a network allow-list needs Offload's proxy, and this kernel can hold a server to it neither by a network namespace nor by port (Linux 6.7)".into(),
+            );
         }
     })
 }

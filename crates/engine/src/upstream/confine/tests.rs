@@ -12,6 +12,7 @@ fn server<'a>(sandbox: &'a SandboxPolicy, program: &'a Path, args: &'a [String])
         env_values: &[],
         cwd: None,
         path_var: std::ffi::OsStr::new(""),
+        egress: None,
     }
 }
 
@@ -118,22 +119,24 @@ fn paths_the_entry_names_are_granted_and_the_runtime_around_the_command() {
 }
 
 #[test]
-fn a_package_runner_reaches_its_registry_unless_its_entry_says_otherwise() {
-    let dir = tempfile::tempdir().unwrap();
+fn a_package_runner_reaches_its_registries_through_its_proxy_unless_its_entry_says_otherwise() {
     let npx = Path::new("/usr/bin/npx");
-    let runner = launch(
-        server(&SandboxPolicy::default(), npx, &[]),
-        &setting(dir.path()),
-    )
-    .unwrap();
-    assert!(
-        matches!(runner.policy.network, Network::Ports(ref p) if p == &[443])
-            || runner.policy.network == Network::All
+    let default = SandboxPolicy::default();
+    // This machine holds a server to its proxy (a network namespace, or Landlock's ports).
+    assert_eq!(
+        allow_list(&default, npx).unwrap(),
+        Some(Allow::registries())
+    );
+    assert_eq!(
+        allow_list(&default, Path::new("/usr/bin/node")).unwrap(),
+        None
     );
     let off = SandboxPolicy {
         network: Some(SandboxNetwork::Off),
         ..Default::default()
     };
+    assert_eq!(allow_list(&off, npx).unwrap(), None);
+    let dir = tempfile::tempdir().unwrap();
     assert_eq!(
         launch(server(&off, npx, &[]), &setting(dir.path()))
             .unwrap()
@@ -141,26 +144,59 @@ fn a_package_runner_reaches_its_registry_unless_its_entry_says_otherwise() {
             .network,
         Network::Off
     );
-    let node = launch(
-        server(&SandboxPolicy::default(), Path::new("/usr/bin/node"), &[]),
+    // Where no proxy can hold it, a runner gets the network rather than no registry.
+    assert_eq!(network_of(None, npx, None).unwrap(), Network::All);
+    assert_eq!(
+        network_of(None, Path::new("/usr/bin/node"), None).unwrap(),
+        Network::Off
+    );
+}
+
+#[tokio::test]
+async fn an_allow_list_goes_through_the_servers_proxy_and_its_entry_is_checked() {
+    let list = SandboxPolicy {
+        network: Some(SandboxNetwork::Allow(vec!["api.github.com".into()])),
+        ..Default::default()
+    };
+    let node = Path::new("/usr/bin/node");
+    let allow = allow_list(&list, node).unwrap().unwrap();
+    assert!(allow.permits("api.github.com", 443));
+    let egress = super::super::egress::start("fx", allow, Default::default())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let launch = launch(
+        Server {
+            egress: Some(&egress),
+            ..server(&list, node, &[])
+        },
         &setting(dir.path()),
     )
     .unwrap();
-    assert_eq!(node.policy.network, Network::Off);
-}
-
-#[test]
-fn an_allow_list_holds_by_port_until_the_proxy_exists() {
-    let allow = |v: &[&str]| SandboxNetwork::Allow(v.iter().map(|s| s.to_string()).collect());
     assert_eq!(
-        network_of(Some(&allow(&["api.github.com", "localhost:8080"]))).unwrap(),
-        Network::Ports(vec![443, 8080])
+        launch.policy.network,
+        Network::Proxy {
+            port: egress.port,
+            socket: egress.socket.clone()
+        }
     );
-    assert!(network_of(Some(&allow(&["host:http"]))).is_err());
-    assert_eq!(
-        network_of(Some(&SandboxNetwork::All)).unwrap(),
-        Network::All
-    );
+    let cmd = command(&launch, node, &[], &[]).unwrap();
+    let env: std::collections::HashMap<_, _> = cmd
+        .as_std()
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_str()?.to_owned(), v?.to_str()?.to_owned())))
+        .collect();
+    let proxy = format!("http://127.0.0.1:{}", egress.port);
+    assert_eq!(env.get("HTTPS_PROXY"), Some(&proxy));
+    assert_eq!(env.get("http_proxy"), Some(&proxy));
+    assert_eq!(env.get("NODE_USE_ENV_PROXY").map(String::as_str), Some("1"));
+    // Without its proxy, an allow-list does not start; a wrong entry says what to write.
+    assert!(network_of(list.network.as_ref(), node, None).is_err());
+    let wrong = SandboxPolicy {
+        network: Some(SandboxNetwork::Allow(vec!["host:http".into()])),
+        ..Default::default()
+    };
+    assert!(allow_list(&wrong, node).unwrap_err().contains("host:port"));
 }
 
 #[test]
