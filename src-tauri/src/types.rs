@@ -15,7 +15,7 @@ use offload_engine::control::{
     ToolView, ToolsView, Trial, UrlPatternView, UrlsView,
 };
 use offload_engine::control::{Event, EventKind};
-use offload_engine::control::{LogLine, StderrLine};
+use offload_engine::control::{LogLine, Refusal, StderrLine};
 use offload_engine::http::ServingState;
 use ts_rs::{Config, TS};
 
@@ -55,6 +55,7 @@ pub fn declarations() -> String {
         ResourceView::decl(&cfg),
         OffersView::decl(&cfg),
         LogLine::decl(&cfg),
+        Refusal::decl(&cfg),
         StderrLine::decl(&cfg),
         Trial::decl(&cfg),
         ToolsView::decl(&cfg),

@@ -51,6 +51,7 @@ STEPS = [
     overview.notifications,
     servers.crash_loop_turned_off,
     servers.config_edited_on_disk,
+    servers.network_refused_and_allowed,
     overview.client_through_app,
 ]
 

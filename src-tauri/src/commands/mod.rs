@@ -46,6 +46,7 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         servers::move_secrets_to_keychain,
         servers::remove_server,
         servers::set_server_enabled,
+        servers::allow_host,
         servers::restart_server,
         servers::stop_retrying,
         servers::sign_in_server,

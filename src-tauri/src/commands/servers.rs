@@ -70,6 +70,17 @@ pub async fn put_server(
     control::put_server(&state.engine, previous.as_deref(), &name, &spec, &secrets).await
 }
 
+/// Lets the server reach a host its network proxy refused (added to its allow-list).
+#[tauri::command]
+pub async fn allow_host(
+    state: State<'_, AppState>,
+    name: String,
+    host: String,
+    port: u16,
+) -> Result<(), ControlError> {
+    control::allow_host(&state.engine, &name, &host, port).await
+}
+
 /// Moves the server's plain-text secrets into the keychain; answers how many moved.
 #[tauri::command]
 pub async fn move_secrets_to_keychain(

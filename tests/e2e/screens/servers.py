@@ -197,3 +197,56 @@ def config_edited_on_disk(run):
     config.write_text(json.dumps(doc, indent=2))
     wd.find("[data-testid=server-edited-on-disk]", timeout=20)
     print("hand edit of config.json picked up")
+
+
+def network_refused_and_allowed(run):
+    """Confinement in the window: a confined server (the native hostile one) with a network
+    allow-list fetches a host its proxy refuses; the refusal shows on its screen with the host
+    and port, and Allow writes the host into its entry, after which the same fetch goes through."""
+    import http.server
+    import threading
+    from pathlib import Path
+
+    config, env, wd = run.config, run.env, run.wd
+
+    class Hello(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", "5")
+            self.end_headers()
+            self.wfile.write(b"hello")
+
+        def log_message(self, *args):
+            pass
+
+    web = http.server.HTTPServer(("127.0.0.1", 0), Hello)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    port = web.server_address[1]
+    hostile = str(Path(FIXTURE).with_name("offload-hostile"))
+    doc = json.loads(config.read_text())
+    doc["mcpServers"]["net"] = {"command": hostile, "sandbox": {"network": {"allow": ["localhost:1"]}}}
+    config.write_text(json.dumps(doc, indent=2))
+    wd.click("[data-testid=nav-servers]")
+    wd.find("[data-testid=server-net]", timeout=20)
+    wd.click("[data-testid=server-net]")
+    line = wd.wait_text("[data-testid=server-confinement]", "network: localhost:1")
+    url = f"http://127.0.0.1:{port}/"
+    refused = asyncio.run(mcp_call(env, "attempt", {"kind": "fetch", "path": url}, server="net"))
+    assert refused.startswith("refused: HTTP/1.1 403"), refused
+    shown = wd.wait_text("[data-testid=network-refused]", f"127.0.0.1:{port}")
+    assert "once" in shown, shown
+    assert_reachable(wd, "[data-testid='allow-host-127.0.0.1']", "Allow")
+    wd.screenshot("server-network-refused.png")
+    wd.click("[data-testid='allow-host-127.0.0.1']")
+    deadline = time.time() + 10
+    while f"127.0.0.1:{port}" not in json.dumps(json.loads(config.read_text())["mcpServers"]["net"]):
+        assert time.time() < deadline, config.read_text()
+        time.sleep(0.1)
+    assert json.loads(config.read_text())["mcpServers"]["net"]["sandbox"] == {
+        "network": {"allow": ["localhost:1", f"127.0.0.1:{port}"]}}
+    wd.wait_text("[data-testid=server-confinement]", f"127.0.0.1:{port}")
+    wd.gone("[data-testid=network-refused]")
+    fetched = asyncio.run(mcp_call(env, "attempt", {"kind": "fetch", "path": url}, server="net"))
+    assert fetched == "ok: hello", fetched
+    web.shutdown()
+    print(f"confinement: {line.strip()}; a refused host shown, allowed with one click, then reached")

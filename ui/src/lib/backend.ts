@@ -82,6 +82,7 @@ export const backend = {
   setServerEnabled: (name: string, enabled: boolean) =>
     command("set_server_enabled", { name, enabled }),
   restartServer: (name: string) => command("restart_server", { name }),
+  allowHost: (name: string, host: string, port: number) => command("allow_host", { name, host, port }),
   stopRetrying: (name: string) => command("stop_retrying", { name }),
   signIn: (name: string) => command("sign_in_server", { name }),
   signOut: (name: string) => command("sign_out_server", { name }),

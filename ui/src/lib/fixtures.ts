@@ -43,6 +43,7 @@ export const server = (over: Partial<ServerView> = {}): ServerView => ({
     headers: {},
     timeoutSecs: null,
     enabled: true,
+    sandbox: null,
   },
   status: "ready",
   toolCount: 2,
@@ -56,6 +57,7 @@ export const server = (over: Partial<ServerView> = {}): ServerView => ({
   stderr: "",
   secrets: [],
   plainSecrets: [],
+  refused: [],
   ...over,
 });
 

@@ -102,7 +102,12 @@ export type ServerSpec = {
 /**
  * `stdio` or `http`.
  */
-transport: string, command: string, args: Array<string>, env: { [key in string]: string }, cwd: string | null, url: string, headers: { [key in string]: string }, timeoutSecs: number | null, enabled: boolean, };
+transport: string, command: string, args: Array<string>, env: { [key in string]: string }, cwd: string | null, url: string, headers: { [key in string]: string }, timeoutSecs: number | null, enabled: boolean, 
+/**
+ * A stdio server's confinement: `"off"`, or what it may touch beyond the defaults
+ * (absent: the defaults).
+ */
+sandbox: "off" | { network?: "off" | "all" | { allow: string[] }, read?: string[], write?: string[], env?: string[], memory_mb?: number, processes?: number } | null, };
 
 export type ServerView = { name: string, spec: ServerSpec, status: "idle" | "starting" | "ready" | "error" | "sign_in_required" | "disabled", toolCount: number | null, lastError: string | null, 
 /**
@@ -140,7 +145,12 @@ secrets: Array<SecretRef>,
 /**
  * Values that look secret and are written in the file: offered for moving to the keychain.
  */
-plainSecrets: Array<PlainSecret>, };
+plainSecrets: Array<PlainSecret>, 
+/**
+ * Hosts its network proxy refused that its entry still does not allow: offered for
+ * allowing.
+ */
+refused: Array<Refusal>, };
 
 export type Place = "env" | "header";
 
@@ -195,6 +205,8 @@ level: string, logger: string | null,
  * The message's `data`: a string as it is, anything else as JSON.
  */
 message: string, };
+
+export type Refusal = { host: string, port: number, times: number, };
 
 export type StderrLine = { time: string, text: string, };
 

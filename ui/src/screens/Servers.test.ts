@@ -330,6 +330,59 @@ describe("Servers", () => {
     });
   });
 
+  it("says how a server is confined, closes an open network and allows a refused host", async () => {
+    const puts: PutArgs[] = [];
+    const allowed: Commands["allow_host"]["args"][] = [];
+    const spec = { ...f.server().spec, sandbox: { network: "all" as const, memory_mb: 512 } };
+    mockCommands({
+      servers: () => [f.server({ spec, refused: [{ host: "api.example.com", port: 443, times: 3 }, { host: "127.0.0.1", port: 8080, times: 1 }] })],
+      server_tools: () => [],
+      put_server: (args) => (puts.push(args), null),
+      allow_host: (args) => (allowed.push(args), null),
+    });
+    render(Servers);
+    const line = await screen.findByTestId("server-confinement");
+    expect(line).toHaveTextContent("Confined to your allowed folders and its own · network open");
+    await userEvent.click(screen.getByTestId("close-network"));
+    await waitFor(() => expect(puts).toHaveLength(1));
+    expect(puts[0]).toMatchObject({ previous: "fx", name: "fx", spec: { command: "/usr/bin/fixture", sandbox: { memory_mb: 512 } } });
+    expect((puts[0].spec.sandbox as Record<string, unknown>).network).toBeUndefined();
+
+    const refused = screen.getByTestId("network-refused");
+    expect(refused).toHaveTextContent("api.example.com:443 3 times");
+    expect(refused).toHaveTextContent("127.0.0.1:8080 once");
+    await userEvent.click(screen.getByTestId("allow-host-127.0.0.1"));
+    await waitFor(() => expect(allowed).toEqual([{ name: "fx", host: "127.0.0.1", port: 8080 }]));
+  });
+
+  it("edits a server's confinement: hosts to reach, paths to read, or none of it", async () => {
+    const puts: PutArgs[] = [];
+    const spec = { ...f.server().spec, sandbox: { env: ["GITHUB_TOKEN"] } };
+    mockCommands({
+      servers: () => [f.server({ spec })],
+      server_tools: () => [],
+      put_server: (args) => (puts.push(args), null),
+    });
+    render(Servers);
+    expect(await screen.findByTestId("server-confinement")).toHaveTextContent("no network");
+    await userEvent.click(screen.getByTestId("server-edit"));
+    expect(screen.getByTestId("sandbox-confined")).toBeChecked();
+    await userEvent.selectOptions(screen.getByTestId("sandbox-network"), "allow");
+    await userEvent.type(screen.getByTestId("sandbox-allow"), "api.github.com{Enter}*.example.org");
+    await userEvent.type(screen.getByTestId("sandbox-read"), "~/notes");
+    await userEvent.click(screen.getByTestId("server-save"));
+    await waitFor(() => expect(puts).toHaveLength(1));
+    expect(puts[0].spec.sandbox).toEqual({ env: ["GITHUB_TOKEN"], network: { allow: ["api.github.com", "*.example.org"] }, read: ["~/notes"] });
+
+    await userEvent.click(await screen.findByTestId("server-edit"));
+    await userEvent.click(screen.getByTestId("sandbox-confined"));
+    expect(screen.getByTestId("sandbox-off-warning")).toHaveTextContent("everything you can");
+    expect(screen.queryByTestId("sandbox-network")).toBeNull();
+    await userEvent.click(screen.getByTestId("server-save"));
+    await waitFor(() => expect(puts).toHaveLength(2));
+    expect(puts[1].spec.sandbox).toBe("off");
+  });
+
   it("adds a server with the editor and shows the engine's error in place", async () => {
     const puts: PutArgs[] = [];
     mockCommands({

@@ -179,6 +179,7 @@ fn is_known_entry_key(key: &str) -> bool {
             | "disabled"
             | "timeoutSecs"
             | "startTimeoutSecs"
+            | "sandbox"
     )
 }
 
@@ -204,6 +205,52 @@ pub fn set_server_enabled(
         entry.shift_remove("disabled");
     } else {
         entry.insert("disabled".into(), Value::Bool(true));
+    }
+    Ok(())
+}
+
+/// Lets server `name` reach `host` (`api.github.com`, `host:port`): adds it to its network
+/// allow-list, making one if its network is off. Nothing else of the entry changes; a server
+/// whose network is open, or that runs unconfined, reaches it already and is left as it is.
+pub fn allow_host(doc: &mut Map<String, Value>, name: &str, host: &str) -> Result<(), EditError> {
+    let host = host.trim();
+    let valid = !host.is_empty()
+        && host.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '_' | '*' | '[' | ']')
+        });
+    if !valid {
+        return Err(EditError::Invalid(format!(
+            "'{host}' is not a host: write host, *.domain or host:port"
+        )));
+    }
+    let entry = servers(doc)?
+        .get_mut(name)
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| EditError::Invalid(format!("there is no server '{name}'")))?;
+    let sandbox = entry
+        .entry("sandbox")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(sandbox) = sandbox else {
+        return Ok(()); // "off": unconfined, it reaches every host
+    };
+    match sandbox.get_mut("network") {
+        Some(Value::String(all)) if all == "all" => {}
+        Some(Value::Object(network)) => match network.get_mut("allow") {
+            Some(Value::Array(list)) => {
+                if !list.iter().any(|h| h.as_str() == Some(host)) {
+                    list.push(Value::String(host.to_owned()));
+                }
+            }
+            _ => {
+                return Err(EditError::Invalid(format!(
+                    "the \"network\" of '{name}' is not an allow-list; fix it in config.json"
+                )));
+            }
+        },
+        // Off, or not said (off by default).
+        _ => {
+            sandbox.insert("network".into(), serde_json::json!({ "allow": [host] }));
+        }
     }
     Ok(())
 }

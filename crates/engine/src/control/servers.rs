@@ -35,6 +35,16 @@ pub struct ServerSpec {
     pub timeout_secs: Option<u64>,
     #[serde(default)]
     pub enabled: bool,
+    /// A stdio server's confinement: `"off"`, or what it may touch beyond the defaults
+    /// (absent: the defaults).
+    #[serde(default)]
+    #[cfg_attr(
+        feature = "ts",
+        ts(
+            type = "\"off\" | { network?: \"off\" | \"all\" | { allow: string[] }, read?: string[], write?: string[], env?: string[], memory_mb?: number, processes?: number } | null"
+        )
+    )]
+    pub sandbox: Option<crate::config::Sandbox>,
 }
 
 impl ServerSpec {
@@ -54,6 +64,7 @@ impl ServerSpec {
             headers: entry.headers.clone(),
             timeout_secs: entry.timeout_secs,
             enabled: !entry.disabled,
+            sandbox: entry.sandbox.clone(),
         }
     }
 
@@ -72,6 +83,7 @@ impl ServerSpec {
                 entry.args = self.args.clone();
                 entry.env = self.env.clone();
                 entry.cwd = self.cwd.as_deref().and_then(some);
+                entry.sandbox = self.sandbox.clone();
             }
             "http" => {
                 let url = some(&self.url)
@@ -129,6 +141,9 @@ pub struct ServerView {
     pub secrets: Vec<SecretRef>,
     /// Values that look secret and are written in the file: offered for moving to the keychain.
     pub plain_secrets: Vec<PlainSecret>,
+    /// Hosts its network proxy refused that its entry still does not allow: offered for
+    /// allowing.
+    pub refused: Vec<crate::upstream::Refusal>,
 }
 
 /// One tool of a server.
@@ -169,10 +184,59 @@ pub fn servers(engine: &Engine) -> Vec<ServerView> {
                 stderr: s.stderr_tail(40),
                 secrets: secrets::secret_refs(engine, &spec),
                 plain_secrets: secrets::plain_secrets(&spec),
+                refused: still_refused(s.network_refusals(), &spec),
                 spec,
             }
         })
         .collect()
+}
+
+/// The refusals a server's entry does not allow since: its network is not opened, and the host
+/// is not in its allow-list as the app writes it (see [`allowed_as`]).
+fn still_refused(
+    refused: Vec<crate::upstream::Refusal>,
+    spec: &ServerSpec,
+) -> Vec<crate::upstream::Refusal> {
+    use crate::config::{Sandbox, SandboxNetwork};
+    let list = match &spec.sandbox {
+        Some(Sandbox::Off) => return Vec::new(),
+        Some(Sandbox::Confined(p)) => match &p.network {
+            Some(SandboxNetwork::All) => return Vec::new(),
+            Some(SandboxNetwork::Allow(list)) => list.as_slice(),
+            _ => &[],
+        },
+        None => &[],
+    };
+    refused
+        .into_iter()
+        .filter(|r| !list.contains(&allowed_as(&r.host, r.port)))
+        .collect()
+}
+
+/// How an allow-list names a refused host: bare for HTTPS and HTTP, else with its port.
+pub fn allowed_as(host: &str, port: u16) -> String {
+    let host = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_owned()
+    };
+    if port == 443 || port == 80 {
+        host
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// Lets server `name` reach a host its proxy refused, written in its allow-list (it restarts
+/// with it).
+pub async fn allow_host(
+    engine: &Engine,
+    name: &str,
+    host: &str,
+    port: u16,
+) -> Result<(), ControlError> {
+    let entry = allowed_as(host, port);
+    edit_config(engine, |doc| edit::allow_host(doc, name, &entry)).await
 }
 
 /// The tools of `name` (starting it if it is not running).

@@ -58,6 +58,8 @@ pub struct ConnectContext<'a> {
     pub callers: Arc<Callers>,
     /// Where its log messages are kept.
     pub logs: Arc<super::logs::LogRing>,
+    /// Where a confined server's proxy tells of the hosts it refused.
+    pub witness: super::egress::Witness,
     pub handler: UpstreamHandler,
     /// The largest message accepted from the upstream.
     pub answer_limit: u64,
@@ -154,7 +156,7 @@ async fn open_stdio(
         .flatten()
     {
         Some(allow) => Some(
-            super::egress::start(ctx.name, allow, ctx.logs.clone())
+            super::egress::start(ctx.name, allow, ctx.witness.clone())
                 .await
                 .map_err(|e| {
                     StartError::unavailable(format!("sandbox: cannot start the network proxy: {e}"))

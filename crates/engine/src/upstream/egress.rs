@@ -129,14 +129,64 @@ impl std::fmt::Debug for Egress {
     }
 }
 
+/// The hosts a server's proxy refused, kept across its restarts for the app, which offers to
+/// allow each.
+#[derive(Debug, Default)]
+pub struct Refusals(std::sync::Mutex<Vec<Refusal>>);
+
+/// A host a server was refused, and how often.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Refusal {
+    pub host: String,
+    pub port: u16,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub times: u64,
+}
+
+/// How many refused hosts are kept (the oldest go first).
+const REFUSALS_KEPT: usize = 50;
+
+impl Refusals {
+    fn note(&self, host: &str, port: u16) {
+        let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(seen) = kept.iter_mut().find(|r| r.host == host && r.port == port) {
+            seen.times += 1;
+            return;
+        }
+        if kept.len() == REFUSALS_KEPT {
+            kept.remove(0);
+        }
+        kept.push(Refusal {
+            host: host.to_owned(),
+            port,
+            times: 1,
+        });
+    }
+
+    /// The refused hosts, oldest first.
+    pub fn list(&self) -> Vec<Refusal> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// Where a proxy tells of what it refused: the server's log, its kept refusals, and whoever
+/// shows them (the app's screens reload).
+#[derive(Clone, Default)]
+pub struct Witness {
+    pub logs: Arc<LogRing>,
+    pub refusals: Arc<Refusals>,
+    pub told: Option<Arc<dyn Fn() + Send + Sync>>,
+}
+
 struct Proxy {
     server: String,
     allow: Allow,
-    logs: Arc<LogRing>,
+    witness: Witness,
 }
 
 /// Starts `server`'s proxy.
-pub async fn start(server: &str, allow: Allow, logs: Arc<LogRing>) -> std::io::Result<Egress> {
+pub async fn start(server: &str, allow: Allow, witness: Witness) -> std::io::Result<Egress> {
     // A short path (a unix socket's is limited to ~100 bytes), private to this user.
     let dir = tempfile::Builder::new()
         .prefix("offload-egress")
@@ -148,7 +198,7 @@ pub async fn start(server: &str, allow: Allow, logs: Arc<LogRing>) -> std::io::R
     let proxy = Arc::new(Proxy {
         server: server.to_owned(),
         allow,
-        logs,
+        witness,
     });
     let on_tcp = {
         let proxy = proxy.clone();
@@ -214,7 +264,11 @@ async fn handle(req: Request<Incoming>, proxy: Arc<Proxy>) -> Result<Response<Bo
             "network: refused {host}:{port}, not in this server's allow-list (add \"{host}\" to \"sandbox\": {{\"network\": {{\"allow\": [...]}}}} to let it through)"
         );
         tracing::warn!(server = %proxy.server, "{said}");
-        proxy.logs.push(
+        proxy.witness.refusals.note(&host, port);
+        if let Some(told) = &proxy.witness.told {
+            told();
+        }
+        proxy.witness.logs.push(
             &LoggingMessageNotificationParam::new(LoggingLevel::Warning, said.clone().into())
                 .with_logger("offload"),
         );

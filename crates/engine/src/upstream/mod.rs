@@ -24,6 +24,7 @@ mod tasks;
 
 pub use callers::Caller;
 pub use confine::Setting as ConfineSetting;
+pub use egress::Refusal;
 pub use error::{UpstreamError, closest};
 pub use logs::LogLine;
 pub use progress::ProgressRoute;

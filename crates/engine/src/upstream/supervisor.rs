@@ -29,6 +29,8 @@ pub struct Upstream {
     pub(super) stderr: Arc<StderrRing>,
     /// Its recent log messages (`notifications/message`), for the app.
     logs: Arc<super::logs::LogRing>,
+    /// The hosts its network proxy refused (see `egress`).
+    refusals: Arc<super::egress::Refusals>,
     pub(super) routes: Arc<ProgressRoutes>,
     /// The client calls in flight (for relaying what the upstream sends while serving them).
     pub(super) callers: Arc<Callers>,
@@ -115,6 +117,7 @@ impl Upstream {
             })),
             stderr: Arc::new(StderrRing::new(STDERR_KEPT)),
             logs: Arc::default(),
+            refusals: Arc::default(),
             routes: Arc::new(ProgressRoutes::default()),
             callers: Arc::new(Callers::default()),
             links: std::sync::Mutex::default(),
@@ -213,6 +216,11 @@ impl Upstream {
     /// Its most recent log messages, oldest first (kept across restarts).
     pub fn log_lines(&self) -> Vec<super::LogLine> {
         self.logs.lines()
+    }
+
+    /// The hosts its network proxy refused, oldest first (kept across restarts).
+    pub fn network_refusals(&self) -> Vec<super::Refusal> {
+        self.refusals.list()
     }
 
     /// The most recent stderr lines of the server process.
@@ -395,6 +403,18 @@ impl Upstream {
             routes: self.routes.clone(),
             callers: self.callers.clone(),
             logs: self.logs.clone(),
+            witness: super::egress::Witness {
+                logs: self.logs.clone(),
+                refusals: self.refusals.clone(),
+                told: Some({
+                    let pool = Arc::downgrade(&self.ctx);
+                    Arc::new(move || {
+                        if let Some(pool) = pool.upgrade() {
+                            pool.bump();
+                        }
+                    })
+                }),
+            },
             handler,
             lifecycle: self.entry.lifecycle(),
             auth_watch: self.auth_watch.clone(),

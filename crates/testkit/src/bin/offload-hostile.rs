@@ -59,12 +59,51 @@ fn attempt(args: &serde_json::Map<String, Value>) -> Result<String, String> {
             block.resize(bytes, 1);
             Ok(block.len().to_string())
         }
+        "fetch" => fetch(s("path")),
         "where" => Ok(format!(
             "{} {}",
             std::env::var("HOME").unwrap_or_default(),
             std::env::var("TMPDIR").unwrap_or_default()
         )),
         other => Err(format!("unknown kind {other}")),
+    }
+}
+
+/// An HTTP GET of `url` (`http://host:port/path`), through the proxy `HTTP_PROXY` names when it
+/// is set (as most clients do), else directly; the body, or the status line of a refusal.
+fn fetch(url: &str) -> Result<String, String> {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").ok_or("only http:// URLs")?;
+    let authority = rest.split('/').next().unwrap_or_default();
+    let via = std::env::var("HTTP_PROXY").ok();
+    let (to, request) = match via.as_deref().and_then(|p| p.strip_prefix("http://")) {
+        Some(proxy) => (
+            proxy.trim_end_matches('/').to_owned(),
+            format!("GET {url} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"),
+        ),
+        None => {
+            let path = &rest[authority.len()..];
+            let path = if path.is_empty() { "/" } else { path };
+            (
+                authority.to_owned(),
+                format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"),
+            )
+        }
+    };
+    let mut stream = std::net::TcpStream::connect(&to).map_err(|e| e.to_string())?;
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let mut answer = String::new();
+    stream
+        .read_to_string(&mut answer)
+        .map_err(|e| e.to_string())?;
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head.lines().next().unwrap_or_default();
+    if status.split_whitespace().nth(1) == Some("200") {
+        Ok(body.to_owned())
+    } else {
+        Err(status.to_owned())
     }
 }
 

@@ -476,3 +476,74 @@ async fn notifications_are_off_by_default_and_switched_in_the_file() {
     assert!(file(&t).get("notifications").is_none());
     assert!(!crate::control::notifications(&engine));
 }
+
+/// A confined server's network refusals, as the Servers screen shows them: the native hostile
+/// server (rmcp) with an allow-list fetches a host its proxy refuses; the refusal is listed
+/// with its host and port; allowing it writes the host into the entry's allow-list (the rest of
+/// the entry kept) and it is no longer offered; the editor's spec carries the sandbox both ways.
+#[tokio::test]
+async fn a_refused_host_is_shown_and_allowing_it_writes_the_allow_list() {
+    let t = TestContext::new();
+    t.write_config(json!({
+        "roots": [t.root],
+        "mcpServers": {"h": {
+            "command": target_bin("offload-hostile"),
+            "sandbox": {"network": {"allow": ["localhost:1"]}, "memory_mb": 2048},
+        }},
+    }));
+    let engine = engine(&t);
+    let view = &servers(&engine)[0];
+    assert_eq!(
+        serde_json::to_value(&view.spec.sandbox).unwrap(),
+        json!({"network": {"allow": ["localhost:1"]}, "memory_mb": 2048})
+    );
+    assert!(view.refused.is_empty());
+    let server = engine.pool.get("h").unwrap();
+    let args = json!({"kind": "fetch", "path": "http://127.0.0.1:9/"});
+    let answer = server
+        .call("attempt", args.as_object().cloned(), Default::default())
+        .await
+        .unwrap();
+    let text = serde_json::to_string(&answer.content).unwrap();
+    assert!(text.contains("refused: HTTP/1.1 403"), "{text}");
+    let refused = &servers(&engine)[0].refused;
+    assert_eq!(
+        refused,
+        &[crate::upstream::Refusal {
+            host: "127.0.0.1".into(),
+            port: 9,
+            times: 1
+        }]
+    );
+
+    allow_host(&engine, "h", "127.0.0.1", 9).await.unwrap();
+    assert_eq!(
+        file(&t)["mcpServers"]["h"]["sandbox"],
+        json!({"network": {"allow": ["localhost:1", "127.0.0.1:9"]}, "memory_mb": 2048})
+    );
+    assert!(
+        servers(&engine)[0].refused.is_empty(),
+        "allowed: no longer offered"
+    );
+    // A server whose network is off gets a list; a bad host is refused with what to write.
+    put_server(&engine, None, "quiet", &fixture(), &[])
+        .await
+        .unwrap();
+    allow_host(&engine, "quiet", "api.github.com", 443)
+        .await
+        .unwrap();
+    assert_eq!(
+        file(&t)["mcpServers"]["quiet"]["sandbox"],
+        json!({"network": {"allow": ["api.github.com"]}})
+    );
+    let e = allow_host(&engine, "quiet", "a b", 443).await.unwrap_err();
+    assert!(e.message.contains("host:port"), "{}", e.message);
+
+    // The editor writes what it is given, and "off".
+    let mut spec = servers(&engine)[1].spec.clone();
+    spec.sandbox = Some(crate::config::Sandbox::Off);
+    put_server(&engine, Some("quiet"), "quiet", &spec, &[])
+        .await
+        .unwrap();
+    assert_eq!(file(&t)["mcpServers"]["quiet"]["sandbox"], "off");
+}

@@ -90,10 +90,15 @@ async fn ask<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
 #[tokio::test]
 async fn the_proxy_reaches_allowed_hosts_over_tcp_and_its_socket_and_refuses_and_logs_the_rest() {
     let port = origin().await;
-    let logs = Arc::new(LogRing::default());
-    let egress = start("fx", allow(&[&format!("localhost:{port}")]), logs.clone())
-        .await
-        .unwrap();
+    let witness = Witness::default();
+    let logs = witness.logs.clone();
+    let egress = start(
+        "fx",
+        allow(&[&format!("localhost:{port}")]),
+        witness.clone(),
+    )
+    .await
+    .unwrap();
     let tcp = || tokio::net::TcpStream::connect(("127.0.0.1", egress.port));
     let get = "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
 
@@ -152,6 +157,22 @@ async fn the_proxy_reaches_allowed_hosts_over_tcp_and_its_socket_and_refuses_and
         "{logged:?}"
     );
     assert!(logged[0].message.contains("add \"127.0.0.1\""));
+    // Kept for the app, which offers to allow each.
+    assert_eq!(
+        witness.refusals.list(),
+        [
+            Refusal {
+                host: "127.0.0.1".into(),
+                port,
+                times: 1
+            },
+            Refusal {
+                host: "localhost".into(),
+                port: 1,
+                times: 1
+            },
+        ]
+    );
 
     // Stopped with its server: the port and the socket are gone.
     let socket = egress.socket.clone();
