@@ -34,6 +34,40 @@ pub fn run(config: ConfigChoice, args: DoctorArgs) -> ExitCode {
     let mut out = String::new();
     let mut line = |what: &str, text: String| out.push_str(&format!("{what:<16}{text}\n"));
 
+    let confinable = kernel_lines(&support, &mut line);
+    ok &= confinable;
+    let exe = std::env::current_exe().ok();
+    line(
+        "launcher",
+        exe.as_ref()
+            .map_or("not found".into(), |e| e.display().to_string()),
+    );
+    if confinable {
+        match exe.as_deref().map(self_test) {
+            Some(Ok(n)) => line(
+                "self-test",
+                format!("{n} attempts, 0 escapes; each works when granted"),
+            ),
+            Some(Err(e)) => {
+                ok = false;
+                line("self-test", format!("FAILED: {e}"));
+            }
+            None => {}
+        }
+    }
+    line("servers", servers_line(config));
+    print(&out);
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// What this system can enforce, a line each; whether servers can be confined here at all.
+#[cfg(target_os = "linux")]
+fn kernel_lines(support: &offload_sandbox::Support, line: &mut impl FnMut(&str, String)) -> bool {
+    let mut ok = true;
     line(
         "Landlock",
         match support.landlock_abi {
@@ -78,32 +112,27 @@ pub fn run(config: ConfigChoice, args: DoctorArgs) -> ExitCode {
             "an allow-list cannot be held here (no network namespaces, no Landlock TCP ports): servers with one do not start".into()
         },
     );
-    let exe = std::env::current_exe().ok();
+    ok
+}
+
+#[cfg(target_os = "macos")]
+fn kernel_lines(_: &offload_sandbox::Support, line: &mut impl FnMut(&str, String)) -> bool {
+    let present = std::path::Path::new("/usr/bin/sandbox-exec").exists();
     line(
-        "launcher",
-        exe.as_ref()
-            .map_or("not found".into(), |e| e.display().to_string()),
+        "Seatbelt",
+        if present {
+            "/usr/bin/sandbox-exec: files and the network by a generated profile; memory and processes not limited".into()
+        } else {
+            "/usr/bin/sandbox-exec is missing: servers cannot be confined here".into()
+        },
     );
-    if support.landlock_abi > 0 {
-        match exe.as_deref().map(self_test) {
-            Some(Ok(n)) => line(
-                "self-test",
-                format!("{n} attempts, 0 escapes; each works when granted"),
-            ),
-            Some(Err(e)) => {
-                ok = false;
-                line("self-test", format!("FAILED: {e}"));
-            }
-            None => {}
-        }
-    }
-    line("servers", servers_line(config));
-    print(&out);
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    present
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn kernel_lines(_: &offload_sandbox::Support, line: &mut impl FnMut(&str, String)) -> bool {
+    line("confinement", offload_sandbox::WINDOWS_CONSENT.into());
+    false
 }
 
 fn is_root() -> bool {

@@ -12,6 +12,8 @@
 
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(any(target_os = "macos", all(test, unix)))]
+mod macos;
 mod policy;
 
 pub use policy::{Limits, Network, Policy};
@@ -38,7 +40,7 @@ pub enum SandboxError {
 pub struct Support {
     /// The kernel's Landlock ABI (0: none).
     pub landlock_abi: u32,
-    /// Landlock restricts TCP by port (ABI ≥ 4).
+    /// TCP connections can be held to given ports: Landlock ABI ≥ 4, or macOS's Seatbelt.
     pub tcp_ports: bool,
     /// Landlock scopes signals and abstract unix sockets to the sandbox (ABI ≥ 6).
     pub scoping: bool,
@@ -73,7 +75,7 @@ pub fn support() -> Support {
     {
         Support {
             landlock_abi: 0,
-            tcp_ports: false,
+            tcp_ports: cfg!(target_os = "macos"),
             scoping: false,
             process_limits: false,
             network_namespaces: false,
@@ -94,43 +96,64 @@ pub struct Confined {
     pub network_namespace: bool,
 }
 
-/// Applies `policy` to this process, for good: what it execs next inherits it.
+/// Applies `policy` to this process, for good: what it execs next inherits it (Linux).
+#[cfg(target_os = "linux")]
 pub fn confine(policy: &Policy) -> Result<Confined, SandboxError> {
-    #[cfg(target_os = "linux")]
-    {
-        linux::confine(policy)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = policy;
-        Err(SandboxError::Unsupported(
-            "confining servers is built for Linux only so far".into(),
-        ))
-    }
+    linux::confine(policy)
 }
 
+/// What a Windows user is told: nothing confines an arbitrary program there without
+/// privileges, so a server runs unconfined only when its entry says so.
+pub const WINDOWS_CONSENT: &str = "Windows cannot confine the servers Offload starts; to run this one with your full rights, set \"sandbox\": \"off\" in its entry (the app's editor: untick Confined)";
+
 /// Confines this process with `policy`, then replaces it with `program`; returns only on
-/// failure.
+/// failure. Linux: Landlock, seccomp and limits applied here, then the exec. macOS: the exec is
+/// of `sandbox-exec` with the policy as a Seatbelt profile. Windows: refused (see
+/// [`WINDOWS_CONSENT`]).
 pub fn exec(
     policy: &Policy,
     program: &std::ffi::OsStr,
     args: &[std::ffi::OsString],
 ) -> SandboxError {
-    if let Err(e) = confine(policy) {
-        return e;
-    }
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     {
         use std::os::unix::process::CommandExt;
+        if let Err(e) = confine(policy) {
+            return e;
+        }
         let e = std::process::Command::new(program).args(args).exec();
         SandboxError::Os {
             what: "cannot start the server",
             source: e,
         }
     }
-    #[cfg(not(unix))]
+    #[cfg(target_os = "macos")]
     {
-        let _ = (program, args);
-        SandboxError::Unsupported("no launcher on this platform".into())
+        use std::os::unix::process::CommandExt;
+        // No core dumps: a crash must not write the server's memory (tokens, files) to disk.
+        if let Err(e) =
+            nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0)
+        {
+            return SandboxError::Os {
+                what: "cannot limit core dumps",
+                source: e.into(),
+            };
+        }
+        let e = std::process::Command::new(macos::SANDBOX_EXEC)
+            .arg("-p")
+            .arg(macos::profile(policy))
+            .arg("--")
+            .arg(program)
+            .args(args)
+            .exec();
+        SandboxError::Os {
+            what: "cannot start the server under sandbox-exec",
+            source: e,
+        }
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        let _ = (policy, program, args);
+        SandboxError::Unsupported(WINDOWS_CONSENT.into())
     }
 }

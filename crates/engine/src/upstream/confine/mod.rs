@@ -75,6 +75,13 @@ const SYSTEM: &[&str] = &[
     "/run/systemd/resolve",
     "/dev/urandom",
     "/dev/random",
+    // macOS (what does not exist is left out).
+    "/System",
+    "/Library/Frameworks",
+    "/Library/Preferences",
+    "/private/etc",
+    "/private/var/db/timezone",
+    "/opt/homebrew",
 ];
 /// Read and written by every server: the null devices.
 const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
