@@ -102,8 +102,17 @@ fn kernel_lines(support: &offload_sandbox::Support, line: &mut impl FnMut(&str, 
         },
     );
     line(
+        "git hooks",
+        if support.namespaces {
+            "read-only in a repository a server may write (a mount namespace of its own)".into()
+        } else {
+            "writable: no user namespaces here, so a repository's hooks cannot be kept read-only"
+                .into()
+        },
+    );
+    line(
         "network",
-        if support.network_namespaces {
+        if support.namespaces {
             "an allow-list holds by name: Offload's proxy is a server's only way out (a network namespace of its own)".into()
         } else if support.tcp_ports {
             "an allow-list holds by name through Offload's proxy, which a server reaches by its port only: the same port elsewhere is reachable too (no network namespaces here)".into()

@@ -48,9 +48,10 @@ pub struct Support {
     /// its own), so a process limit holds: false when Offload runs as root (never held by it)
     /// or user namespaces are blocked (then processes are not limited).
     pub process_limits: bool,
-    /// A server can get a network namespace of its own (root, or a user namespace), so a
-    /// network allow-list holds by name, not by port.
-    pub network_namespaces: bool,
+    /// A server can get namespaces of its own (root, or a user namespace): a network one, so
+    /// an allow-list holds by name, not by port; a mount one, so a repository's hooks stay
+    /// read-only.
+    pub namespaces: bool,
 }
 
 /// The machine's memory in bytes.
@@ -78,7 +79,7 @@ pub fn support() -> Support {
             tcp_ports: cfg!(target_os = "macos"),
             scoping: false,
             process_limits: false,
-            network_namespaces: false,
+            namespaces: false,
         }
     }
 }
@@ -94,6 +95,8 @@ pub struct Confined {
     /// A [`Network::Proxy`] server got a network namespace of its own (else it is held to the
     /// proxy's port only).
     pub network_namespace: bool,
+    /// [`Policy::read_only`] holds (a mount namespace could be made).
+    pub read_only_held: bool,
 }
 
 /// Applies `policy` to this process, for good: what it execs next inherits it (Linux).

@@ -2,7 +2,7 @@
 //! seccomp filter, in that order (the filter would refuse the Landlock calls otherwise).
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, NetPort,
@@ -46,7 +46,7 @@ pub fn support() -> Support {
         tcp_ports: abi >= 4,
         scoping: abi >= 6,
         process_limits: !root && user_namespaces,
-        network_namespaces: root || user_namespaces,
+        namespaces: root || user_namespaces,
     }
 }
 
@@ -77,13 +77,67 @@ pub fn confine(policy: &Policy) -> Result<Confined, SandboxError> {
         Network::Proxy { port, socket } => isolate(*port, socket, &mut user_namespace)?,
         _ => false,
     };
+    let read_only_held = keep_read_only(&policy.read_only, &mut user_namespace)?;
     let confined = landlock(policy, network_namespace)?;
     seccomp(policy)?;
     Ok(Confined {
         processes_limited,
         network_namespace,
+        read_only_held,
         ..confined
     })
+}
+
+/// Makes each of `paths` read-only for this process and what it execs: a mount namespace of its
+/// own (its mounts private, so nothing reaches the rest of the system), each path bind-mounted
+/// on itself and remounted read-only. Landlock, applied next, forbids any change of mounts
+/// after. False where no mount namespace can be made (nothing changed).
+fn keep_read_only(paths: &[PathBuf], user_namespace: &mut bool) -> Result<bool, SandboxError> {
+    use nix::mount::{MsFlags, mount};
+    let paths: Vec<&PathBuf> = paths.iter().filter(|p| p.exists()).collect();
+    if paths.is_empty() {
+        return Ok(false);
+    }
+    let root = nix::unistd::getuid().is_root();
+    if !root && !own_user_namespace(user_namespace)? {
+        return Ok(false);
+    }
+    if nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS).is_err() {
+        return Ok(false);
+    }
+    let os = |what| {
+        move |e: nix::Error| SandboxError::Os {
+            what,
+            source: e.into(),
+        }
+    };
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    )
+    .map_err(os("cannot make the mount namespace private"))?;
+    for path in paths {
+        mount(
+            Some(path.as_path()),
+            path.as_path(),
+            None::<&str>,
+            MsFlags::MS_BIND | MsFlags::MS_REC,
+            None::<&str>,
+        )
+        .map_err(os("cannot bind-mount a path kept read-only"))?;
+        mount(
+            None::<&str>,
+            path.as_path(),
+            None::<&str>,
+            MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY,
+            None::<&str>,
+        )
+        .map_err(os("cannot make a path read-only"))?;
+    }
+    Ok(true)
 }
 
 /// Enters a user namespace of this process's own unless it is in one already; whether it is.
@@ -371,6 +425,7 @@ fn landlock(policy: &Policy, network_namespace: bool) -> Result<Confined, Sandbo
         scoped: abi >= 6,
         processes_limited: false,
         network_namespace,
+        read_only_held: false,
     })
 }
 

@@ -23,6 +23,11 @@ pub struct Policy {
     pub unix_sockets: bool,
     #[serde(default)]
     pub limits: Limits,
+    /// Paths inside `write` grants kept read-only (a repository's `.git/hooks`): read-only bind
+    /// mounts in a mount namespace of the server's own, where one can be made (see
+    /// [`crate::Confined::read_only_held`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_only: Vec<PathBuf>,
 }
 
 /// What a server may use, held by rlimits; `None`: no limit.
@@ -96,6 +101,7 @@ mod tests {
                 memory: Some(1 << 30),
                 processes: None,
             },
+            read_only: vec!["/srv/repo/.git/hooks".into()],
         };
         assert_eq!(Policy::from_json(&policy.to_json()).unwrap(), policy);
         let proxied = Policy {

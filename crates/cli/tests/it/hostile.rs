@@ -44,6 +44,7 @@ async fn attempts_of(name: &str) -> usize {
     std::fs::write(&key, "PRIVATE KEY").unwrap();
     std::fs::write(ctx.home.join("notes.txt"), "my notes").unwrap();
     std::fs::write(ctx.root.join("data.txt"), "in the root").unwrap();
+    std::fs::create_dir_all(ctx.root.join(".git/hooks")).unwrap();
     let link = ctx.root.join("key-link");
     std::os::unix::fs::symlink(&key, &link).unwrap();
     let agent = ctx.root.join("agent.sock");
@@ -124,6 +125,10 @@ async fn attempts_of(name: &str) -> usize {
             json!({"kind": "write", "path": ctx.home.join(".bashrc")}),
         ),
         (
+            "write a git hook in the root",
+            json!({"kind": "write", "path": ctx.root.join(".git/hooks/pre-commit")}),
+        ),
+        (
             "hard-link a key into the root",
             json!({"kind": "link", "path": key, "to": ctx.root.join("stolen")}),
         ),
@@ -176,18 +181,18 @@ async fn attempts_of(name: &str) -> usize {
 #[tokio::test]
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
 async fn a_hostile_python_server_escapes_nothing() {
-    assert_eq!(attempts_of("python").await, 14);
+    assert_eq!(attempts_of("python").await, 15);
 }
 
 #[tokio::test]
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
 async fn a_hostile_node_server_escapes_nothing() {
-    assert_eq!(attempts_of("node").await, 13);
+    assert_eq!(attempts_of("node").await, 14);
 }
 
 #[tokio::test]
 async fn a_hostile_native_server_escapes_nothing() {
-    assert_eq!(attempts_of("native").await, 14);
+    assert_eq!(attempts_of("native").await, 15);
 }
 
 /// A web server on loopback answering every request with `hello`.

@@ -441,3 +441,30 @@ fn doctor_reports_the_kernel_proves_the_launcher_and_names_the_servers_left_open
         "{as_user} {stderr}"
     );
 }
+
+#[test]
+fn a_repository_keeps_its_hooks_read_only_in_a_root_the_server_writes() {
+    let w = world();
+    std::fs::create_dir_all(w.root.join(".git/hooks")).unwrap();
+    let hook = py(&w.root.join(".git/hooks/pre-commit"));
+    let top = py(&w.root.join("top-level.txt"));
+    let code = format!(
+        "for path in [{top}, {hook}]:\n    try:\n        open(path, 'w').write('x')\n        print('ok', end=' ')\n    except OSError as e:\n        print('refused', e.errno, end=' ')\nprint()"
+    );
+    let writable = with(base(&w), json!({"write": [w.root]}));
+    let kept = with(
+        writable.clone(),
+        json!({"read_only": [w.root.join(".git/hooks")]}),
+    );
+    // A file anywhere else in the root is still made (the root is granted whole); the hook is
+    // refused (EROFS: a read-only bind mount in the server's own mount namespace).
+    let (answer, _, stderr) = run(&w, &kept, &code);
+    assert_eq!(answer.trim(), "ok refused 30", "{stderr}");
+    // The control: without it, the hook is written.
+    std::fs::remove_file(w.root.join("top-level.txt")).unwrap();
+    let (answer, _, stderr) = run(&w, &writable, &code);
+    assert_eq!(answer.trim(), "ok ok", "{stderr}");
+    // Nothing leaked into this process's view: the mount was the server's alone.
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    assert!(!mounts.contains(".git/hooks"), "{mounts}");
+}

@@ -209,6 +209,7 @@ pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
         &denied,
         &state_dir,
     );
+    let read_only = git_doors(&write);
     Ok(Launch {
         launcher,
         policy: Policy {
@@ -217,9 +218,22 @@ pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
             network: network_of(sandbox.network.as_ref(), program, egress)?,
             unix_sockets: false,
             limits: limits(sandbox),
+            read_only,
         },
         state_dir,
     })
+}
+
+/// In a repository a server may write (a root, its working directory), what runs code the next
+/// time the user uses git: its hooks and its config (`core.hooksPath`, `core.fsmonitor`, ...),
+/// kept read-only. Repositories at the top of a grant only: the launcher cannot search a whole
+/// tree at every start.
+fn git_doors(write: &[PathBuf]) -> Vec<PathBuf> {
+    write
+        .iter()
+        .flat_map(|grant| [grant.join(".git/hooks"), grant.join(".git/config")])
+        .filter(|p| p.exists())
+        .collect()
 }
 
 /// The defaults, with what the entry sets instead.
@@ -340,7 +354,7 @@ fn proxy_holds() -> bool {
     static HOLDS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *HOLDS.get_or_init(|| {
         let support = offload_sandbox::support();
-        support.tcp_ports || support.network_namespaces
+        support.tcp_ports || support.namespaces
     })
 }
 

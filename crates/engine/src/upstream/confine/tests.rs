@@ -239,3 +239,26 @@ fn limits_default_to_half_the_memory_and_1024_processes_and_the_entry_sets_its_o
     let wrong = serde_json::from_value::<SandboxPolicy>(serde_json::json!({"memory": "4GB"}));
     assert!(wrong.unwrap_err().to_string().contains("memory_mb"));
 }
+
+#[test]
+fn a_repository_the_server_may_write_keeps_its_hooks_and_config_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("home/project");
+    std::fs::create_dir_all(repo.join(".git/hooks")).unwrap();
+    std::fs::write(repo.join(".git/config"), "[core]").unwrap();
+    let args = vec![repo.display().to_string()];
+    let launch = launch(
+        server(&SandboxPolicy::default(), Path::new("/usr/bin/node"), &args),
+        &setting(dir.path()),
+    )
+    .unwrap();
+    assert!(
+        launch.policy.write.contains(&repo),
+        "{:?}",
+        launch.policy.write
+    );
+    assert_eq!(
+        launch.policy.read_only,
+        [repo.join(".git/hooks"), repo.join(".git/config")]
+    );
+}
