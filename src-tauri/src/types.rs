@@ -15,7 +15,7 @@ use offload_engine::control::{
     ToolView, ToolsView, Trial, UrlPatternView, UrlsView,
 };
 use offload_engine::control::{Event, EventKind};
-use offload_engine::control::{LogLine, Refusal, StderrLine};
+use offload_engine::control::{LogLine, PathRefusal, Refusal, StderrLine};
 use offload_engine::http::ServingState;
 use ts_rs::{Config, TS};
 
@@ -56,6 +56,7 @@ pub fn declarations() -> String {
         OffersView::decl(&cfg),
         LogLine::decl(&cfg),
         Refusal::decl(&cfg),
+        PathRefusal::decl(&cfg),
         StderrLine::decl(&cfg),
         Trial::decl(&cfg),
         ToolsView::decl(&cfg),

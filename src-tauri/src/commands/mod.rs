@@ -47,6 +47,7 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         servers::remove_server,
         servers::set_server_enabled,
         servers::allow_host,
+        servers::allow_path,
         servers::restart_server,
         servers::stop_retrying,
         servers::sign_in_server,

@@ -81,6 +81,17 @@ pub async fn allow_host(
     control::allow_host(&state.engine, &name, &host, port).await
 }
 
+/// Lets the server read (or read and write) a path it was refused (added to its sandbox).
+#[tauri::command]
+pub async fn allow_path(
+    state: State<'_, AppState>,
+    name: String,
+    path: String,
+    write: bool,
+) -> Result<(), ControlError> {
+    control::allow_path(&state.engine, &name, &path, write).await
+}
+
 /// Moves the server's plain-text secrets into the keychain; answers how many moved.
 #[tauri::command]
 pub async fn move_secrets_to_keychain(

@@ -250,3 +250,22 @@ def network_refused_and_allowed(run):
     assert fetched == "ok: hello", fetched
     web.shutdown()
     print(f"confinement: {line.strip()}; a refused host shown, allowed with one click, then reached")
+
+    # A path outside what it may touch: it says so on stderr; the window offers it; allowed.
+    outside = run.tmp / "outside-net"
+    outside.mkdir(exist_ok=True)
+    (outside / "data.csv").write_text("a,b\n")
+    wanted = str(outside / "data.csv")
+    refused = asyncio.run(mcp_call(env, "attempt", {"kind": "read", "path": wanted}, server="net"))
+    assert refused.startswith("refused"), refused
+    wd.wait_text("[data-testid=paths-refused]", wanted)
+    wd.click("[data-testid=allow-read]")
+    deadline = time.time() + 10
+    while wanted not in json.dumps(json.loads(config.read_text())["mcpServers"]["net"]):
+        assert time.time() < deadline, config.read_text()
+        time.sleep(0.1)
+    assert json.loads(config.read_text())["mcpServers"]["net"]["sandbox"]["read"] == [wanted]
+    wd.gone("[data-testid=paths-refused]")
+    read = asyncio.run(mcp_call(env, "attempt", {"kind": "read", "path": wanted}, server="net"))
+    assert read == "ok: a,b\n", read
+    print("a refused path shown, allowed for reading with one click, then read")

@@ -83,6 +83,7 @@ export const backend = {
     command("set_server_enabled", { name, enabled }),
   restartServer: (name: string) => command("restart_server", { name }),
   allowHost: (name: string, host: string, port: number) => command("allow_host", { name, host, port }),
+  allowPath: (name: string, path: string, write: boolean) => command("allow_path", { name, path, write }),
   stopRetrying: (name: string) => command("stop_retrying", { name }),
   signIn: (name: string) => command("sign_in_server", { name }),
   signOut: (name: string) => command("sign_out_server", { name }),

@@ -44,6 +44,7 @@ export interface Commands {
   test_server: { args: { name: string; spec: ServerSpec; secrets?: NewSecret[] | null }; answer: Trial };
   put_server: { args: { previous?: string | null; name: string; spec: ServerSpec; secrets?: NewSecret[] | null }; answer: null };
   allow_host: { args: { name: string; host: string; port: number }; answer: null };
+  allow_path: { args: { name: string; path: string; write: boolean }; answer: null };
   move_secrets_to_keychain: { args: { name: string }; answer: number };
   tools_view: { args: Record<string, never>; answer: ToolsView };
   approve_tool: { args: { server: string; tool?: string | null }; answer: number };

@@ -58,6 +58,7 @@ export const server = (over: Partial<ServerView> = {}): ServerView => ({
   secrets: [],
   plainSecrets: [],
   refused: [],
+  refusedPaths: [],
   ...over,
 });
 

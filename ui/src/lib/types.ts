@@ -150,7 +150,12 @@ plainSecrets: Array<PlainSecret>,
  * Hosts its network proxy refused that its entry still does not allow: offered for
  * allowing.
  */
-refused: Array<Refusal>, };
+refused: Array<Refusal>, 
+/**
+ * Paths it said it was refused (on stderr) that its entry does not grant since, leaving
+ * out what no server gets by design: offered for allowing.
+ */
+refusedPaths: Array<PathRefusal>, };
 
 export type Place = "env" | "header";
 
@@ -207,6 +212,8 @@ level: string, logger: string | null,
 message: string, };
 
 export type Refusal = { host: string, port: number, times: number, };
+
+export type PathRefusal = { path: string, times: number, };
 
 export type StderrLine = { time: string, text: string, };
 

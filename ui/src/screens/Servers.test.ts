@@ -355,6 +355,25 @@ describe("Servers", () => {
     await waitFor(() => expect(allowed).toEqual([{ name: "fx", host: "127.0.0.1", port: 8080 }]));
   });
 
+  it("offers to allow a path the server said it was refused, for reading or writing", async () => {
+    const allowed: Commands["allow_path"]["args"][] = [];
+    mockCommands({
+      servers: () => [f.server({ refusedPaths: [{ path: "/srv/data/x.csv", times: 2 }] })],
+      server_tools: () => [],
+      allow_path: (args) => (allowed.push(args), null),
+    });
+    render(Servers);
+    expect(await screen.findByTestId("paths-refused")).toHaveTextContent("/srv/data/x.csv 2 times");
+    await userEvent.click(screen.getByTestId("allow-read"));
+    await userEvent.click(screen.getByTestId("allow-write"));
+    await waitFor(() =>
+      expect(allowed).toEqual([
+        { name: "fx", path: "/srv/data/x.csv", write: false },
+        { name: "fx", path: "/srv/data/x.csv", write: true },
+      ]),
+    );
+  });
+
   it("edits a server's confinement: hosts to reach, paths to read, or none of it", async () => {
     const puts: PutArgs[] = [];
     const spec = { ...f.server().spec, sandbox: { env: ["GITHUB_TOKEN"] } };

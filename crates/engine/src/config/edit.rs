@@ -255,6 +255,46 @@ pub fn allow_host(doc: &mut Map<String, Value>, name: &str, host: &str) -> Resul
     Ok(())
 }
 
+/// Lets server `name` read (or read and write) `path`: added to its sandbox's `read` (or
+/// `write`). Nothing else of the entry changes; an unconfined server is left as it is.
+pub fn allow_path(
+    doc: &mut Map<String, Value>,
+    name: &str,
+    path: &str,
+    write: bool,
+) -> Result<(), EditError> {
+    if !(path.starts_with('/') || path.starts_with("~/")) {
+        return Err(EditError::Invalid(format!(
+            "'{path}' is not an absolute path"
+        )));
+    }
+    let entry = servers(doc)?
+        .get_mut(name)
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| EditError::Invalid(format!("there is no server '{name}'")))?;
+    let sandbox = entry
+        .entry("sandbox")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(sandbox) = sandbox else {
+        return Ok(()); // "off": unconfined, it reaches every path
+    };
+    let key = if write { "write" } else { "read" };
+    match sandbox
+        .entry(key)
+        .or_insert_with(|| Value::Array(Vec::new()))
+    {
+        Value::Array(list) => {
+            if !list.iter().any(|p| p.as_str() == Some(path)) {
+                list.push(Value::String(path.to_owned()));
+            }
+            Ok(())
+        }
+        _ => Err(EditError::Invalid(format!(
+            "the \"{key}\" of '{name}' is not a list; fix it in config.json"
+        ))),
+    }
+}
+
 /// The `roots` of the document.
 pub fn roots(doc: &Map<String, Value>) -> Result<Vec<RootEntry>, EditError> {
     match doc.get("roots") {

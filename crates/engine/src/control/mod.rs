@@ -52,9 +52,9 @@ pub use roots::{
 };
 pub use secrets::{NewSecret, Place, PlainSecret, SecretRef, secret_name};
 pub use servers::{
-    ServerSpec, ServerView, ToolView, Trial, allow_host, move_secrets_to_keychain, put_server,
-    remove_server, restart_server, server_stderr, server_tools, servers, set_server_enabled,
-    stop_retrying, test_server,
+    ServerSpec, ServerView, ToolView, Trial, allow_host, allow_path, move_secrets_to_keychain,
+    put_server, remove_server, restart_server, server_stderr, server_tools, servers,
+    set_server_enabled, stop_retrying, test_server,
 };
 pub use sharing::{
     ClientEntry, CreatedToken, DEFAULT_LISTEN, SharingView, TokenView, client_entries,
@@ -68,7 +68,7 @@ pub use urls::{UrlPatternView, UrlsView, allow_url, remove_url, urls};
 pub use crate::clients::{ClientView, Machine, installed_program};
 pub use crate::events::{Event, EventKind};
 pub use crate::gateway::Held;
-pub use crate::upstream::{LogLine, Refusal, ServerState, StderrLine};
+pub use crate::upstream::{LogLine, PathRefusal, Refusal, ServerState, StderrLine};
 
 use serde::Serialize;
 

@@ -144,6 +144,9 @@ pub struct ServerView {
     /// Hosts its network proxy refused that its entry still does not allow: offered for
     /// allowing.
     pub refused: Vec<crate::upstream::Refusal>,
+    /// Paths it said it was refused (on stderr) that its entry does not grant since, leaving
+    /// out what no server gets by design: offered for allowing.
+    pub refused_paths: Vec<crate::upstream::PathRefusal>,
 }
 
 /// One tool of a server.
@@ -185,6 +188,7 @@ pub fn servers(engine: &Engine) -> Vec<ServerView> {
                 secrets: secrets::secret_refs(engine, &spec),
                 plain_secrets: secrets::plain_secrets(&spec),
                 refused: still_refused(s.network_refusals(), &spec),
+                refused_paths: paths_still_refused(engine, s.path_refusals(), &spec),
                 spec,
             }
         })
@@ -211,6 +215,58 @@ fn still_refused(
         .into_iter()
         .filter(|r| !list.contains(&allowed_as(&r.host, r.port)))
         .collect()
+}
+
+/// The refused paths an entry does not grant since and that may be offered.
+fn paths_still_refused(
+    engine: &Engine,
+    refused: Vec<crate::upstream::PathRefusal>,
+    spec: &ServerSpec,
+) -> Vec<crate::upstream::PathRefusal> {
+    use crate::config::Sandbox;
+    let granted: Vec<std::path::PathBuf> = match &spec.sandbox {
+        Some(Sandbox::Off) => return Vec::new(),
+        Some(Sandbox::Confined(p)) => p
+            .read
+            .iter()
+            .chain(&p.write)
+            .map(|g| crate::config::expand_tilde(g))
+            .collect(),
+        None => Vec::new(),
+    };
+    if spec.transport != "stdio" {
+        return Vec::new();
+    }
+    refused
+        .into_iter()
+        .filter(|r| {
+            let path = std::path::Path::new(&r.path);
+            !granted.iter().any(|g| path.starts_with(g)) && !engine.pool.withheld(path)
+        })
+        .collect()
+}
+
+/// Lets server `name` read (or read and write) a path it was refused: the path if it exists,
+/// else the directory it would be made in (written into its sandbox; it restarts with it).
+pub async fn allow_path(
+    engine: &Engine,
+    name: &str,
+    path: &str,
+    write: bool,
+) -> Result<(), ControlError> {
+    let asked = std::path::Path::new(path);
+    if engine.pool.withheld(asked) {
+        return Err(ControlError::invalid(format!(
+            "{path} is kept from every server (credentials, Offload's files, start-up files): name it in the entry's \"read\" by hand if you mean it"
+        )));
+    }
+    let grant = if asked.exists() {
+        asked
+    } else {
+        asked.parent().unwrap_or(asked)
+    };
+    let grant = grant.display().to_string();
+    edit_config(engine, |doc| edit::allow_path(doc, name, &grant, write)).await
 }
 
 /// How an allow-list names a refused host: bare for HTTPS and HTTP, else with its port.

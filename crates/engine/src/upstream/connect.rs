@@ -221,7 +221,19 @@ async fn open_stdio(
     if let Some(stderr) = child.stderr().take() {
         let ring = ctx.stderr.clone();
         let name = ctx.name.to_owned();
-        tokio::spawn(async move { ring.drain(&name, stderr, &sensitive).await });
+        // A confined server's refusals it names on stderr are kept for the app to offer.
+        let witness = sandbox.is_some().then(|| ctx.witness.clone());
+        tokio::spawn(async move {
+            let watch = |line: &str| {
+                if let Some(w) = &witness
+                    && w.refusals.stderr_line(line)
+                    && let Some(told) = &w.told
+                {
+                    told();
+                }
+            };
+            ring.drain(&name, stderr, &sensitive, watch).await
+        });
     }
     // Our framing moves large results instead of copying them (see `offload_wire`); our reader
     // ends the connection on an oversized message, which the framing would otherwise drop

@@ -21,6 +21,7 @@ use hyper_util::rt::TokioIo;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 
 use super::logs::LogRing;
+use super::refusals::Refusals;
 
 /// How long reaching an allowed host may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -129,47 +130,6 @@ impl std::fmt::Debug for Egress {
     }
 }
 
-/// The hosts a server's proxy refused, kept across its restarts for the app, which offers to
-/// allow each.
-#[derive(Debug, Default)]
-pub struct Refusals(std::sync::Mutex<Vec<Refusal>>);
-
-/// A host a server was refused, and how often.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct Refusal {
-    pub host: String,
-    pub port: u16,
-    #[cfg_attr(feature = "ts", ts(type = "number"))]
-    pub times: u64,
-}
-
-/// How many refused hosts are kept (the oldest go first).
-const REFUSALS_KEPT: usize = 50;
-
-impl Refusals {
-    fn note(&self, host: &str, port: u16) {
-        let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(seen) = kept.iter_mut().find(|r| r.host == host && r.port == port) {
-            seen.times += 1;
-            return;
-        }
-        if kept.len() == REFUSALS_KEPT {
-            kept.remove(0);
-        }
-        kept.push(Refusal {
-            host: host.to_owned(),
-            port,
-            times: 1,
-        });
-    }
-
-    /// The refused hosts, oldest first.
-    pub fn list(&self) -> Vec<Refusal> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-}
-
 /// Where a proxy tells of what it refused: the server's log, its kept refusals, and whoever
 /// shows them (the app's screens reload).
 #[derive(Clone, Default)]
@@ -264,7 +224,7 @@ async fn handle(req: Request<Incoming>, proxy: Arc<Proxy>) -> Result<Response<Bo
             "network: refused {host}:{port}, not in this server's allow-list (add \"{host}\" to \"sandbox\": {{\"network\": {{\"allow\": [...]}}}} to let it through)"
         );
         tracing::warn!(server = %proxy.server, "{said}");
-        proxy.witness.refusals.note(&host, port);
+        proxy.witness.refusals.host(&host, port);
         if let Some(told) = &proxy.witness.told {
             told();
         }

@@ -16,6 +16,7 @@ mod lifecycle;
 mod limited;
 mod logs;
 mod progress;
+mod refusals;
 mod search_path;
 mod sign_in;
 mod stderr;
@@ -24,10 +25,10 @@ mod tasks;
 
 pub use callers::Caller;
 pub use confine::Setting as ConfineSetting;
-pub use egress::Refusal;
 pub use error::{UpstreamError, closest};
 pub use logs::LogLine;
 pub use progress::ProgressRoute;
+pub use refusals::{PathRefusal, Refusal};
 pub use stderr::StderrLine;
 pub use supervisor::{CallOptions, Upstream};
 
@@ -202,6 +203,13 @@ impl Pool {
     }
 
     /// Sets how confined servers start from their next start on (with the roots).
+    /// Whether `path` is kept from every confined server by design (Offload's own files,
+    /// servers' state, credentials, start-up files, clients' configurations): never offered
+    /// for allowing.
+    pub fn withheld(&self, path: &std::path::Path) -> bool {
+        confine::withheld(path, &self.ctx.confinement.load())
+    }
+
     pub fn set_confinement(&self, setting: ConfineSetting) {
         self.ctx.confinement.store(Arc::new(setting));
     }

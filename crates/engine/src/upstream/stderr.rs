@@ -90,8 +90,15 @@ impl StderrRing {
 
     /// Reads `stream` line by line into the ring until it closes (lossy UTF-8, no line limit
     /// beyond the clip, so a flood cannot grow memory).
-    /// Each of `sensitive` (values of at least 4 bytes) is replaced by `[redacted]` first.
-    pub async fn drain(&self, server: &str, stream: impl AsyncRead + Unpin, sensitive: &[String]) {
+    /// Each of `sensitive` (values of at least 4 bytes) is replaced by `[redacted]` first;
+    /// `watch` sees each line as kept.
+    pub async fn drain(
+        &self,
+        server: &str,
+        stream: impl AsyncRead + Unpin,
+        sensitive: &[String],
+        watch: impl Fn(&str),
+    ) {
         let mut reader = BufReader::new(stream);
         let mut buf = Vec::new();
         loop {
@@ -107,6 +114,7 @@ impl StderrRing {
                     }
                     let line = text.trim_end_matches(['\n', '\r']);
                     tracing::debug!(target: "offload::upstream::stderr", server, "{line}");
+                    watch(line);
                     self.push(line);
                 }
             }
@@ -167,7 +175,7 @@ mod tests {
         let ring = StderrRing::new(10_000);
         let mut data = vec![b'x'; 1_000_000];
         data.extend_from_slice(b"\nlast\n");
-        ring.drain("t", &data[..], &[]).await;
+        ring.drain("t", &data[..], &[], |_| {}).await;
         let tail = ring.tail(2);
         assert!(tail.len() < 3000);
         assert!(tail.ends_with("last"));
@@ -177,7 +185,7 @@ mod tests {
     async fn sensitive_values_are_redacted_before_anything_keeps_them() {
         let ring = StderrRing::new(10_000);
         let data = b"token is sk-123456 and again sk-123456\nshort k\n";
-        ring.drain("t", &data[..], &["sk-123456".into(), "k".into()])
+        ring.drain("t", &data[..], &["sk-123456".into(), "k".into()], |_| {})
             .await;
         assert_eq!(
             ring.tail(2),

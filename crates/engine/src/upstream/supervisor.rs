@@ -30,7 +30,7 @@ pub struct Upstream {
     /// Its recent log messages (`notifications/message`), for the app.
     logs: Arc<super::logs::LogRing>,
     /// The hosts its network proxy refused (see `egress`).
-    refusals: Arc<super::egress::Refusals>,
+    refusals: Arc<super::refusals::Refusals>,
     pub(super) routes: Arc<ProgressRoutes>,
     /// The client calls in flight (for relaying what the upstream sends while serving them).
     pub(super) callers: Arc<Callers>,
@@ -220,7 +220,12 @@ impl Upstream {
 
     /// The hosts its network proxy refused, oldest first (kept across restarts).
     pub fn network_refusals(&self) -> Vec<super::Refusal> {
-        self.refusals.list()
+        self.refusals.hosts()
+    }
+
+    /// The paths it said it was refused, oldest first (kept across restarts).
+    pub fn path_refusals(&self) -> Vec<super::PathRefusal> {
+        self.refusals.paths()
     }
 
     /// The most recent stderr lines of the server process.

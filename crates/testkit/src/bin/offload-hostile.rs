@@ -144,7 +144,12 @@ impl ServerHandler for Hostile {
         let args = request.arguments.unwrap_or_default();
         let text = match attempt(&args) {
             Ok(what) => format!("ok: {what}"),
-            Err(e) => format!("refused: {e}"),
+            Err(e) => {
+                // As servers do: the error on stderr, with the path it was about.
+                let path = args.get("path").and_then(Value::as_str).unwrap_or_default();
+                eprintln!("hostile: {e}: '{path}'");
+                format!("refused: {e}")
+            }
         };
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
     }

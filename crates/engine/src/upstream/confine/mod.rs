@@ -236,6 +236,21 @@ fn git_doors(write: &[PathBuf]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Whether `path` is inside what no confined server gets unless its entry names it.
+pub fn withheld(path: &Path, setting: &Setting) -> bool {
+    let home = setting
+        .home
+        .iter()
+        .flat_map(|h| DENIED_IN_HOME.iter().map(move |d| h.join(d)));
+    setting
+        .own
+        .iter()
+        .cloned()
+        .chain(std::iter::once(setting.state_root.clone()))
+        .chain(home)
+        .any(|d| path.starts_with(d))
+}
+
 /// The defaults, with what the entry sets instead.
 fn limits(sandbox: &SandboxPolicy) -> Limits {
     static DEFAULT: std::sync::OnceLock<Limits> = std::sync::OnceLock::new();

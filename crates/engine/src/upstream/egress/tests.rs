@@ -1,4 +1,5 @@
 use super::*;
+use crate::upstream::refusals::Refusal;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn allow(entries: &[&str]) -> Allow {
@@ -159,7 +160,7 @@ async fn the_proxy_reaches_allowed_hosts_over_tcp_and_its_socket_and_refuses_and
     assert!(logged[0].message.contains("add \"127.0.0.1\""));
     // Kept for the app, which offers to allow each.
     assert_eq!(
-        witness.refusals.list(),
+        witness.refusals.hosts(),
         [
             Refusal {
                 host: "127.0.0.1".into(),
