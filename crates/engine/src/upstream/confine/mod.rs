@@ -109,6 +109,8 @@ const DENIED_IN_HOME: &[&str] = &[
     ".zshenv",
     ".config/fish",
     ".config/autostart",
+    ".config/systemd/user",
+    "Library/LaunchAgents",
     ".local/share/keyrings",
     ".password-store",
     ".claude.json",
