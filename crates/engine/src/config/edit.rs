@@ -209,6 +209,21 @@ pub fn set_server_enabled(
     Ok(())
 }
 
+/// Server `name`'s `sandbox` object, made when it has none; `None` when it is `"off"`.
+fn sandbox_of<'a>(
+    doc: &'a mut Map<String, Value>,
+    name: &str,
+) -> Result<Option<&'a mut Map<String, Value>>, EditError> {
+    let entry = servers(doc)?
+        .get_mut(name)
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| EditError::Invalid(format!("there is no server '{name}'")))?;
+    Ok(entry
+        .entry("sandbox")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut())
+}
+
 /// Lets server `name` reach `host` (`api.github.com`, `host:port`): adds it to its network
 /// allow-list, making one if its network is off. Nothing else of the entry changes; a server
 /// whose network is open, or that runs unconfined, reaches it already and is left as it is.
@@ -223,14 +238,7 @@ pub fn allow_host(doc: &mut Map<String, Value>, name: &str, host: &str) -> Resul
             "'{host}' is not a host: write host, *.domain or host:port"
         )));
     }
-    let entry = servers(doc)?
-        .get_mut(name)
-        .and_then(Value::as_object_mut)
-        .ok_or_else(|| EditError::Invalid(format!("there is no server '{name}'")))?;
-    let sandbox = entry
-        .entry("sandbox")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Value::Object(sandbox) = sandbox else {
+    let Some(sandbox) = sandbox_of(doc, name)? else {
         return Ok(()); // "off": unconfined, it reaches every host
     };
     match sandbox.get_mut("network") {
@@ -268,14 +276,7 @@ pub fn allow_path(
             "'{path}' is not an absolute path"
         )));
     }
-    let entry = servers(doc)?
-        .get_mut(name)
-        .and_then(Value::as_object_mut)
-        .ok_or_else(|| EditError::Invalid(format!("there is no server '{name}'")))?;
-    let sandbox = entry
-        .entry("sandbox")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Value::Object(sandbox) = sandbox else {
+    let Some(sandbox) = sandbox_of(doc, name)? else {
         return Ok(()); // "off": unconfined, it reaches every path
     };
     let key = if write { "write" } else { "read" };
