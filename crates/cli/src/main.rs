@@ -8,6 +8,7 @@ mod doctor;
 mod files;
 mod mcp;
 mod sandbox;
+mod script_worker;
 mod secret;
 mod serve;
 mod token;
@@ -128,6 +129,10 @@ enum Command {
     /// the engine for every confined server).
     #[command(hide = true)]
     SandboxExec(sandbox::ExecArgs),
+    /// Internal: confine this process, then run one script, asking the engine on stdin/stdout
+    /// for what it calls (started by the engine for `run_script`).
+    #[command(hide = true)]
+    ScriptWorker,
 }
 
 fn main() -> std::process::ExitCode {
@@ -148,6 +153,7 @@ fn main() -> std::process::ExitCode {
             images,
         } => files::pdf_text(from, count, images),
         Command::SandboxExec(args) => sandbox::exec(args),
+        Command::ScriptWorker => script_worker::run(),
         Command::Doctor { config, args } => doctor::run(config.resolve(), args),
         Command::ConfigPath { config } => {
             let path = config

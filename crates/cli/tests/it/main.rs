@@ -23,6 +23,7 @@ mod published;
 mod query;
 mod relay;
 mod sandbox;
+mod script_worker;
 mod secrets;
 mod several_files;
 mod shim;

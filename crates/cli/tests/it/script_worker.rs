@@ -1,0 +1,113 @@
+//! The script worker (`offload script-worker`) as the engine will drive it: a real process on
+//! real pipes, confined before it reads its script; the test answers its asks as the engine
+//! would.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use offload_testkit::target_bin;
+use serde_json::{Value, json};
+
+/// Runs `code` in a worker; answers each ask with `answer`; the worker's last message and the
+/// seccomp and no-new-privs state the kernel showed for it while it ran.
+fn run(code: &str, answer: impl Fn(&Value) -> Value) -> (Value, String) {
+    let mut worker = Command::new(target_bin("offload"))
+        .arg("script-worker")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut to = worker.stdin.take().unwrap();
+    let mut from = BufReader::new(worker.stdout.take().unwrap());
+    writeln!(
+        to,
+        "{}",
+        json!({"run": {"code": code, "limits": {"deadline_ms": 2000}}})
+    )
+    .unwrap();
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            from.read_line(&mut line).unwrap() > 0,
+            "the worker ended without an answer"
+        );
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if let Some(ask) = message.get("ask") {
+            if seen.is_empty() {
+                // Asked while it runs: the kernel's view of the worker now.
+                seen = std::fs::read_to_string(format!("/proc/{}/status", worker.id()))
+                    .unwrap_or_default();
+            }
+            let reply = answer(&ask["request"]);
+            writeln!(
+                to,
+                "{}",
+                json!({"answer": {"id": ask["id"], "ok": true, "value": reply}})
+            )
+            .unwrap();
+            continue;
+        }
+        drop(to);
+        worker.wait().unwrap();
+        return (message, seen);
+    }
+}
+
+#[test]
+fn a_script_runs_in_a_confined_worker_and_its_calls_go_to_the_engine() {
+    let (message, status) = run(
+        r#"const a = await tools.fx.echo({ n: 2 });
+           const rows = await offload.query("/data/x.csv", "select 1");
+           console.log("got", a.n);
+           return a.n * 21 + rows.length;"#,
+        |request| match request["kind"].as_str() {
+            Some("tool") => request["args"].clone(),
+            Some("query") => json!([{"one": 1}]),
+            other => panic!("unexpected {other:?}"),
+        },
+    );
+    assert_eq!(message["done"]["result"], json!(43), "{message}");
+    assert_eq!(message["done"]["logs"], json!(["got 2"]));
+    let calls: Vec<&str> = message["done"]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["call"].as_str().unwrap())
+        .collect();
+    assert_eq!(calls, ["tools.fx.echo", "offload.query"]);
+    // While the script ran, the worker was under a seccomp filter, without new privileges.
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(field("NoNewPrivs:"), "1", "{status}");
+    assert_eq!(field("Seccomp:"), "2", "{status}");
+}
+
+#[test]
+fn a_failing_script_is_answered_typed_and_the_worker_survives_to_say_so() {
+    let (message, _) = run("while (true) {}", |_| Value::Null);
+    assert_eq!(message["failed"]["code"], "script_timeout", "{message}");
+    let (message, _) = run("await tools.fx.echo({}); null.x;", |_| json!({}));
+    assert_eq!(message["failed"]["code"], "script_error", "{message}");
+    assert_eq!(message["failed"]["calls"].as_array().unwrap().len(), 1);
+    // Not a run: refused with what to send.
+    let out = Command::new(target_bin("offload"))
+        .arg("script-worker")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            writeln!(c.stdin.take().unwrap(), "hello")?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let said: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(said["failed"]["code"], "invalid_arguments");
+}
