@@ -1,0 +1,1 @@
+return (await Promise.all([1,2].map((n) => tools.fx.echo({ n })))).length;

@@ -1,0 +1,1 @@
+try { while (true) {} } catch (e) {}

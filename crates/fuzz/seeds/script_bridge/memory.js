@@ -1,0 +1,1 @@
+const a = []; while (true) a.push({ n: a.length });
