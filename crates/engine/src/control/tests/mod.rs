@@ -1,6 +1,7 @@
 //! The app's operations on a real engine: a real config file, the fixture server as upstream,
 //! the real file watcher.
 
+mod confinement;
 mod overview;
 mod reload;
 mod responses;
