@@ -30,7 +30,7 @@ fn launcher(starts: usize) -> anyhow::Result<()> {
     .to_string();
     let offload = target_bin("offload");
     starts_beside_direct(starts, &offload, &policy, None, "as this user")?;
-    if is_root() {
+    if offload_sandbox::runs_as_root() {
         use std::os::unix::fs::PermissionsExt;
         // Where `nobody` can reach the launcher.
         let dir = tempfile::tempdir()?;
@@ -47,14 +47,6 @@ fn launcher(starts: usize) -> anyhow::Result<()> {
         )?;
     }
     Ok(())
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .find_map(|l| l.strip_prefix("Uid:"))
-            .is_some_and(|ids| ids.split_whitespace().next() == Some("0"))
-    })
 }
 
 fn starts_beside_direct(

@@ -95,7 +95,7 @@ fn kernel_lines(support: &offload_sandbox::Support, line: &mut impl FnMut(&str, 
         "processes",
         if support.process_limits {
             "limited per server (a user namespace of its own)".into()
-        } else if is_root() {
+        } else if offload_sandbox::runs_as_root() {
             "not limited: Offload runs as root, which a process limit never holds".into()
         } else {
             "not limited: user namespaces are blocked here (memory is still limited)".into()
@@ -142,17 +142,6 @@ fn kernel_lines(_: &offload_sandbox::Support, line: &mut impl FnMut(&str, String
 fn kernel_lines(_: &offload_sandbox::Support, line: &mut impl FnMut(&str, String)) -> bool {
     line("confinement", offload_sandbox::WINDOWS_CONSENT.into());
     false
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .map(|ids| ids.split_whitespace().next() == Some("0"))
-        })
-        .unwrap_or(false)
 }
 
 fn seccomp_line() -> String {

@@ -54,6 +54,18 @@ pub struct Support {
     pub namespaces: bool,
 }
 
+/// Whether this process runs as root, which no process limit holds.
+pub fn runs_as_root() -> bool {
+    #[cfg(unix)]
+    {
+        nix::unistd::getuid().is_root()
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
+}
+
 /// The machine's memory in bytes.
 pub fn physical_memory() -> Option<u64> {
     #[cfg(target_os = "linux")]

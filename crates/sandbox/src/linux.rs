@@ -39,7 +39,7 @@ pub fn support() -> Support {
     })
     .join()
     .unwrap_or(0);
-    let root = nix::unistd::getuid().is_root();
+    let root = crate::runs_as_root();
     let user_namespaces = !root && user_namespace_works();
     Support {
         landlock_abi: abi,
@@ -98,7 +98,7 @@ fn keep_read_only(paths: &[PathBuf], user_namespace: &mut bool) -> Result<bool, 
     if paths.is_empty() {
         return Ok(false);
     }
-    let root = nix::unistd::getuid().is_root();
+    let root = crate::runs_as_root();
     if !root && !own_user_namespace(user_namespace)? {
         return Ok(false);
     }
@@ -175,7 +175,7 @@ fn limit(limits: &Limits, user_namespace: &mut bool) -> Result<bool, SandboxErro
     // RLIMIT_NPROC counts every process of the user: set as is, a server would be refused a
     // fork whenever the user's desktop runs more than the limit. In a user namespace of its
     // own, it counts the server's processes alone. Root is never held by it.
-    if nix::unistd::getuid().is_root() || !own_user_namespace(user_namespace)? {
+    if crate::runs_as_root() || !own_user_namespace(user_namespace)? {
         return Ok(false);
     }
     setrlimit(Resource::RLIMIT_NPROC, processes, processes).map_err(|e| SandboxError::Os {
@@ -298,7 +298,7 @@ fn close_inherited_descriptors() -> Result<(), SandboxError> {
 /// Gives this process a network namespace of its own, with loopback up and a relay on `port`
 /// to the proxy's unix `socket`; false where no namespace can be made (nothing changed).
 fn isolate(port: u16, socket: &Path, user_namespace: &mut bool) -> Result<bool, SandboxError> {
-    let root = nix::unistd::getuid().is_root();
+    let root = crate::runs_as_root();
     if !root && !own_user_namespace(user_namespace)? {
         return Ok(false);
     }

@@ -2,6 +2,15 @@
 
 use super::*;
 
+/// The native hostile server's `attempt` with `args`; its answer's content as JSON text.
+async fn attempt(server: &crate::upstream::Upstream, args: Value) -> String {
+    let answer = server
+        .call("attempt", args.as_object().cloned(), Default::default())
+        .await
+        .unwrap();
+    serde_json::to_string(&answer.content).unwrap()
+}
+
 /// A confined server's network refusals, as the Servers screen shows them: the native hostile
 /// server (rmcp) with an allow-list fetches a host its proxy refuses; the refusal is listed
 /// with its host and port; allowing it writes the host into the entry's allow-list (the rest of
@@ -24,12 +33,11 @@ async fn a_refused_host_is_shown_and_allowing_it_writes_the_allow_list() {
     );
     assert!(view.refused.is_empty());
     let server = engine.pool.get("h").unwrap();
-    let args = json!({"kind": "fetch", "path": "http://127.0.0.1:9/"});
-    let answer = server
-        .call("attempt", args.as_object().cloned(), Default::default())
-        .await
-        .unwrap();
-    let text = serde_json::to_string(&answer.content).unwrap();
+    let text = attempt(
+        &server,
+        json!({"kind": "fetch", "path": "http://127.0.0.1:9/"}),
+    )
+    .await;
     assert!(text.contains("refused: HTTP/1.1 403"), "{text}");
     let refused = &servers(&engine)[0].refused;
     assert_eq!(
@@ -89,12 +97,7 @@ async fn a_refused_path_named_on_stderr_is_offered_and_allowing_it_writes_read()
     let engine = engine(&t);
     let server = engine.pool.get("h").unwrap();
     for path in [data.clone(), t.config_path.clone()] {
-        let args = json!({"kind": "read", "path": path});
-        let answer = server
-            .call("attempt", args.as_object().cloned(), Default::default())
-            .await
-            .unwrap();
-        let text = serde_json::to_string(&answer.content).unwrap();
+        let text = attempt(&server, json!({"kind": "read", "path": path})).await;
         assert!(text.contains("refused"), "{text}");
     }
     // Read from its stderr as it comes: wait for both lines.
@@ -135,11 +138,6 @@ async fn a_refused_path_named_on_stderr_is_offered_and_allowing_it_writes_read()
     assert!(servers(&engine)[0].refused_paths.is_empty());
     // Started again with it, the server reads the file.
     let server = engine.pool.get("h").unwrap();
-    let args = json!({"kind": "read", "path": data});
-    let answer = server
-        .call("attempt", args.as_object().cloned(), Default::default())
-        .await
-        .unwrap();
-    let text = serde_json::to_string(&answer.content).unwrap();
+    let text = attempt(&server, json!({"kind": "read", "path": data})).await;
     assert!(text.contains("ok: a,b"), "{text}");
 }
