@@ -4,53 +4,21 @@
 //! asking the engine over its pipes for whatever the script calls, and exits. A crash of the
 //! script engine costs this process, never the gateway.
 //!
-//! The pipes carry JSON, a message a line. In: `{"run": {"code", "limits"}}` once, then
-//! `{"answer": {"id", "ok", "value" | "error"}}` for each ask. Out: `{"ask": {"id", "request"}}`
-//! for each host call, then `{"done": {"result", "logs", "calls"}}` or `{"failed": {"code",
-//! "message", "logs", "calls"}}`.
+//! The pipes carry JSON, a message a line (`offload_script::protocol`). In: `{"run": {"code",
+//! "limits"}}` once, then `{"answer": {"id", "value" | "error"}}` for each ask. Out: `{"ask":
+//! {"id", "request"}}` for each host call, then `{"done": {"result", "logs", "calls"}}` or
+//! `{"failed": {"code", "message", "line"?, "column"?, "logs", "calls"}}`.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::io::Write;
 use std::process::ExitCode;
 use std::rc::Rc;
-use std::time::Duration;
 
-use offload_script::{Failed, Host, HostError, HostFuture, Limits, Request};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use offload_script::protocol::{FromWorker, Stopped, ToWorker};
+use offload_script::{Host, HostError, HostFuture, Request};
+use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
-
-/// What a worker is given to run.
-#[derive(Deserialize)]
-struct Run {
-    code: String,
-    #[serde(default)]
-    limits: LimitsIn,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct LimitsIn {
-    deadline_ms: Option<u64>,
-    memory: Option<usize>,
-    calls: Option<usize>,
-    concurrency: Option<usize>,
-    log_bytes: Option<usize>,
-}
-
-impl LimitsIn {
-    fn limits(&self) -> Limits {
-        let d = Limits::default();
-        Limits {
-            deadline: self.deadline_ms.map_or(d.deadline, Duration::from_millis),
-            memory: self.memory.unwrap_or(d.memory),
-            calls: self.calls.unwrap_or(d.calls),
-            concurrency: self.concurrency.unwrap_or(d.concurrency),
-            log_bytes: self.log_bytes.unwrap_or(d.log_bytes),
-        }
-    }
-}
 
 /// The worker's own confinement: nothing to read or write, no network, no unix sockets; its
 /// heap bounded well above a script's cap, a few threads (the runtime's and stdin's).
@@ -93,14 +61,15 @@ pub fn run() -> ExitCode {
     }
 }
 
-fn say(message: &Value) {
+fn say(message: &FromWorker) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{message}");
+    let _ = serde_json::to_writer(&mut out, message);
+    let _ = writeln!(out);
     let _ = out.flush();
 }
 
 fn say_failed(code: &str, message: &str) -> ExitCode {
-    say(&json!({"failed": {"code": code, "message": message, "logs": [], "calls": []}}));
+    say(&FromWorker::Failed(Stopped::before(code, message)));
     ExitCode::FAILURE
 }
 
@@ -119,7 +88,7 @@ impl Host for PipeHost {
         self.next.set(id + 1);
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.waiting.borrow_mut().insert(id, tx);
-        say(&json!({"ask": {"id": id, "request": request}}));
+        say(&FromWorker::Ask { id, request });
         Box::pin(async move {
             rx.await.unwrap_or_else(|_| {
                 Err(HostError {
@@ -133,13 +102,10 @@ impl Host for PipeHost {
 
 async fn serve() -> ExitCode {
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    let run: Run = match lines.next_line().await {
-        Ok(Some(line)) => match serde_json::from_str::<Value>(&line)
-            .ok()
-            .and_then(|v| serde_json::from_value(v.get("run")?.clone()).ok())
-        {
-            Some(run) => run,
-            None => {
+    let (code, limits) = match lines.next_line().await {
+        Ok(Some(line)) => match serde_json::from_str::<ToWorker>(&line) {
+            Ok(ToWorker::Run { code, limits }) => (code, limits),
+            _ => {
                 return say_failed(
                     "invalid_arguments",
                     "the first line is not {\"run\": {\"code\": ...}}",
@@ -155,57 +121,26 @@ async fn serve() -> ExitCode {
     });
     let answers = async move {
         while let Ok(Some(line)) = lines.next_line().await {
-            let Some(answer) = serde_json::from_str::<Value>(&line)
-                .ok()
-                .and_then(|v| v.get("answer").cloned())
-            else {
+            let Ok(ToWorker::Answer(answer)) = serde_json::from_str::<ToWorker>(&line) else {
                 continue;
             };
-            let Some(id) = answer.get("id").and_then(Value::as_u64) else {
+            let Some(tx) = waiting.borrow_mut().remove(&answer.id) else {
                 continue;
             };
-            let Some(tx) = waiting.borrow_mut().remove(&id) else {
-                continue;
-            };
-            let result = if answer.get("ok").and_then(Value::as_bool) == Some(true) {
-                Ok(answer.get("value").cloned().unwrap_or(Value::Null))
-            } else {
-                Err(
-                    serde_json::from_value(answer.get("error").cloned().unwrap_or_default())
-                        .unwrap_or(HostError {
-                            code: "internal".into(),
-                            message: "the engine's answer could not be read".into(),
-                        }),
-                )
-            };
+            let result: Result<Value, HostError> = answer.reply.into();
             let _ = tx.send(result);
         }
         // The engine closed the pipe: nothing more will be answered.
         std::future::pending::<()>().await;
     };
-    let limits = run.limits.limits();
-    let script = offload_script::run(&run.code, host, &limits);
+    let script = offload_script::run(&code, host, &limits);
     let outcome = tokio::select! {
         outcome = script => outcome,
         () = answers => unreachable!("pending forever"),
     };
     match outcome {
-        Ok(done) => {
-            say(&json!({"done": done}));
-            ExitCode::SUCCESS
-        }
-        Err(Failed {
-            failure,
-            logs,
-            calls,
-        }) => {
-            say(&json!({"failed": {
-                "code": failure.code(),
-                "message": failure.to_string(),
-                "logs": logs,
-                "calls": calls,
-            }}));
-            ExitCode::SUCCESS
-        }
+        Ok(done) => say(&FromWorker::Done(done)),
+        Err(failed) => say(&FromWorker::Failed(failed.into())),
     }
+    ExitCode::SUCCESS
 }

@@ -41,6 +41,8 @@ pub struct Engine {
     pub routes: crate::gateway::Routes,
     /// Calls waiting for a 2026-07-28 client's answers to their upstream's questions.
     pub rounds: crate::rounds::Rounds,
+    /// The confined processes `run_script` runs scripts in.
+    pub scripts: crate::scripts::Workers,
     pub dirs: AppDirs,
     /// Where `${keyring:}` values are read from and the app saves them.
     pub secrets: Arc<dyn SecretSource>,
@@ -163,6 +165,7 @@ impl Engine {
             pins: crate::gateway::Pins::open(&dirs.data_dir),
             routes: crate::gateway::Routes::default(),
             rounds: crate::rounds::Rounds::default(),
+            scripts: crate::scripts::Workers::new(offload_program()),
             dirs: dirs.clone(),
             secrets,
             source: None,
@@ -320,10 +323,11 @@ impl Source {
     }
 }
 
-/// The `offload` program that extracts PDF text in a child process and confines servers: this
-/// program when it is `offload` (the shim and the CLI), the `offload` installed beside it (the
-/// desktop app's sidecar), or the one named by `OFFLOAD_HELPER`. Without one, PDF extraction
-/// runs in-process, checked page by page, and confined servers do not start.
+/// The `offload` program that extracts PDF text in a child process, confines servers and runs
+/// scripts: this program when it is `offload` (the shim and the CLI), the `offload` installed
+/// beside it (the desktop app's sidecar), or the one named by `OFFLOAD_HELPER`. Without one,
+/// PDF extraction runs in-process, checked page by page, and confined servers and scripts do
+/// not start.
 fn offload_program() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("OFFLOAD_HELPER") {
         return Some(PathBuf::from(path));

@@ -86,6 +86,20 @@ pub enum ErrorCode {
     UrlNotAllowed,
     /// An allowed URL could not be fetched (no answer, an HTTP error, a broken body).
     UrlUnreachable,
+    /// A script (`run_script`) ran past its deadline and was stopped.
+    ScriptTimeout,
+    /// A script needed more memory than its cap.
+    ScriptMemory,
+    /// A script made more tool calls than its limit.
+    TooManyCalls,
+    /// A script threw (the details name the line and column).
+    ScriptError,
+    /// A tool a script called failed, and the script did not catch its `ToolError`.
+    ToolError,
+    /// The worker a script ran in stopped (a crash costs that one script).
+    ScriptCrashed,
+    /// Scripts cannot run here (no confined worker on this system).
+    ScriptUnavailable,
     /// A bug or an unexpected condition inside Offload.
     Internal,
 }
@@ -124,6 +138,13 @@ impl ErrorCode {
             Self::QueryError => "query_error",
             Self::UrlNotAllowed => "url_not_allowed",
             Self::UrlUnreachable => "url_unreachable",
+            Self::ScriptTimeout => "script_timeout",
+            Self::ScriptMemory => "script_memory",
+            Self::TooManyCalls => "too_many_calls",
+            Self::ScriptError => "script_error",
+            Self::ToolError => "tool_error",
+            Self::ScriptCrashed => "script_crashed",
+            Self::ScriptUnavailable => "script_unavailable",
             Self::Internal => "internal",
         }
     }
@@ -198,6 +219,15 @@ mod tests {
             ErrorCode::Paused,
             ErrorCode::Forbidden,
             ErrorCode::QueryError,
+            ErrorCode::UrlNotAllowed,
+            ErrorCode::UrlUnreachable,
+            ErrorCode::ScriptTimeout,
+            ErrorCode::ScriptMemory,
+            ErrorCode::TooManyCalls,
+            ErrorCode::ScriptError,
+            ErrorCode::ToolError,
+            ErrorCode::ScriptCrashed,
+            ErrorCode::ScriptUnavailable,
             ErrorCode::Internal,
         ] {
             assert_eq!(

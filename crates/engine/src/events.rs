@@ -36,6 +36,8 @@ pub enum EventKind {
     FileRef,
     /// An upstream tool called directly (listed as a tool of the client's own).
     Direct,
+    /// `run_script`: one script run (the calls it made carry its `script` number).
+    Script,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -91,6 +93,11 @@ pub struct Event {
     pub stored: Option<String>,
     /// The process that served it (to tell embedded shims from the app).
     pub pid: u32,
+    /// The script run (`run_script`) this call was made by, or that was: the run's own event
+    /// and the calls its script made share it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub script: Option<u64>,
 }
 
 pub struct Events {
@@ -207,6 +214,7 @@ pub(crate) fn sample(n: u64) -> Event {
         message: None,
         stored: None,
         pid: 1,
+        script: None,
     }
 }
 

@@ -13,7 +13,7 @@
 //! 1. Words and values: `error`, `crypto`, `logging`, `rounds`, `sessions`, `whole_file`
 //! 2. State on disk: `shared_file`, `events`, `config`
 //! 3. The outside world: `access`, `keychain`, `oauth`, `objects`, `gateway`, `upstream`,
-//!    `urls`, `clients`
+//!    `urls`, `clients`, `scripts`
 //! 4. Files: `roots`, `store`, `refs`
 //! 5. The engine: `engine`
 //! 6. Serving: `available`, `query`, `activity`, `config_watch`, `server`
@@ -47,6 +47,7 @@ mod query;
 mod refs;
 mod roots;
 mod rounds;
+mod scripts;
 pub mod server;
 mod sessions;
 mod shared_file;

@@ -3,6 +3,9 @@
 
 use super::*;
 use serde_json::json;
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::Instant;
 
 /// `fx.echo` answers its arguments, `fx.fail` fails, `fx.slow` answers after 50 ms; records
 /// how many calls were in flight at most.

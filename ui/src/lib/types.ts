@@ -473,7 +473,7 @@ truncated: boolean,
  */
 note: string | null, };
 
-export type EventKind = "tool" | "call" | "store" | "file_content" | "batch" | "batch_part" | "file_ref" | "direct";
+export type EventKind = "tool" | "call" | "store" | "file_content" | "batch" | "batch_part" | "file_ref" | "direct" | "script";
 
 export type Event = { time: string, kind: EventKind, 
 /**
@@ -512,7 +512,12 @@ stored?: string | null,
 /**
  * The process that served it (to tell embedded shims from the app).
  */
-pid: number, };
+pid: number, 
+/**
+ * The script run (`run_script`) this call was made by, or that was: the run's own event
+ * and the calls its script made share it.
+ */
+script?: number | null, };
 
 export type ClientView = { id: string, name: string, path: string, 
 /**

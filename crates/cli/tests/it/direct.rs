@@ -124,8 +124,8 @@ async fn auto_lists_tools_directly_up_to_the_limit_and_a_client_can_choose() {
     let client = ctx.client_with(&["--expose", "meta"]).await;
     assert_eq!(
         names(&client).await.len(),
-        10,
-        "--expose meta: Offload's ten tools"
+        11,
+        "--expose meta: Offload's eleven tools"
     );
     client.cancel().await.unwrap();
 }

@@ -277,10 +277,11 @@ async fn our_own_tool_list_is_small() {
         })
         .collect();
     rows.push(format!(
-        "name + description + input schema: {core} bytes (limit 6000); whole tools/list: {whole} bytes (limit 10000)"
+        "name + description + input schema: {core} bytes (limit 7000); whole tools/list: {whole} bytes (limit 11500)"
     ));
     eprintln!("{}", rows.join("\n"));
-    assert!(core <= 6000, "{}", rows.join("\n"));
-    assert!(whole <= 10000, "{}", rows.join("\n"));
+    // The contract's limits are 8,000 and 14,000 bytes; these hold the eleven tools tighter.
+    assert!(core <= 7000, "{}", rows.join("\n"));
+    assert!(whole <= 11500, "{}", rows.join("\n"));
     client.cancel().await.unwrap();
 }

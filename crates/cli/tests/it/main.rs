@@ -24,6 +24,7 @@ mod query;
 mod relay;
 mod sandbox;
 mod script_worker;
+mod scripts;
 mod secrets;
 mod several_files;
 mod shim;

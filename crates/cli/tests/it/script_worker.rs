@@ -44,7 +44,7 @@ fn run(code: &str, answer: impl Fn(&Value) -> Value) -> (Value, String) {
             writeln!(
                 to,
                 "{}",
-                json!({"answer": {"id": ask["id"], "ok": true, "value": reply}})
+                json!({"answer": {"id": ask["id"], "value": reply}})
             )
             .unwrap();
             continue;

@@ -406,6 +406,14 @@ pub struct Limits {
     pub max_upstream_answer_bytes: u64,
     /// Memory one `query_file` query may hold before it spills to disk (default 256 MiB).
     pub query_memory_bytes: u64,
+    /// A script's deadline when `run_script` names none (default 30 s)...
+    pub script_timeout_ms: u64,
+    /// ...and the longest it may name (default 5 minutes).
+    pub max_script_timeout_ms: u64,
+    /// A script's JavaScript heap (default 64 MiB).
+    pub script_memory_bytes: u64,
+    /// Tool calls one script may make (default 200).
+    pub script_calls: u64,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -418,6 +426,10 @@ impl Default for Limits {
             inline_bytes: 100 * 1024,
             max_upstream_answer_bytes: 256 * 1024 * 1024,
             query_memory_bytes: 256 * 1024 * 1024,
+            script_timeout_ms: 30_000,
+            max_script_timeout_ms: 300_000,
+            script_memory_bytes: 64 * 1024 * 1024,
+            script_calls: 200,
             extra: Map::new(),
         }
     }

@@ -1,7 +1,7 @@
 //! Which upstream tools a client sees as tools of their own, and under which names.
 //!
 //! `direct`: every enabled upstream tool is listed as `<server>__<tool>` (see `names`) beside
-//! Offload's storage and file tools; `meta`: Offload's ten tools only, upstream tools through
+//! Offload's storage and file tools; `meta`: Offload's eleven tools only, upstream tools through
 //! `call_tool`; `auto`: direct while the enabled upstream tools number at most `directLimit`.
 //! Per server, `expose: false` keeps it behind `call_tool`, `disabledTools` hides tools
 //! everywhere, `enabledTools` is an allow-list, `prefix` names its tools. Pure: it decides from

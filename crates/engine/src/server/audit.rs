@@ -38,6 +38,7 @@ pub fn start(tool: &str, args: Option<&JsonObject>, ctx: &RequestContext<RoleSer
         message: None,
         stored: None,
         pid: std::process::id(),
+        script: None,
     }
 }
 

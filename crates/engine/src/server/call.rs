@@ -179,6 +179,7 @@ pub async fn resolve_refs(
                 message: None,
                 stored: None,
                 pid: std::process::id(),
+                script: None,
             });
         }
         Ok(args)

@@ -15,6 +15,10 @@ use crate::events::EventKind;
 #[derive(Clone, Default)]
 pub(crate) struct MissingCapability(pub Arc<std::sync::Mutex<Option<McpError>>>);
 
+/// Where `run_script` notes its run's number, which the calls its script made carry too.
+#[derive(Clone, Default)]
+pub(crate) struct ScriptRun(pub Arc<std::sync::atomic::AtomicU64>);
+
 /// Marks a call whose upstream's questions go to its client in `input_required` rounds.
 #[derive(Clone)]
 pub(crate) struct Asking(pub crate::rounds::Asks);
@@ -55,6 +59,8 @@ impl OffloadServer {
     ) -> Result<rmcp::model::CallToolResult, McpError> {
         let missing = MissingCapability::default();
         context.extensions.insert(missing.clone());
+        let script = ScriptRun::default();
+        context.extensions.insert(script.clone());
         let engine = &self.engine;
         let started = std::time::Instant::now();
         let args = request.arguments;
@@ -100,6 +106,8 @@ impl OffloadServer {
                 ));
             }
         };
+        let run = script.0.load(std::sync::atomic::Ordering::Relaxed);
+        event.script = (run != 0).then_some(run);
         let file_bytes = event
             .file
             .as_deref()

@@ -23,13 +23,14 @@ mod prompts;
 mod query;
 mod resources;
 mod scopes;
+mod script;
 mod search;
 mod store;
 mod tools;
 mod upstream_resources;
 mod upstreams;
 
-pub(crate) use dispatch::{Asking, MissingCapability};
+pub(crate) use dispatch::{Asking, MissingCapability, ScriptRun};
 
 use std::collections::HashMap;
 use std::sync::Arc;

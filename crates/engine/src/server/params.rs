@@ -42,6 +42,16 @@ pub struct CallTool {
     pub tool_args: Option<Map<String, Value>>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunScript {
+    /// Body of an async function; return the answer.
+    pub code: String,
+    /// Deadline (30000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
 /// Accepts an object, or a string holding a JSON object (models often send that), or null.
 fn object_or_json_text<'de, D: Deserializer<'de>>(
     d: D,

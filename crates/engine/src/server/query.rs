@@ -57,6 +57,18 @@ pub async fn query_file(
     p: params::QueryFile,
     ctx: &RequestContext<RoleServer>,
 ) -> CallToolResult {
+    let budget = engine.limits().inline_bytes;
+    query_file_within(engine, p, ctx, budget).await
+}
+
+/// `query_file` answering up to `budget` bytes of rows (a script's query answers into the
+/// script, not into a model's context).
+pub async fn query_file_within(
+    engine: &Arc<Engine>,
+    p: params::QueryFile,
+    ctx: &RequestContext<RoleServer>,
+    budget: u64,
+) -> CallToolResult {
     let started = Instant::now();
     // URLs (the file, or tables) are fetched first and queried as their downloads.
     let mut p = p;
@@ -67,7 +79,9 @@ pub async fn query_file(
     let progress = progress_sender(ctx);
     let cancel = ctx.ct.clone();
     let engine2 = engine.clone();
-    let job = tokio::task::spawn_blocking(move || run(&engine2, p, &cancel, progress, started));
+    let job = tokio::task::spawn_blocking(move || {
+        run(&engine2, p, &cancel, progress, started, budget as usize)
+    });
     let result = job.await;
     if let Ok(Err(e)) = &result
         && e.code == ErrorCode::Cancelled
@@ -120,11 +134,11 @@ fn run(
     cancel: &CancellationToken,
     mut progress: Box<dyn FnMut(u64) + Send>,
     started: Instant,
+    budget: usize,
 ) -> Result<CallToolResult, ToolError> {
     let invalid = |m: &str| ToolError::new(ErrorCode::InvalidArguments, m.to_owned());
     let limits = engine.limits();
     let limit = p.limit.unwrap_or(100).min(10_000) as usize;
-    let budget = limits.inline_bytes as usize;
     let storing = p.description.is_some()
         || p.storage_path.is_some()
         || p.filename.is_some()

@@ -347,5 +347,6 @@ fn part_event(
         message: None,
         stored: None,
         pid: std::process::id(),
+        script: None,
     }
 }

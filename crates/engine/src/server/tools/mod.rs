@@ -13,6 +13,7 @@ mod list_available_tools;
 mod list_tool_details;
 mod query_file;
 mod read_file;
+mod run_script;
 mod summarize_file;
 
 use std::future::Future;
@@ -36,6 +37,7 @@ pub use list_available_tools::ListAvailableTools;
 pub use list_tool_details::ListToolDetails;
 pub use query_file::QueryFile;
 pub use read_file::ReadFile;
+pub use run_script::RunScript;
 pub use summarize_file::SummarizeFile;
 
 use crate::Engine;
@@ -105,6 +107,8 @@ pub enum Hints {
     CallsUpstream,
     /// Reads; may create a new file, never replaces one.
     CreatesFiles,
+    /// Runs a program that may call any upstream tool.
+    RunsScripts,
 }
 
 impl Hints {
@@ -124,7 +128,7 @@ impl Hints {
         match self {
             Self::Reads => reads(false),
             Self::AsksUpstreams | Self::ReadsFiles => reads(true),
-            Self::CallsUpstream => writes(true, true),
+            Self::CallsUpstream | Self::RunsScripts => writes(true, true),
             Self::CreatesFiles => writes(false, false),
         }
     }
@@ -173,7 +177,7 @@ const fn register<T: OwnTool + 'static>() -> Registered {
 }
 
 /// Every tool, in the order clients show them.
-pub const REGISTRY: [Registered; 10] = [
+pub const REGISTRY: [Registered; 11] = [
     register::<ListAllowedDirectories>(),
     register::<ListAvailableTools>(),
     register::<ListToolDetails>(),
@@ -184,6 +188,7 @@ pub const REGISTRY: [Registered; 10] = [
     register::<SummarizeFile>(),
     register::<ReadFile>(),
     register::<QueryFile>(),
+    register::<RunScript>(),
 ];
 
 /// The tool named `name`.
