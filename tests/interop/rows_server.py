@@ -1,7 +1,8 @@
 """A server written with the official Python SDK's MCPServer (mcp 2.x) that answers with many
 rows, as data servers do: a list of dicts (the SDK sends it as structuredContent
 {"result": [...]} and as JSON text), the same rows as a Python literal (`str(rows)`, as servers
-that format their answers by hand do) and as pretty-printed JSON text.
+that format their answers by hand do) and as pretty-printed JSON text; and one order at a
+time (`get_order`), as lookups a script makes row by row.
 
 Usage: python rows_server.py   (serves MCP on stdio)
 """
@@ -15,23 +16,30 @@ app = MCPServer("orders")
 REGIONS = ["north", "south", "east", "west"]
 
 
+def order(i: int) -> dict[str, Any]:
+    return {
+        "id": i,
+        "customer": f"c{i % 997}",
+        "region": REGIONS[i % 4],
+        "qty": i % 13,
+        "price": round((i % 1000) * 0.25, 2),
+    }
+
+
 def rows(n: int) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": i,
-            "customer": f"c{i % 997}",
-            "region": REGIONS[i % 4],
-            "qty": i % 13,
-            "price": round((i % 1000) * 0.25, 2),
-        }
-        for i in range(n)
-    ]
+    return [order(i) for i in range(n)]
 
 
 @app.tool()
 def list_orders(n: int) -> list[dict[str, Any]]:
     """List the first n orders (id, customer, region, qty, price)."""
     return rows(n)
+
+
+@app.tool()
+def get_order(id: int) -> dict[str, Any]:
+    """One order by its id: id, customer, region, qty, price."""
+    return order(id)
 
 
 @app.tool()

@@ -18,6 +18,7 @@ mod modes;
 mod offload;
 mod peer;
 mod query;
+mod scripts;
 mod size;
 mod sse;
 mod stats;
@@ -134,6 +135,15 @@ enum Bench {
         #[arg(long, default_value_t = 2000)]
         calls: usize,
     },
+    /// run_script beside step-by-step meta tool calls for "look up each of 200 CSV rows with a
+    /// tool and total a field" (bytes through the model's context, time), and a script's start
+    /// warm and cold beside a no-op tool. Needs scripts/setup-interop.sh (a Python SDK server).
+    Scripts {
+        #[arg(long, default_value_t = 20)]
+        rounds: usize,
+        #[arg(long, default_value_t = 300)]
+        starts: usize,
+    },
     /// The release binaries' size (machine code, read-only data, the rest) and the .deb's,
     /// beside the installed footprint of the peer gateways the other benches install.
     Size {
@@ -167,5 +177,6 @@ async fn main() -> anyhow::Result<()> {
         Bench::Buckets { gigabytes, dir } => buckets::run(gigabytes, dir).await,
         Bench::Size { target_dir, peers } => size::run(target_dir, peers),
         Bench::Confine { starts, calls } => confine::run(starts, calls).await,
+        Bench::Scripts { rounds, starts } => scripts::run(rounds, starts).await,
     }
 }

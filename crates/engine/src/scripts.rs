@@ -190,11 +190,7 @@ impl Worker {
                     _ => return Err(self.gone(calls).await),
                 },
                 Some((id, label, took, reply)) = pending.next(), if !pending.is_empty() => {
-                    calls.push(Call {
-                        call: label,
-                        ok: reply.is_ok(),
-                        millis: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
-                    });
+                    Call::tally(&mut calls, label, reply.is_ok(), took);
                     let message = ToWorker::Answer(Answer { id, reply: reply.into() });
                     if self.send(&message).await.is_err() {
                         return Err(self.gone(calls).await);

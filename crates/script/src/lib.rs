@@ -37,7 +37,7 @@ pub struct Limits {
     pub deadline: Duration,
     /// Bytes of JavaScript heap.
     pub memory: usize,
-    /// Host calls in all.
+    /// Tool calls and stores in all (reading files is bounded by the deadline).
     pub calls: usize,
     /// Host calls at once.
     pub concurrency: usize,
@@ -128,13 +128,42 @@ pub trait Host {
     fn ask(&self, request: Request) -> HostFuture;
 }
 
-/// One host call a script made.
+/// The calls a script made to one thing (`tools.fx.echo`, `offload.query`, ...), tallied: a
+/// script that calls a tool 200 times costs its answer one line, not 200.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Call {
-    /// `tools.fx.echo`, `offload.query`, ...
     pub call: String,
-    pub ok: bool,
+    pub count: u32,
+    /// How many of them failed.
+    pub failed: u32,
+    /// Their time added up.
     pub millis: u64,
+}
+
+impl Call {
+    /// Adds one call of `label` to `calls`.
+    pub fn tally(calls: &mut Vec<Call>, label: String, ok: bool, took: Duration) {
+        let millis = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
+        let failed = u32::from(!ok);
+        match calls.iter_mut().find(|c| c.call == label) {
+            Some(c) => {
+                c.count += 1;
+                c.failed += failed;
+                c.millis = c.millis.saturating_add(millis);
+            }
+            None => calls.push(Call {
+                call: label,
+                count: 1,
+                failed,
+                millis,
+            }),
+        }
+    }
+
+    /// Calls in all.
+    pub fn total(calls: &[Call]) -> u32 {
+        calls.iter().map(|c| c.count).sum()
+    }
 }
 
 /// A finished run.
@@ -152,7 +181,7 @@ pub enum Failure {
     Timeout(Duration),
     #[error("the script needed more than its {} MiB of memory", .0 >> 20)]
     Memory(usize),
-    #[error("the script made more than its {0} calls")]
+    #[error("the script made more than its {0} tool calls and stores")]
     TooManyCalls(usize),
     #[error("{message}{}", at(*.line, *.column))]
     Script {

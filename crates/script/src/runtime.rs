@@ -37,14 +37,20 @@ impl State {
             Ok(r) => r,
             Err(e) => return refusal("invalid_arguments", format!("not a request: {e}")),
         };
-        let n = self.asked.get() + 1;
-        self.asked.set(n);
-        if n > self.limits.calls {
-            self.over.set(true);
-            return refusal(
-                "too_many_calls",
-                format!("the script made more than its {} calls", self.limits.calls),
-            );
+        // What acts counts: tool calls and stores. Reading files is bounded by the deadline.
+        if matches!(request, Request::Tool { .. } | Request::Store { .. }) {
+            let n = self.asked.get() + 1;
+            self.asked.set(n);
+            if n > self.limits.calls {
+                self.over.set(true);
+                return refusal(
+                    "too_many_calls",
+                    format!(
+                        "the script made more than its {} tool calls and stores",
+                        self.limits.calls
+                    ),
+                );
+            }
         }
         let Ok(_permit) = self.in_flight.acquire().await else {
             return refusal("internal", "the run is over".into());
@@ -52,11 +58,12 @@ impl State {
         let label = request.label();
         let started = Instant::now();
         let answer = self.host.ask(request).await;
-        self.calls.borrow_mut().push(Call {
-            call: label,
-            ok: answer.is_ok(),
-            millis: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        });
+        Call::tally(
+            &mut self.calls.borrow_mut(),
+            label,
+            answer.is_ok(),
+            started.elapsed(),
+        );
         match answer {
             Ok(value) => serde_json::json!({"ok": true, "value": value}).to_string(),
             Err(e) => refusal(&e.code, e.message),

@@ -337,6 +337,8 @@ impl ServerHandler for OffloadServer {
 
     /// Tells this client when a response is stored (by any session of this engine).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // A script worker started and confined ahead of this client's first script.
+        self.engine.scripts.warm_up();
         let to = announce::To::Session(context.peer);
         announce::start(self.clone(), to, self.session.subscriptions.clone());
     }
