@@ -21,7 +21,8 @@ async fn offers_the_contract_tools_with_titles_schemas_and_annotations() {
             "get_file_schema",
             "summarize_file",
             "read_file",
-            "query_file"
+            "query_file",
+            "run_script"
         ]
     );
     for t in &tools {
@@ -158,6 +159,12 @@ async fn tool_details_and_closest_names_for_typos() {
     let s = structured(&r);
     assert_eq!(s["tool"], "echo");
     assert_eq!(s["inputSchema"]["required"], json!(["text"]));
+    // As a script calls it.
+    let declared = s["typescript"].as_str().unwrap();
+    assert!(
+        declared.ends_with("tools.fx.echo(args: { text: string }): Promise<unknown>;"),
+        "{declared}"
+    );
 
     let r = call(
         &client,

@@ -309,6 +309,8 @@ pub struct ToolDetails {
     pub output_schema: Option<JsonObject>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<ToolAnnotations>,
+    /// How a script calls it (`run_script`): a TypeScript declaration.
+    pub typescript: String,
 }
 
 pub async fn list_tool_details(engine: &Engine, p: params::ListToolDetails) -> CallToolResult {
@@ -322,6 +324,7 @@ pub async fn list_tool_details(engine: &Engine, p: params::ListToolDetails) -> C
                 input_schema: (*t.input_schema).clone(),
                 output_schema: t.output_schema.as_deref().cloned(),
                 annotations: t.annotations.clone(),
+                typescript: super::typescript::declaration(&p.server, &t),
             };
             let text = serde_json::to_string(&details).unwrap_or_default();
             answer::structured(&details, text)

@@ -27,6 +27,7 @@ mod script;
 mod search;
 mod store;
 mod tools;
+mod typescript;
 mod upstream_resources;
 mod upstreams;
 
