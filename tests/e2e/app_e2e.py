@@ -34,6 +34,7 @@ STEPS = [
     responses.query_tab,
     responses.markdown_preview,
     live_log.search,
+    live_log.a_script,
     overview.bytes_kept,
     directories.retention,
     overview.activity_chart,

@@ -179,6 +179,18 @@ async def mcp_call(env: dict, tool: str, args: dict, server: str = "fixture") ->
             return result.content[0].text
 
 
+async def mcp_script(env: dict, code: str) -> dict:
+    """`code` run with run_script through a fresh `offload mcp` (connected to the app): the
+    script's structured answer."""
+    params = StdioServerParameters(command=OFFLOAD, args=["mcp"], env=env)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool("run_script", {"code": code})
+            assert not result.is_error, result
+            return result.structured_content
+
+
 SECRET = "s3cret-from-the-keychain"
 
 

@@ -5,7 +5,41 @@ import os
 import threading
 import time
 
-from harness import FIGURES, FRAMES_START, FRAMES_STOP, assert_inside, box, contrast, mcp_calls_at, rss_mib, set_window
+from harness import (FIGURES, FRAMES_START, FRAMES_STOP, assert_inside, box, contrast, mcp_calls_at, mcp_script,
+                     rss_mib, set_window)
+
+SCRIPT = """const a = await tools.fixture.echo({ text: "20" });
+let b = "none";
+try { await tools.fixture.fail({ message: "on purpose" }); } catch (e) { b = e.message; }
+const kept = await offload.store([{ n: Number(a) }, { n: 22 }], { name: "from-a-script.json" });
+const [sum] = await offload.query(kept.path, "SELECT SUM(n) AS s FROM data");
+return { sum: sum.s, caught: b, path: kept.path };"""
+
+
+def a_script(run):
+    """A model's script through a real client: one row in the Live log with its four calls
+    under it (the failed one marked), and the file it stored in Responses."""
+    env, wd = run.env, run.wd
+    answer = asyncio.run(mcp_script(env, SCRIPT))
+    assert answer["result"]["sum"] == 42 and answer["result"]["caught"] == "on purpose", answer
+    wd.click("[data-testid=nav-log]")
+    wd.clear("[data-testid=log-search]")
+    wd.type("[data-testid=log-search]", "run_script")
+    wd.wait_content("[data-testid=log-row]", "run_script · 4 calls")
+    wd.click_with("[data-testid=log-row]", "run_script · 4 calls")
+    nested = wd.wait_content("[data-testid=log-row-nested]", "offload.query")
+    for call in ("fixture · echo", "fixture · fail", "offload.store"):
+        assert call in nested, nested
+    bad = wd.s("POST", "/execute/sync", {"script": (
+        "return [...document.querySelectorAll('[data-testid=log-row-nested].bad')].map(e => e.textContent)"), "args": []})
+    assert len(bad) == 1 and "fail" in bad[0], bad
+    wd.screenshot("log-script.png")
+    wd.click_with("[data-testid=log-row]", "run_script · 4 calls")
+    wd.clear("[data-testid=log-search]")
+    wd.click("[data-testid=nav-responses]")
+    row = wd.wait_content("[data-testid=response-row]", "from-a-script.json")
+    assert "offload · run_script" in row, row
+    print("a script: one Live log row with its 4 calls under it; its file in Responses")
 
 
 def search(run):

@@ -13,6 +13,43 @@ describe("Live log", () => {
     expect(await screen.findByTestId("no-calls")).toHaveTextContent("offload mcp");
   });
 
+  it("folds the calls a script made under its row, and shows them on their own until it ends", async () => {
+    const run = 4242;
+    const made = [
+      f.event({ time: "2026-11-21T10:00:01Z", kind: "call", tool: "tools.rows.get_order", server: "rows", upstream_tool: "get_order", script: run }),
+      f.event({ time: "2026-11-21T10:00:02Z", kind: "call", tool: "tools.rows.get_order", server: "rows", upstream_tool: "get_order", script: run, outcome: "upstream_tool_error" }),
+      f.event({ time: "2026-11-21T10:00:03Z", kind: "store", tool: "offload.store", server: null, upstream_tool: null, script: run, stored: "/data/kept.json" }),
+    ];
+    mockCommands({ call_log: () => [f.event({ server: "crm" }), ...made] }, { events: true });
+    render(Log);
+    // The script is still running: its calls are rows of their own.
+    await waitFor(() => expect(screen.getAllByTestId("log-row")).toHaveLength(4));
+    await emit("offload://calls", [f.event({ time: "2026-11-21T10:00:04Z", kind: "script", tool: "run_script", server: null, upstream_tool: null, script: run })]);
+    // It ended: one row for it, newest first, and the call before it.
+    await waitFor(() => expect(screen.getAllByTestId("log-row")).toHaveLength(2));
+    const [script] = screen.getAllByTestId("log-row");
+    expect(script).toHaveTextContent("script");
+    expect(script).toHaveTextContent("run_script · 3 calls");
+    expect(script).toHaveAttribute("aria-expanded", "false");
+    expect(screen.queryAllByTestId("log-row-nested")).toHaveLength(0);
+    // Opened: its calls under it, oldest first, the failed one marked.
+    await userEvent.click(script);
+    const nested = screen.getAllByTestId("log-row-nested");
+    expect(nested.map((r) => r.textContent)).toEqual([
+      expect.stringContaining("rows · get_order"),
+      expect.stringContaining("upstream_tool_error"),
+      expect.stringContaining("offload.store"),
+    ]);
+    expect(nested[1]).toHaveClass("bad");
+    expect(screen.getByTestId("log-detail")).toHaveTextContent("run_script");
+    await userEvent.click(nested[2]);
+    expect(screen.getByTestId("log-detail")).toHaveTextContent("In a script");
+    expect(screen.getByTestId("log-detail-stored")).toHaveTextContent("/data/kept.json");
+    // Closed again.
+    await userEvent.click(screen.getAllByTestId("log-row")[0]);
+    expect(screen.queryAllByTestId("log-row-nested")).toHaveLength(0);
+  });
+
   it("shows the engine's error", async () => {
     mockCommands(
       {
