@@ -20,14 +20,16 @@ use offload_script::{Host, HostError, HostFuture, Request};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
-/// The worker's own confinement: nothing to read or write, no network, no unix sockets; its
-/// heap bounded well above a script's cap, a few threads (the runtime's and stdin's).
+/// The worker's own confinement: nothing to read or write, no network, no unix sockets, no new
+/// processes or programs; its heap bounded well above a script's cap, a few threads (the
+/// runtime's and stdin's).
 fn policy() -> offload_sandbox::Policy {
     offload_sandbox::Policy {
         limits: offload_sandbox::Limits {
             memory: Some(1 << 30),
             processes: Some(16),
         },
+        no_new_processes: true,
         ..offload_sandbox::Policy::default()
     }
 }
@@ -59,6 +61,41 @@ pub fn run() -> ExitCode {
         };
         runtime.block_on(serve())
     }
+}
+
+/// One attempt at the outside world, confined as a worker is (or not, for the positive
+/// control); prints `{"attempt", "done", "error"?}`.
+pub fn probe(attempt: &str, unconfined: bool) -> ExitCode {
+    #[cfg(target_os = "linux")]
+    if !unconfined && let Err(e) = offload_sandbox::confine(&policy()) {
+        eprintln!("cannot confine: {e}");
+        return ExitCode::FAILURE;
+    }
+    let (kind, target) = attempt.split_once(':').unwrap_or((attempt, ""));
+    let outcome: std::io::Result<()> = match kind {
+        "read" => std::fs::read(target).map(drop),
+        "write" => std::fs::write(target, b"written by a script worker"),
+        "tcp" => std::net::TcpStream::connect(("127.0.0.1", target.parse().unwrap_or(0))).map(drop),
+        #[cfg(unix)]
+        "unix" => std::os::unix::net::UnixStream::connect(target).map(drop),
+        "spawn" => std::process::Command::new(target).status().map(drop),
+        #[cfg(unix)]
+        "exec" => {
+            use std::os::unix::process::CommandExt;
+            Err(std::process::Command::new(target).exec())
+        }
+        "thread" => std::thread::spawn(|| 1 + 1)
+            .join()
+            .map(drop)
+            .map_err(|_| std::io::Error::other("the thread panicked")),
+        other => Err(std::io::Error::other(format!("no attempt {other:?}"))),
+    };
+    let said = match &outcome {
+        Ok(()) => serde_json::json!({"attempt": attempt, "done": true}),
+        Err(e) => serde_json::json!({"attempt": attempt, "done": false, "error": e.to_string()}),
+    };
+    let _ = writeln!(std::io::stdout(), "{said}");
+    ExitCode::SUCCESS
 }
 
 fn say(message: &FromWorker) {

@@ -438,7 +438,8 @@ fn open(path: &Path) -> Result<PathFd, SandboxError> {
 
 /// Syscalls no server needs, refused with EPERM: tracing other processes, reading their
 /// memory, io_uring (its operations bypass seccomp); IP sockets when the network is off; unix
-/// sockets unless asked for (`socketpair` stays: runtimes use it between their own threads).
+/// sockets unless asked for (`socketpair` stays: runtimes use it between their own threads);
+/// new processes and programs when the policy says so.
 fn seccomp(policy: &Policy) -> Result<(), SandboxError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|e| SandboxError::Unsupported(format!("seccomp: {e}")))?;
@@ -473,10 +474,49 @@ fn seccomp(policy: &Policy) -> Result<(), SandboxError> {
             .map_err(filter_error)?;
         rules.insert(nix::libc::SYS_socket, socket_rules);
     }
+    if policy.no_new_processes {
+        // Threads are clones with CLONE_THREAD; a process is any other clone, fork or vfork.
+        let thread = nix::libc::CLONE_THREAD as u64;
+        let process = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Qword,
+            SeccompCmpOp::MaskedEq(thread),
+            0,
+        )
+        .and_then(|c| SeccompRule::new(vec![c]))
+        .map_err(filter_error)?;
+        rules.insert(nix::libc::SYS_clone, vec![process]);
+        #[cfg(target_arch = "x86_64")]
+        for call in [nix::libc::SYS_fork, nix::libc::SYS_vfork] {
+            rules.insert(call, Vec::new());
+        }
+        for call in [nix::libc::SYS_execve, nix::libc::SYS_execveat] {
+            rules.insert(call, Vec::new());
+        }
+    }
+    install(rules, nix::libc::EPERM, arch)?;
+    if policy.no_new_processes {
+        // clone3's flags are in memory a filter cannot read: refused as unknown, so the C
+        // library makes its threads with clone, which the filter above reads.
+        let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+        rules.insert(nix::libc::SYS_clone3, Vec::new());
+        install(rules, nix::libc::ENOSYS, arch)?;
+    }
+    Ok(())
+}
+
+/// A filter that answers the calls in `rules` with `errno` and lets every other through.
+fn install(
+    rules: BTreeMap<i64, Vec<SeccompRule>>,
+    errno: i32,
+    arch: TargetArch,
+) -> Result<(), SandboxError> {
+    let filter_error =
+        |e: seccompiler::BackendError| SandboxError::Invalid(format!("seccomp: {e}"));
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
-        SeccompAction::Errno(nix::libc::EPERM as u32),
+        SeccompAction::Errno(errno as u32),
         arch,
     )
     .map_err(filter_error)?;

@@ -35,6 +35,10 @@ const BASE: &str = r#"(version 1)
 /// The profile for `policy`.
 pub fn profile(policy: &Policy) -> String {
     let mut out = String::from(BASE);
+    if policy.no_new_processes {
+        // The launcher's own exec of the program is before the profile holds.
+        let _ = writeln!(out, "(deny process-fork)");
+    }
     let paths = |list: &[PathBuf]| {
         list.iter()
             .map(|p| format!(" (subpath {})", quoted(&resolved(p))))

@@ -28,6 +28,10 @@ pub struct Policy {
     /// [`crate::Confined::read_only_held`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_only: Vec<PathBuf>,
+    /// No new processes and no programs run: threads only (a script worker; a server would
+    /// not start with this).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_new_processes: bool,
 }
 
 /// What a server may use, held by rlimits; `None`: no limit.

@@ -111,3 +111,66 @@ fn a_failing_script_is_answered_typed_and_the_worker_survives_to_say_so() {
     let said: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(said["failed"]["code"], "invalid_arguments");
 }
+
+/// One attempt by a worker, confined as for a script or not (the positive control).
+fn attempt(what: &str, confined: bool) -> Value {
+    let mut cmd = Command::new(target_bin("offload"));
+    cmd.args(["script-worker", "--probe", what]);
+    if !confined {
+        cmd.arg("--unconfined");
+    }
+    let out = cmd.stdin(Stdio::null()).output().unwrap();
+    assert!(out.status.success(), "{what}: {out:?}");
+    let line = String::from_utf8_lossy(&out.stdout);
+    if line.trim().is_empty() {
+        // `exec` that worked: the worker became the program.
+        return json!({"attempt": what, "done": true, "replaced": true});
+    }
+    serde_json::from_str(line.trim()).unwrap_or_else(|e| panic!("{what}: {e}: {line}"))
+}
+
+/// The escape corpus of the process scripts run in: each attempt done without confinement
+/// (the positive control, so the attempt itself works on this machine) and refused with it.
+#[test]
+fn the_worker_cannot_read_write_connect_or_start_anything_and_still_runs_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "do not read").unwrap();
+    let written = dir.path().join("written.txt");
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let socket = dir.path().join("agent.sock");
+    let _unix = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let attempts = [
+        format!("read:{}", secret.display()),
+        "read:/etc/passwd".to_owned(),
+        format!("write:{}", written.display()),
+        format!("tcp:{port}"),
+        format!("unix:{}", socket.display()),
+        "spawn:/bin/true".to_owned(),
+        "exec:/bin/true".to_owned(),
+    ];
+    let mut escapes = Vec::new();
+    for what in &attempts {
+        let open = attempt(what, false);
+        assert_eq!(open["done"], true, "positive control: {open}");
+        let confined = attempt(what, true);
+        if confined["done"] != false {
+            escapes.push(confined);
+        }
+    }
+    assert!(escapes.is_empty(), "escaped: {escapes:?}");
+    // New processes are refused before any program is looked at (the seccomp filter, not only
+    // Landlock's execute right).
+    let spawn = attempt("spawn:/bin/true", true);
+    assert!(
+        spawn["error"]
+            .as_str()
+            .unwrap()
+            .contains("Operation not permitted"),
+        "{spawn}"
+    );
+    // What a script needs still works inside.
+    assert_eq!(attempt("thread", true)["done"], true);
+    let _ = std::fs::remove_file(&written);
+}

@@ -221,6 +221,7 @@ pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
             unix_sockets: false,
             limits: limits(sandbox),
             read_only,
+            no_new_processes: false,
         },
         state_dir,
     })
