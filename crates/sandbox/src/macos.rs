@@ -118,6 +118,12 @@ mod tests {
         };
         let text = profile(&policy);
         assert!(text.starts_with("(version 1)\n(deny default)\n"));
+        assert!(!text.contains("(deny process-fork)"));
+        let worker = profile(&Policy {
+            no_new_processes: true,
+            ..Policy::default()
+        });
+        assert!(worker.contains("(deny process-fork)"), "{worker}");
         assert!(text.contains("(allow file-read* (subpath \"/nonexistent/usr\"))"));
         assert!(text.contains(
             "(allow file-read* file-write* (subpath \"/nonexistent/state \\\"dir\\\"\"))"

@@ -106,6 +106,7 @@ mod tests {
                 processes: None,
             },
             read_only: vec!["/srv/repo/.git/hooks".into()],
+            no_new_processes: true,
         };
         assert_eq!(Policy::from_json(&policy.to_json()).unwrap(), policy);
         let proxied = Policy {
