@@ -174,13 +174,16 @@ async def main() -> None:
         for i in range(ROWS):
             f.write(f"{i * 7},order {i}\n")
     want = sum(order(i * 7)["qty"] * order(i * 7)["price"] for i in range(ROWS))
+    # server-memory's file in a folder of its own: WORK holds Offload's configuration, where no
+    # confined server may write.
+    (WORK / "memory").mkdir(exist_ok=True)
     config = WORK / "config.json"
     config.write_text(json.dumps({
         "roots": [str(data)],
         "mcpServers": {
             "rows": {"command": PY, "args": [str(HERE / "rows_server.py")]},
             "time": {"command": str(HERE / ".venv/bin/mcp-server-time")},
-            "memory": {"command": "node", "args": [MEMORY], "env": {"MEMORY_FILE_PATH": str(WORK / "memory.jsonl")}},
+            "memory": {"command": "node", "args": [MEMORY], "env": {"MEMORY_FILE_PATH": str(WORK / "memory" / "memory.jsonl")}},
         },
     }))
     env = dict(os.environ, OFFLOAD_CONFIG=str(config))
