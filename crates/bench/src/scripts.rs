@@ -35,31 +35,56 @@ pub async fn run(rounds: usize, starts: usize) -> anyhow::Result<()> {
     std::fs::write(ctx.root.join("orders.csv"), csv)?;
     ctx.write_config(json!({
         "roots": [ctx.root],
-        "mcpServers": {"rows": {"command": python, "args": [interop.join("rows_server.py")]}},
+        "mcpServers": {
+            "rows": {"command": python, "args": [interop.join("rows_server.py")]},
+            "fx": TestContext::fixture(&[]),
+        },
     }));
-    let want: f64 = (0..ROWS)
-        .map(|i| {
-            let id = i * 7;
-            (id % 13) as f64 * ((id % 1000) as f64 * 0.25)
-        })
-        .sum();
+    let want: f64 = (0..ROWS).map(|i| value(i * 7)).sum();
     let client = connect(as_users(ctx.offload_command(&["--expose", "meta"]))).await;
+    for upstream in [Upstream::Python, Upstream::Native] {
+        compare(&client, upstream, rounds, want).await?;
+    }
+    starting(&client, starts).await?;
+    client.cancel().await?;
+    Ok(())
+}
+
+/// The upstream the rows are looked up on.
+#[derive(Clone, Copy)]
+enum Upstream {
+    /// tests/interop/rows_server.py's `get_order` (official Python SDK).
+    Python,
+    /// The Rust fixture's `echo` of the row's qty × price: what Offload itself costs a step.
+    Native,
+}
+
+async fn compare(
+    client: &Client,
+    upstream: Upstream,
+    rounds: usize,
+    want: f64,
+) -> anyhow::Result<()> {
     // Both paths once before measuring: the server started, its tools listed, caches warm.
-    step_by_step(&client, want).await?;
-    one_script(&client, want).await?;
+    step_by_step(client, upstream, want).await?;
+    one_script(client, upstream, want).await?;
     let (mut steps, mut scripts) = (Vec::new(), Vec::new());
     let (mut step_bytes, mut script_bytes) = (0, 0);
     for _ in 0..rounds {
         let t = Instant::now();
-        step_bytes = step_by_step(&client, want).await?;
+        step_bytes = step_by_step(client, upstream, want).await?;
         steps.push(t.elapsed());
         let t = Instant::now();
-        script_bytes = one_script(&client, want).await?;
+        script_bytes = one_script(client, upstream, want).await?;
         scripts.push(t.elapsed());
     }
     let (s, o) = (summarize(&mut scripts), summarize(&mut steps));
+    let label = match upstream {
+        Upstream::Python => "a Python SDK server's get_order",
+        Upstream::Native => "the Rust fixture's echo (Offload's own cost per step)",
+    };
     println!(
-        "for each of {ROWS} CSV rows call a tool (Python SDK server) and total a field: one run_script beside step by step through the meta tools, {rounds} rounds each, alternating"
+        "for each of {ROWS} CSV rows call a tool ({label}) and total a field: one run_script beside step by step through the meta tools, {rounds} rounds each, alternating"
     );
     println!("{}", header("script", "step by step"));
     println!("{}", row("median", s.median, o.median));
@@ -75,8 +100,6 @@ pub async fn run(rounds: usize, starts: usize) -> anyhow::Result<()> {
         if faster >= 10.0 { "met" } else { "NOT met" }
     );
     println!();
-    starting(&client, starts).await?;
-    client.cancel().await?;
     Ok(())
 }
 
@@ -85,8 +108,26 @@ fn size(value: &impl serde::Serialize) -> usize {
     serde_json::to_string(value).map_or(0, |s| s.len())
 }
 
+/// How a row is looked up: the call's server, tool and arguments; and the row's value in what
+/// it answers.
+fn lookup(upstream: Upstream, id: u64) -> (&'static str, &'static str, Value) {
+    match upstream {
+        Upstream::Python => ("rows", "get_order", json!({"id": id})),
+        Upstream::Native => (
+            "fx",
+            "echo",
+            json!({"text": (value(id) * 100.0).round().to_string()}),
+        ),
+    }
+}
+
+/// qty × price of order `id`, as rows_server.py makes it.
+fn value(id: u64) -> f64 {
+    (id % 13) as f64 * ((id % 1000) as f64 * 0.25)
+}
+
 /// query_file for the ids, call_tool for each, the sum made here (as a model would).
-async fn step_by_step(client: &Client, want: f64) -> anyhow::Result<usize> {
+async fn step_by_step(client: &Client, upstream: Upstream, want: f64) -> anyhow::Result<usize> {
     let ask = json!({"path": "orders.csv", "sql": "SELECT id FROM data", "limit": ROWS});
     let r = call(client, "query_file", ask.clone()).await;
     let mut bytes = size(&ask) + size(&r);
@@ -101,12 +142,20 @@ async fn step_by_step(client: &Client, want: f64) -> anyhow::Result<usize> {
     anyhow::ensure!(ids.len() == ROWS as usize, "the ids: {r:?}");
     let mut total = 0.0;
     for id in ids {
-        let ask = json!({"server": "rows", "tool_name": "get_order", "tool_args": {"id": id}});
+        let (server, tool, args) = lookup(upstream, id);
+        let ask = json!({"server": server, "tool_name": tool, "tool_args": args});
         let r = call(client, "call_tool", ask.clone()).await;
         bytes += size(&ask) + size(&r);
-        let order = r.structured_content.unwrap_or(Value::Null);
-        let field = |k: &str| order[k].as_f64().unwrap_or(f64::NAN);
-        total += field("qty") * field("price");
+        total += match upstream {
+            Upstream::Python => {
+                let order = r.structured_content.unwrap_or(Value::Null);
+                let field = |k: &str| order[k].as_f64().unwrap_or(f64::NAN);
+                field("qty") * field("price")
+            }
+            Upstream::Native => {
+                offload_testkit::text(&r).parse::<f64>().unwrap_or(f64::NAN) / 100.0
+            }
+        };
     }
     anyhow::ensure!(
         (total - want).abs() < 1e-6,
@@ -115,14 +164,25 @@ async fn step_by_step(client: &Client, want: f64) -> anyhow::Result<usize> {
     Ok(bytes)
 }
 
-const SCRIPT: &str = r#"const rows = await offload.query("orders.csv", "SELECT id FROM data");
+const PYTHON: &str = r#"const rows = await offload.query("orders.csv", "SELECT id FROM data");
 let total = 0;
 const orders = await Promise.all(rows.map(r => tools.rows.get_order({ id: r.id })));
 for (const o of orders) total += o.qty * o.price;
 return { rows: rows.length, total };"#;
 
-async fn one_script(client: &Client, want: f64) -> anyhow::Result<usize> {
-    let ask = json!({"code": SCRIPT});
+const NATIVE: &str = r#"const rows = await offload.query("orders.csv", "SELECT id FROM data");
+const value = (id) => (id % 13) * ((id % 1000) * 0.25);
+let total = 0;
+const echoed = await Promise.all(rows.map(r => tools.fx.echo({ text: String(Math.round(value(r.id) * 100)) })));
+for (const e of echoed) total += Number(e) / 100;
+return { rows: rows.length, total };"#;
+
+async fn one_script(client: &Client, upstream: Upstream, want: f64) -> anyhow::Result<usize> {
+    let code = match upstream {
+        Upstream::Python => PYTHON,
+        Upstream::Native => NATIVE,
+    };
+    let ask = json!({"code": code});
     let r = call(client, "run_script", ask.clone()).await;
     let result = r
         .structured_content

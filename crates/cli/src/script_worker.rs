@@ -137,8 +137,27 @@ impl Host for PipeHost {
     }
 }
 
+/// Stdin as a pipe the runtime polls, when it is one.
+#[cfg(unix)]
+fn stdin_pipe() -> Option<tokio::net::unix::pipe::Receiver> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok()
+}
+
+#[cfg(not(unix))]
+fn stdin_pipe() -> Option<tokio::io::Stdin> {
+    None
+}
+
 async fn serve() -> ExitCode {
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    // Stdin read through the runtime's own poller when it is a pipe (as the engine starts the
+    // worker), not a thread that blocks on it: a script's every call waits on this read.
+    let input: std::pin::Pin<Box<dyn tokio::io::AsyncRead>> = match stdin_pipe() {
+        Some(pipe) => Box::pin(pipe),
+        None => Box::pin(tokio::io::stdin()),
+    };
+    let mut lines = tokio::io::BufReader::new(input).lines();
     let (code, limits) = match lines.next_line().await {
         Ok(Some(line)) => match serde_json::from_str::<ToWorker>(&line) {
             Ok(ToWorker::Run { code, limits }) => (code, limits),

@@ -19,6 +19,8 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+use crate::upstream::limited::LimitedLines;
+
 /// Workers kept started ahead of the next script.
 const WARM: usize = 1;
 /// Scripts that run at once; more wait for a place (within their own deadline).
@@ -37,8 +39,14 @@ pub struct Workers {
 struct Worker {
     child: Child,
     stdin: ChildStdin,
-    stdout: Lines<BufReader<ChildStdout>>,
+    /// Its messages, each at most [`LONGEST`] bytes: a worker taken over by its script cannot
+    /// make the engine buffer without bound.
+    stdout: Lines<BufReader<LimitedLines<ChildStdout>>>,
 }
+
+/// The longest message a worker may send: an answer as large as a script's heap can hold,
+/// written out, with room.
+const LONGEST: u64 = 512 << 20;
 
 /// How a script's host calls are answered: one future per request.
 pub type Answerer<'a> =
@@ -98,7 +106,7 @@ impl Workers {
         Ok(Worker {
             child,
             stdin,
-            stdout: BufReader::new(stdout).lines(),
+            stdout: BufReader::new(LimitedLines::new(stdout, LONGEST)).lines(),
         })
     }
 

@@ -136,28 +136,35 @@ pub struct Call {
     pub count: u32,
     /// How many of them failed.
     pub failed: u32,
-    /// Their time added up.
+    /// Their time added up, in whole milliseconds.
     pub millis: u64,
+    /// The same in microseconds, so that many short calls add up.
+    #[serde(skip)]
+    micros: u64,
 }
 
 impl Call {
     /// Adds one call of `label` to `calls`.
     pub fn tally(calls: &mut Vec<Call>, label: String, ok: bool, took: Duration) {
-        let millis = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
+        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
         let failed = u32::from(!ok);
-        match calls.iter_mut().find(|c| c.call == label) {
-            Some(c) => {
-                c.count += 1;
-                c.failed += failed;
-                c.millis = c.millis.saturating_add(millis);
+        let call = match calls.iter_mut().position(|c| c.call == label) {
+            Some(i) => &mut calls[i],
+            None => {
+                calls.push(Call {
+                    call: label,
+                    count: 0,
+                    failed: 0,
+                    millis: 0,
+                    micros: 0,
+                });
+                calls.last_mut().expect("pushed")
             }
-            None => calls.push(Call {
-                call: label,
-                count: 1,
-                failed,
-                millis,
-            }),
-        }
+        };
+        call.count += 1;
+        call.failed += failed;
+        call.micros = call.micros.saturating_add(micros);
+        call.millis = call.micros / 1000;
     }
 
     /// Calls in all.

@@ -13,7 +13,7 @@ mod error;
 mod handler;
 mod http_error;
 mod lifecycle;
-mod limited;
+pub(crate) mod limited;
 mod logs;
 mod progress;
 mod refusals;
