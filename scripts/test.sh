@@ -21,6 +21,10 @@ if cargo tree -p offload-engine -e normal --locked | grep -qi tauri; then
   echo "offload-engine depends on tauri: the engine must stay GUI-free" >&2
   exit 1
 fi
+if cargo tree -p offload-engine -e normal --locked | grep -qi rquickjs; then
+  echo "offload-engine links the JavaScript engine: scripts run in the worker (offload-script without its runtime feature)" >&2
+  exit 1
+fi
 
 echo "== the fuzz targets still build against the parsers (own workspace; scripts/fuzz.sh runs them)" >&2
 CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/offload/target}-fuzz \
