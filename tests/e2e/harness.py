@@ -179,16 +179,21 @@ async def mcp_call(env: dict, tool: str, args: dict, server: str = "fixture") ->
             return result.content[0].text
 
 
-async def mcp_script(env: dict, code: str) -> dict:
-    """`code` run with run_script through a fresh `offload mcp` (connected to the app): the
-    script's structured answer."""
+async def mcp_tool(env: dict, tool: str, args: dict):
+    """Offload's `tool` called with `args` through a fresh `offload mcp` (connected to the app);
+    its answer, which must not be an error."""
     params = StdioServerParameters(command=OFFLOAD, args=["mcp"], env=env)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
-            result = await session.call_tool("run_script", {"code": code})
+            result = await session.call_tool(tool, args)
             assert not result.is_error, result
-            return result.structured_content
+            return result
+
+
+async def mcp_script(env: dict, code: str) -> dict:
+    """`code` run with run_script: the script's structured answer."""
+    return (await mcp_tool(env, "run_script", {"code": code})).structured_content
 
 
 SECRET = "s3cret-from-the-keychain"
@@ -466,13 +471,7 @@ async def http_echo(url: str, token: str, text: str) -> str:
 
 async def mcp_read(env: dict, path: str) -> str:
     """`read_file` of `path` through a fresh `offload mcp` (connected to the app)."""
-    params = StdioServerParameters(command=OFFLOAD, args=["mcp"], env=env)
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            r = await session.call_tool("read_file", {"path": path})
-            assert not r.is_error, r
-            return r.structured_content["content"]
+    return (await mcp_tool(env, "read_file", {"path": path})).structured_content["content"]
 
 
 def notifications_shown() -> list:

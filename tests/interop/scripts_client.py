@@ -30,10 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from mcp import ClientSession, StdioServerParameters, types
-from mcp.client.stdio import stdio_client
-
-from checks import check
+from checks import check, offload_session
 
 OFFLOAD, WORK = sys.argv[1], Path(sys.argv[2])
 HERE = Path(__file__).resolve().parent
@@ -60,110 +57,101 @@ return { rows: rows.length, total };"""
 
 
 async def run_mode(mode: str, env: dict, figures: dict, want: float) -> None:
-    args = ["mcp", "--mode", "embedded"] + ([] if mode == "auto" else ["--expose", mode])
-    changed = asyncio.Event()
+    async with offload_session(OFFLOAD, mode, env) as (s, changed):
+        mine = {}
 
-    async def on_message(message) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            changed.set()
+        # (a) offered; the tool as a script calls it.
+        wanted = ["run_script"] + ([] if mode == "meta" else ["rows__get_order"])
+        deadline = time.monotonic() + 60
+        while True:
+            changed.clear()
+            listed = await s.list_tools()
+            names = {t.name for t in listed.tools}
+            if all(w in names for w in wanted):
+                break
+            check(time.monotonic() < deadline, f"{mode} (a): {wanted} listed within 60 s ({sorted(names)[:20]})")
+            try:
+                await asyncio.wait_for(changed.wait(), 2)
+            except asyncio.TimeoutError:
+                pass
+        details = await s.call_tool("list_tool_details", {"server": "rows", "tool_name": "get_order"})
+        declared = (details.structured_content or {}).get("typescript", "")
+        check("tools.rows.get_order(args: { id: number }): Promise<" in declared and "qty" in declared,
+              f"{mode} (a): get_order declared for scripts: {declared}")
 
-    async with stdio_client(StdioServerParameters(command=OFFLOAD, args=args, env=env)) as (r, w):
-        async with ClientSession(r, w, message_handler=on_message) as s:
-            await s.initialize()
-            mine = {}
+        # (b) 200 lookups: one script beside step by step.
+        started = time.monotonic()
+        r = await s.call_tool("run_script", {"code": LOOKUP})
+        script_s = time.monotonic() - started
+        check(not r.is_error, f"{mode} (b): the script runs: {r.content[0].text[:300]}")
+        result = r.structured_content["result"]
+        check(result["rows"] == ROWS and abs(result["total"] - want) < 1e-6,
+              f"{mode} (b): the script totals {result} (want {want})")
+        lookups = r.structured_content["calls"][1]
+        check((lookups["call"], lookups["count"], lookups["failed"]) == ("tools.rows.get_order", ROWS, 0),
+              f"{mode} (b): the calls are tallied: {r.structured_content['calls']}")
+        script_bytes = len(json.dumps({"code": LOOKUP})) + size(r)
 
-            # (a) offered; the tool as a script calls it.
-            wanted = ["run_script"] + ([] if mode == "meta" else ["rows__get_order"])
-            deadline = time.monotonic() + 60
-            while True:
-                changed.clear()
-                listed = await s.list_tools()
-                names = {t.name for t in listed.tools}
-                if all(w in names for w in wanted):
-                    break
-                check(time.monotonic() < deadline, f"{mode} (a): {wanted} listed within 60 s ({sorted(names)[:20]})")
-                try:
-                    await asyncio.wait_for(changed.wait(), 2)
-                except asyncio.TimeoutError:
-                    pass
-            details = await s.call_tool("list_tool_details", {"server": "rows", "tool_name": "get_order"})
-            declared = (details.structured_content or {}).get("typescript", "")
-            check("tools.rows.get_order(args: { id: number }): Promise<" in declared and "qty" in declared,
-                  f"{mode} (a): get_order declared for scripts: {declared}")
+        started = time.monotonic()
+        ask = {"path": "orders.csv", "sql": "SELECT id FROM data", "limit": ROWS}
+        q = await s.call_tool("query_file", ask)
+        step_bytes = len(json.dumps(ask)) + size(q)
+        total = 0.0
+        for (i,) in q.structured_content["rows"]:
+            if mode == "meta":
+                ask = {"server": "rows", "tool_name": "get_order", "tool_args": {"id": i}}
+                a = await s.call_tool("call_tool", ask)
+            else:
+                ask = {"id": i}
+                a = await s.call_tool("rows__get_order", ask)
+            check(not a.is_error, f"{mode} (b): order {i} step by step")
+            step_bytes += len(json.dumps(ask)) + size(a)
+            o = a.structured_content.get("result", a.structured_content)
+            total += o["qty"] * o["price"]
+        steps_s = time.monotonic() - started
+        check(abs(total - want) < 1e-6, f"{mode} (b): step by step totals {total}")
+        mine["script_bytes"], mine["step_bytes"] = script_bytes, step_bytes
+        mine["script_ms"], mine["step_ms"] = round(script_s * 1000), round(steps_s * 1000)
 
-            # (b) 200 lookups: one script beside step by step.
-            started = time.monotonic()
-            r = await s.call_tool("run_script", {"code": LOOKUP})
-            script_s = time.monotonic() - started
-            check(not r.is_error, f"{mode} (b): the script runs: {r.content[0].text[:300]}")
-            result = r.structured_content["result"]
-            check(result["rows"] == ROWS and abs(result["total"] - want) < 1e-6,
-                  f"{mode} (b): the script totals {result} (want {want})")
-            lookups = r.structured_content["calls"][1]
-            check((lookups["call"], lookups["count"], lookups["failed"]) == ("tools.rows.get_order", ROWS, 0),
-                  f"{mode} (b): the calls are tallied: {r.structured_content['calls']}")
-            script_bytes = len(json.dumps({"code": LOOKUP})) + size(r)
+        # (c) store -> query, inside the script and then by the model.
+        name = f"orders_{mode}.json"
+        r = await s.call_tool("run_script", {"code": f"""
+            const orders = await tools.rows.list_orders({{ n: 5000 }});
+            const kept = await offload.store(orders, {{ name: "{name}" }});
+            const [c] = await offload.query(kept.path, "SELECT COUNT(*) AS n, SUM(qty) AS q FROM data");
+            return {{ path: kept.path, n: c.n, q: c.q }};"""})
+        check(not r.is_error, f"{mode} (c): the script stores and queries: {r.content[0].text[:300]}")
+        got = r.structured_content["result"]
+        q_want = sum(i % 13 for i in range(5000))
+        check(got["n"] == 5000 and got["q"] == q_want, f"{mode} (c): counted in the script: {got}")
+        check(size(r) < 1500, f"{mode} (c): 5,000 orders cost the client {size(r)} bytes")
+        q = await s.call_tool("query_file", {"path": got["path"], "sql": "SELECT MAX(id) FROM data"})
+        check(not q.is_error and q.structured_content["rows"] == [[4999]], f"{mode} (c): the model queries the stored file")
 
-            started = time.monotonic()
-            ask = {"path": "orders.csv", "sql": "SELECT id FROM data", "limit": ROWS}
-            q = await s.call_tool("query_file", ask)
-            step_bytes = len(json.dumps(ask)) + size(q)
-            total = 0.0
-            for (i,) in q.structured_content["rows"]:
-                if mode == "meta":
-                    ask = {"server": "rows", "tool_name": "get_order", "tool_args": {"id": i}}
-                    a = await s.call_tool("call_tool", ask)
-                else:
-                    ask = {"id": i}
-                    a = await s.call_tool("rows__get_order", ask)
-                check(not a.is_error, f"{mode} (b): order {i} step by step")
-                step_bytes += len(json.dumps(ask)) + size(a)
-                o = a.structured_content.get("result", a.structured_content)
-                total += o["qty"] * o["price"]
-            steps_s = time.monotonic() - started
-            check(abs(total - want) < 1e-6, f"{mode} (b): step by step totals {total}")
-            mine["script_bytes"], mine["step_bytes"] = script_bytes, step_bytes
-            mine["script_ms"], mine["step_ms"] = round(script_s * 1000), round(steps_s * 1000)
+        # (d) published servers inside a script.
+        r = await s.call_tool("run_script", {"code": """
+            const now = await tools.time.get_current_time({ timezone: "Asia/Tokyo" });
+            await tools.memory.create_entities({ entities: [
+              { name: "offload", entityType: "project", observations: ["scripts run next to the data"] },
+              { name: "quickjs", entityType: "engine", observations: ["runs the scripts"] } ] });
+            const graph = await tools.memory.read_graph({});
+            return { zone: now.timezone, entities: graph.entities.map(e => e.name).sort() };"""})
+        check(not r.is_error, f"{mode} (d): published servers answer the script: {r.content[0].text[:300]}")
+        got = r.structured_content["result"]
+        check(got["zone"] == "Asia/Tokyo", f"{mode} (d): the time server's JSON text parsed: {got}")
+        check({"offload", "quickjs"} <= set(got["entities"]), f"{mode} (d): server-memory kept the entities: {got}")
 
-            # (c) store -> query, inside the script and then by the model.
-            name = f"orders_{mode}.json"
-            r = await s.call_tool("run_script", {"code": f"""
-                const orders = await tools.rows.list_orders({{ n: 5000 }});
-                const kept = await offload.store(orders, {{ name: "{name}" }});
-                const [c] = await offload.query(kept.path, "SELECT COUNT(*) AS n, SUM(qty) AS q FROM data");
-                return {{ path: kept.path, n: c.n, q: c.q }};"""})
-            check(not r.is_error, f"{mode} (c): the script stores and queries: {r.content[0].text[:300]}")
-            got = r.structured_content["result"]
-            q_want = sum(i % 13 for i in range(5000))
-            check(got["n"] == 5000 and got["q"] == q_want, f"{mode} (c): counted in the script: {got}")
-            check(size(r) < 1500, f"{mode} (c): 5,000 orders cost the client {size(r)} bytes")
-            q = await s.call_tool("query_file", {"path": got["path"], "sql": "SELECT MAX(id) FROM data"})
-            check(not q.is_error and q.structured_content["rows"] == [[4999]], f"{mode} (c): the model queries the stored file")
-
-            # (d) published servers inside a script.
-            r = await s.call_tool("run_script", {"code": """
-                const now = await tools.time.get_current_time({ timezone: "Asia/Tokyo" });
-                await tools.memory.create_entities({ entities: [
-                  { name: "offload", entityType: "project", observations: ["scripts run next to the data"] },
-                  { name: "quickjs", entityType: "engine", observations: ["runs the scripts"] } ] });
-                const graph = await tools.memory.read_graph({});
-                return { zone: now.timezone, entities: graph.entities.map(e => e.name).sort() };"""})
-            check(not r.is_error, f"{mode} (d): published servers answer the script: {r.content[0].text[:300]}")
-            got = r.structured_content["result"]
-            check(got["zone"] == "Asia/Tokyo", f"{mode} (d): the time server's JSON text parsed: {got}")
-            check({"offload", "quickjs"} <= set(got["entities"]), f"{mode} (d): server-memory kept the entities: {got}")
-
-            # (e) failures.
-            r = await s.call_tool("run_script", {"code": """
-                try { await tools.rows.get_order({ id: "not a number" }); return "called"; }
-                catch (e) { return [e.name, e.server, e.tool]; }"""})
-            check(r.structured_content["result"] == ["ToolError", "rows", "get_order"], f"{mode} (e): caught: {r.structured_content}")
-            r = await s.call_tool("run_script", {"code": "await tools.rows.get_order({});"})
-            check(r.is_error and r.structured_content["error"]["code"] == "tool_error", f"{mode} (e): uncaught: {r.structured_content}")
-            r = await s.call_tool("run_script", {"code": "const a = 1;\nconsole.log(a.b.c);"})
-            err = r.structured_content["error"]
-            check(r.is_error and err["code"] == "script_error" and err["line"] == 2, f"{mode} (e): where: {err}")
-            figures[mode] = mine
+        # (e) failures.
+        r = await s.call_tool("run_script", {"code": """
+            try { await tools.rows.get_order({ id: "not a number" }); return "called"; }
+            catch (e) { return [e.name, e.server, e.tool]; }"""})
+        check(r.structured_content["result"] == ["ToolError", "rows", "get_order"], f"{mode} (e): caught: {r.structured_content}")
+        r = await s.call_tool("run_script", {"code": "await tools.rows.get_order({});"})
+        check(r.is_error and r.structured_content["error"]["code"] == "tool_error", f"{mode} (e): uncaught: {r.structured_content}")
+        r = await s.call_tool("run_script", {"code": "const a = 1;\nconsole.log(a.b.c);"})
+        err = r.structured_content["error"]
+        check(r.is_error and err["code"] == "script_error" and err["line"] == 2, f"{mode} (e): where: {err}")
+        figures[mode] = mine
 
 
 async def main() -> None:

@@ -36,7 +36,7 @@ import duckdb
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
-from checks import check
+from checks import check, offload_session
 
 OFFLOAD, WORK = sys.argv[1], Path(sys.argv[2])
 HERE = Path(__file__).resolve().parent
@@ -128,105 +128,96 @@ def close(a, b) -> bool:
 
 
 async def run_mode(mode: str, env: dict, db_path: Path, expected: dict, figures: dict) -> None:
-    args = ["mcp", "--mode", "embedded"] + ([] if mode == "auto" else ["--expose", mode])
-    changed = asyncio.Event()
+    async with offload_session(OFFLOAD, mode, env) as (s, changed):
+        m = Model(s, mode)
+        inner = s.list_tools
 
-    async def on_message(message) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            changed.set()
+        async def counted(*a, **k):
+            m.listings += 1
+            return await inner(*a, **k)
 
-    async with stdio_client(StdioServerParameters(command=OFFLOAD, args=args, env=env)) as (r, w):
-        async with ClientSession(r, w, message_handler=on_message) as s:
-            await s.initialize()
-            m = Model(s, mode)
-            inner = s.list_tools
+        s.list_tools = counted
+        upstream = ["rows__list_orders", "db__insert_rows", "time__get_current_time", "memory__read_graph"]
+        wanted = ["call_tool", "query_file"] + ([] if mode == "meta" else upstream)
+        await m.list_until(wanted, changed)
+        if mode == "meta":
+            check(not any("__" in n for n in m.tools), "meta: only Offload's own tools are listed")
+        else:
+            check("list_available_tools" not in m.tools, f"{mode}: every tool listed, nothing to search")
+        mine = {"listing": m.listing, "tools": len(m.tools)}
 
-            async def counted(*a, **k):
-                m.listings += 1
-                return await inner(*a, **k)
+        # (a) total per region over the big CSV.
+        used = 0
+        r, n = await m.call("get_file_schema", {"path": "sales.csv"})
+        used += n
+        schema = r.structured_content
+        check(not r.is_error and schema["row_count"] == expected["sales_rows"] and schema["row_count_exact"],
+              f"{mode} (a): the schema counts {expected['sales_rows']} rows exactly")
+        check([c["name"] for c in schema["columns"]][:3] == ["id", "region", "amount"], f"{mode} (a): columns")
+        sql = "SELECT region, SUM(amount) AS total, COUNT(*) AS n FROM data GROUP BY region ORDER BY region"
+        r, n = await m.call("query_file", {"path": "sales.csv", "sql": sql})
+        used += n
+        check(not r.is_error, f"{mode} (a): query_file runs: {r.content[0].text[:300]}")
+        got = r.structured_content["rows"]
+        want = expected["per_region"]
+        check(len(got) == len(want) and all(g[0] == w[0] and close(g[1], w[1]) and g[2] == w[2] for g, w in zip(got, want)),
+              f"{mode} (a): totals per region equal DuckDB's ({got[:2]} vs {want[:2]})")
+        mine["a"] = used
 
-            s.list_tools = counted
-            upstream = ["rows__list_orders", "db__insert_rows", "time__get_current_time", "memory__read_graph"]
-            wanted = ["call_tool", "query_file"] + ([] if mode == "meta" else upstream)
-            await m.list_until(wanted, changed)
-            if mode == "meta":
-                check(not any("__" in n for n in m.tools), "meta: only Offload's own tools are listed")
-            else:
-                check("list_available_tools" not in m.tools, f"{mode}: every tool listed, nothing to search")
-            mine = {"listing": m.listing, "tools": len(m.tools)}
-
-            # (a) total per region over the big CSV.
-            used = 0
-            r, n = await m.call("get_file_schema", {"path": "sales.csv"})
+        # (b) 50,000 rows stored automatically, then counted; three shapes of answer.
+        used = 0
+        for tool, shape in [("list_orders", "structured rows"), ("orders_report", "a Python literal"), ("orders_export", "pretty-printed JSON text")]:
+            r, n = await m.upstream("rows", tool, {"n": ROWS})
             used += n
-            schema = r.structured_content
-            check(not r.is_error and schema["row_count"] == expected["sales_rows"] and schema["row_count_exact"],
-                  f"{mode} (a): the schema counts {expected['sales_rows']} rows exactly")
-            check([c["name"] for c in schema["columns"]][:3] == ["id", "region", "amount"], f"{mode} (a): columns")
-            sql = "SELECT region, SUM(amount) AS total, COUNT(*) AS n FROM data GROUP BY region ORDER BY region"
-            r, n = await m.call("query_file", {"path": "sales.csv", "sql": sql})
+            stored = r.structured_content or {}
+            check(not r.is_error and stored.get("path"), f"{mode} (b): {ROWS} rows as {shape} are stored, not inlined ({n} bytes)")
+            check(n < 4_000, f"{mode} (b): the stored answer costs {n} bytes")
+            r, n = await m.call("query_file", {"path": stored["path"], "sql": "SELECT COUNT(*) AS n, SUM(qty) AS q, COUNT(DISTINCT region) AS r FROM data"})
             used += n
-            check(not r.is_error, f"{mode} (a): query_file runs: {r.content[0].text[:300]}")
-            got = r.structured_content["rows"]
-            want = expected["per_region"]
-            check(len(got) == len(want) and all(g[0] == w[0] and close(g[1], w[1]) and g[2] == w[2] for g, w in zip(got, want)),
-                  f"{mode} (a): totals per region equal DuckDB's ({got[:2]} vs {want[:2]})")
-            mine["a"] = used
+            check(not r.is_error, f"{mode} (b): query_file reads the stored {shape}: {r.content[0].text[:300]}")
+            check(r.structured_content["rows"] == [[ROWS, expected["qty"], 4]], f"{mode} (b): counted {r.structured_content['rows']}")
+        mine["b"] = used
 
-            # (b) 50,000 rows stored automatically, then counted; three shapes of answer.
-            used = 0
-            for tool, shape in [("list_orders", "structured rows"), ("orders_report", "a Python literal"), ("orders_export", "pretty-printed JSON text")]:
-                r, n = await m.upstream("rows", tool, {"n": ROWS})
-                used += n
-                stored = r.structured_content or {}
-                check(not r.is_error and stored.get("path"), f"{mode} (b): {ROWS} rows as {shape} are stored, not inlined ({n} bytes)")
-                check(n < 4_000, f"{mode} (b): the stored answer costs {n} bytes")
-                r, n = await m.call("query_file", {"path": stored["path"], "sql": "SELECT COUNT(*) AS n, SUM(qty) AS q, COUNT(DISTINCT region) AS r FROM data"})
-                used += n
-                check(not r.is_error, f"{mode} (b): query_file reads the stored {shape}: {r.content[0].text[:300]}")
-                check(r.structured_content["rows"] == [[ROWS, expected["qty"], 4]], f"{mode} (b): counted {r.structured_content['rows']}")
-            mine["b"] = used
+        # (c) a 20,000-row CSV into the bulk tool, in batches.
+        table = f"users_{mode}"
+        r, n = await m.call("call_tool_with_file_content", {
+            "server": "db", "tool_name": "insert_rows", "file_path": "users.csv",
+            "data_key": "rows", "tool_args": {"table": table}, "batch_size": 5000})
+        check(not r.is_error, f"{mode} (c): the file reaches the tool: {r.content[0].text[:300]}")
+        with sqlite3.connect(db_path) as db:
+            count, ages = db.execute(f"select count(*), sum(age) from {table}").fetchone()
+        check((count, ages) == (USERS, expected["ages"]), f"{mode} (c): {count} rows in SQLite, ages add up")
+        mine["c"] = n
 
-            # (c) a 20,000-row CSV into the bulk tool, in batches.
-            table = f"users_{mode}"
-            r, n = await m.call("call_tool_with_file_content", {
-                "server": "db", "tool_name": "insert_rows", "file_path": "users.csv",
-                "data_key": "rows", "tool_args": {"table": table}, "batch_size": 5000})
-            check(not r.is_error, f"{mode} (c): the file reaches the tool: {r.content[0].text[:300]}")
-            with sqlite3.connect(db_path) as db:
-                count, ages = db.execute(f"select count(*), sum(age) from {table}").fetchone()
-            check((count, ages) == (USERS, expected["ages"]), f"{mode} (c): {count} rows in SQLite, ages add up")
-            mine["c"] = n
+        # (d) one call among four servers: found, then called.
+        used = 0
+        if mode == "meta":
+            deadline = time.monotonic() + 60
+            while True:
+                r, n = await m.call("list_available_tools", {"query": "current time in a time zone"})
+                found = r.structured_content["tools"]
+                if found and found[0]["tool"] == "get_current_time":
+                    used += n
+                    break
+                check(time.monotonic() < deadline, f"meta (d): search finds get_current_time first: {found[:3]}")
+                await asyncio.sleep(0.5)
+            check(found[0]["server"] == "time", "meta (d): on the time server")
+        else:
+            check("time__get_current_time" in m.tools, f"{mode} (d): listed by its own name")
+        r, n = await m.upstream("time", "get_current_time", {"timezone": "Asia/Tokyo"})
+        used += n
+        check(not r.is_error and "Asia/Tokyo" in r.content[0].text, f"{mode} (d): the call answers: {r.content[0].text[:200]}")
+        mine["d"] = used
 
-            # (d) one call among four servers: found, then called.
-            used = 0
-            if mode == "meta":
-                deadline = time.monotonic() + 60
-                while True:
-                    r, n = await m.call("list_available_tools", {"query": "current time in a time zone"})
-                    found = r.structured_content["tools"]
-                    if found and found[0]["tool"] == "get_current_time":
-                        used += n
-                        break
-                    check(time.monotonic() < deadline, f"meta (d): search finds get_current_time first: {found[:3]}")
-                    await asyncio.sleep(0.5)
-                check(found[0]["server"] == "time", "meta (d): on the time server")
-            else:
-                check("time__get_current_time" in m.tools, f"{mode} (d): listed by its own name")
-            r, n = await m.upstream("time", "get_current_time", {"timezone": "Asia/Tokyo"})
-            used += n
-            check(not r.is_error and "Asia/Tokyo" in r.content[0].text, f"{mode} (d): the call answers: {r.content[0].text[:200]}")
-            mine["d"] = used
-
-            # call_tool costs the same in every mode: listed, so a client that checks answers
-            # against output schemas (this SDK) does not list the tools again before each call.
-            before = m.listings
-            for i in range(20):
-                r, _ = await m.call("call_tool", {"server": "time", "tool_name": "get_current_time", "tool_args": {"timezone": "UTC"}})
-                if i == 0:
-                    check(not r.is_error, f"{mode}: call_tool answers")
-            check(m.listings == before, f"{mode}: 20 call_tool calls listed the tools {m.listings - before} more times")
-            figures[mode] = mine
+        # call_tool costs the same in every mode: listed, so a client that checks answers
+        # against output schemas (this SDK) does not list the tools again before each call.
+        before = m.listings
+        for i in range(20):
+            r, _ = await m.call("call_tool", {"server": "time", "tool_name": "get_current_time", "tool_args": {"timezone": "UTC"}})
+            if i == 0:
+                check(not r.is_error, f"{mode}: call_tool answers")
+        check(m.listings == before, f"{mode}: 20 call_tool calls listed the tools {m.listings - before} more times")
+        figures[mode] = mine
 
 
 async def main() -> None:

@@ -15,9 +15,9 @@ use serde_json::Value;
 
 use crate::interop::{interop_dir, run_script_within};
 
-#[tokio::test]
-#[ignore = "needs published peers: run scripts/setup-interop.sh"]
-async fn everyday_workflows_in_every_mode_through_the_python_sdk() {
+/// Runs an interop client (`tests/interop/<client>`, the official Python SDK) against the
+/// `offload` built here, in a work folder of a fresh context; its `figures {...}` line.
+async fn run_client(client: &str, limit: Duration) -> Value {
     let ctx = TestContext::new();
     let work = ctx.home.join("work");
     std::fs::create_dir_all(&work).unwrap();
@@ -25,19 +25,21 @@ async fn everyday_workflows_in_every_mode_through_the_python_sdk() {
     let stdout = run_script_within(
         &ctx,
         interop_dir().join(".venv/bin/python"),
-        &[
-            "workflows_client.py",
-            offload.to_str().unwrap(),
-            work.to_str().unwrap(),
-        ],
-        Duration::from_secs(900),
+        &[client, offload.to_str().unwrap(), work.to_str().unwrap()],
+        limit,
     )
     .await;
-    let figures: Value = stdout
+    stdout
         .lines()
         .find_map(|l| l.strip_prefix("figures "))
         .and_then(|f| serde_json::from_str(f).ok())
-        .unwrap_or_else(|| panic!("no figures line:\n{stdout}"));
+        .unwrap_or_else(|| panic!("no figures line:\n{stdout}"))
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn everyday_workflows_in_every_mode_through_the_python_sdk() {
+    let figures = run_client("workflows_client.py", Duration::from_secs(900)).await;
     let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("a number: {v}"));
     let base = &figures["directly"];
     let mut table = vec![format!(
@@ -92,26 +94,7 @@ async fn everyday_workflows_in_every_mode_through_the_python_sdk() {
 #[tokio::test]
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
 async fn scripts_in_every_mode_through_the_python_sdk() {
-    let ctx = TestContext::new();
-    let work = ctx.home.join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let offload = target_bin("offload");
-    let stdout = run_script_within(
-        &ctx,
-        interop_dir().join(".venv/bin/python"),
-        &[
-            "scripts_client.py",
-            offload.to_str().unwrap(),
-            work.to_str().unwrap(),
-        ],
-        Duration::from_secs(600),
-    )
-    .await;
-    let figures: Value = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("figures "))
-        .and_then(|f| serde_json::from_str(f).ok())
-        .unwrap_or_else(|| panic!("no figures line:\n{stdout}"));
+    let figures = run_client("scripts_client.py", Duration::from_secs(600)).await;
     let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("a number: {v}"));
     let mut table = vec![format!(
         "{:<8} {:>14} {:>14} {:>8} {:>10} {:>10}",

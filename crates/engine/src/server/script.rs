@@ -99,23 +99,11 @@ async fn answered(engine: &Arc<Engine>, outcome: Outcome, started: Instant) -> C
             text,
         );
     }
-    let mut whole = CallToolResult::success(Vec::new());
-    whole.structured_content = Some(result);
     let options = store::StoreOptions {
         description: Some("run_script answer, stored because it was over the inline budget".into()),
         ..store::StoreOptions::default()
     };
-    let stored = store::store(
-        engine,
-        "offload",
-        "run_script",
-        Value::Null,
-        whole,
-        started,
-        options,
-    )
-    .await;
-    match stored {
+    match store_value(engine, result, started, options).await {
         Ok(stored) => {
             let note = "The script's answer was larger than the inline budget, so Offload stored it as a file; query it with query_file.";
             let mut answer = store::stored_answer(&stored, Some(note.into()));
@@ -133,6 +121,27 @@ async fn answered(engine: &Arc<Engine>, outcome: Outcome, started: Instant) -> C
             ),
         )),
     }
+}
+
+/// A script's value written as a stored response of `run_script`.
+async fn store_value(
+    engine: &Arc<Engine>,
+    value: Value,
+    started: Instant,
+    options: store::StoreOptions,
+) -> Result<crate::store::Stored, ToolError> {
+    let mut whole = CallToolResult::success(Vec::new());
+    whole.structured_content = Some(value);
+    store::store(
+        engine,
+        "offload",
+        "run_script",
+        Value::Null,
+        whole,
+        started,
+        options,
+    )
+    .await
 }
 
 /// A run that ended without an answer, as the model's error.
@@ -286,25 +295,13 @@ impl Host<'_> {
         if let Some(refused) = refused {
             return (event, answer::error(&refused));
         }
-        let mut whole = CallToolResult::success(Vec::new());
-        whole.structured_content = Some(value);
         let options = store::StoreOptions {
             description: Some("stored by a script".into()),
             filename: name,
             format,
             ..store::StoreOptions::default()
         };
-        let stored = store::store(
-            self.engine,
-            "offload",
-            "run_script",
-            Value::Null,
-            whole,
-            started,
-            options,
-        )
-        .await;
-        let result = match stored {
+        let result = match store_value(self.engine, value, started, options).await {
             Ok(stored) => store::stored_answer(&stored, None),
             Err(e) => answer::error(&e),
         };
