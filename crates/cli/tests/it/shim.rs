@@ -140,8 +140,8 @@ async fn a_clients_expose_choice_reaches_the_host() {
     let meta = ctx.client().await;
     assert_eq!(
         meta.list_all_tools().await.unwrap().len(),
-        10,
-        "the configuration's meta mode"
+        11,
+        "the configuration's meta mode: Offload's eleven tools"
     );
     logged(&ctx, "connected to the Offload app").await;
     direct.cancel().await.unwrap();
