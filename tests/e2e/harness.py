@@ -575,4 +575,5 @@ class Run:
     def __init__(self, **parts):
         self.work = None
         self.expected = None
+        self.script_stored = None
         self.__dict__.update(parts)

@@ -22,6 +22,7 @@ def a_script(run):
     env, wd = run.env, run.wd
     answer = asyncio.run(mcp_script(env, SCRIPT))
     assert answer["result"]["sum"] == 42 and answer["result"]["caught"] == "on purpose", answer
+    run.script_stored = answer["result"]["path"]
     wd.click("[data-testid=nav-log]")
     wd.clear("[data-testid=log-search]")
     wd.type("[data-testid=log-search]", "run_script")
@@ -37,8 +38,9 @@ def a_script(run):
     wd.click_with("[data-testid=log-row]", "run_script · 4 calls")
     wd.clear("[data-testid=log-search]")
     wd.click("[data-testid=nav-responses]")
-    row = wd.wait_content("[data-testid=response-row]", "from-a-script.json")
-    assert "offload · run_script" in row, row
+    rows = wd.wait_content("[data-testid=response-row]", "from-a-script.json")
+    row = next(r for r in rows.split("\n") if "from-a-script.json" in r)
+    assert "stored by a script" in row, row
     print("a script: one Live log row with its 4 calls under it; its file in Responses")
 
 

@@ -56,10 +56,12 @@ def start_at_login(run):
 
 def bytes_kept(run):
     """The headline figure against a known payload: bytes kept out of context are the files stored
-    answers went to and the file a tool received, exactly."""
+    answers and scripts went to and the file a tool received, exactly."""
     data, env, wd, work = run.data, run.env, run.wd, run.work
     large = asyncio.run(mcp_store_large(env, 1_000_000))
-    expected = sum(Path(p).stat().st_size for p in (work["stored"], large, data / "users.csv"))
+    # The script's stored file (live_log.a_script) is kept out of context too.
+    kept = (work["stored"], large, data / "users.csv", run.script_stored)
+    expected = sum(Path(p).stat().st_size for p in kept)
     overview = wd.invoke("overview", {})
     assert overview["today"]["bytesKept"] == expected, (overview["today"], expected)
     wd.click("[data-testid=nav-overview]")
