@@ -69,7 +69,7 @@ impl Workers {
             match self.start() {
                 Ok(worker) => warm.push(worker),
                 Err(e) => {
-                    tracing::warn!("no script worker started ahead: {}", e.message);
+                    tracing::debug!("no script worker started ahead: {}", e.message);
                     break;
                 }
             }
