@@ -249,9 +249,11 @@ impl Host<'_> {
     }
 
     async fn tool(&self, server: &str, tool: &str, args: Value) -> (Event, CallToolResult) {
-        let described = json!({"server": server, "tool_name": tool, "tool_args": args});
-        let (mut event, refused) = self.begin("call_tool", &described);
+        // The event names the call; its arguments are measured, not copied.
+        let named = json!({"server": server, "tool_name": tool});
+        let mut event = audit::start("call_tool", named.as_object(), self.ctx);
         event.kind = EventKind::Call;
+        event.bytes_in = call::json_size(&args);
         let args = match args {
             Value::Object(a) => Some(a),
             Value::Null => None,
@@ -264,14 +266,8 @@ impl Host<'_> {
             }
         };
         // Scopes as for `call_tool`: `call`, and `read` when a `$file` reads a file.
-        let refused = refused.or_else(|| {
-            scopes::refusal(
-                &self.ctx.extensions,
-                "call_tool",
-                &scopes::upstream_call(args.as_ref()),
-            )
-        });
-        if let Some(refused) = refused {
+        let needed = scopes::upstream_call(args.as_ref());
+        if let Some(refused) = scopes::refusal(&self.ctx.extensions, "call_tool", &needed) {
             return (event, answer::error(&refused));
         }
         let result = match call::forward(self.engine, server, tool, args, self.ctx).await {
