@@ -50,7 +50,12 @@ impl AppState {
 
     /// Serves over HTTP what `http.listen` says (nothing when it is absent).
     pub async fn apply_serving(&self) {
-        let listen = self.engine.config().http.and_then(|h| h.listen);
+        let listen = self
+            .engine
+            .config()
+            .http
+            .as_ref()
+            .and_then(|h| h.listen.clone());
         self.serving.apply(&self.engine, listen).await;
     }
 }

@@ -78,7 +78,8 @@ pub fn run(target_dir: PathBuf, peers: PathBuf) -> anyhow::Result<()> {
         "binary", "file", "machine code", "read-only data", "other"
     );
     let mut offload = None;
-    for name in ["offload", "offload-app"] {
+    let mut worker = None;
+    for name in ["offload", "offload-script-worker", "offload-app"] {
         let path = release.join(name);
         if !path.exists() {
             println!(
@@ -95,8 +96,10 @@ pub fn run(target_dir: PathBuf, peers: PathBuf) -> anyhow::Result<()> {
             mb(p.read_only),
             mb(p.other)
         );
-        if name == "offload" {
-            offload = Some(p.file);
+        match name {
+            "offload" => offload = Some(p.file),
+            "offload-script-worker" => worker = Some(p.file),
+            _ => {}
         }
     }
     let debs: Vec<PathBuf> = std::fs::read_dir(release.join("bundle/deb"))
@@ -139,11 +142,20 @@ pub fn run(target_dir: PathBuf, peers: PathBuf) -> anyhow::Result<()> {
 
     println!();
     match offload {
-        Some(bytes) => println!(
-            "target (offload <= {}): {}",
-            mb(TARGET),
-            if bytes <= TARGET { "met" } else { "NOT met" }
-        ),
+        Some(bytes) => {
+            // `cargo install` puts both programs down: the target holds for the two together.
+            let installed = bytes + worker.unwrap_or(0);
+            println!(
+                "target (offload and its script worker, as `cargo install` puts them down, <= {}): {} ({})",
+                mb(TARGET),
+                mb(installed),
+                if installed <= TARGET && worker.is_some() {
+                    "met"
+                } else {
+                    "NOT met"
+                }
+            );
+        }
         None => println!(
             "target (offload <= {}): not measured, offload is not built",
             mb(TARGET)
@@ -153,7 +165,7 @@ pub fn run(target_dir: PathBuf, peers: PathBuf) -> anyhow::Result<()> {
 }
 
 fn package(binary: &str) -> &str {
-    if binary == "offload" {
+    if binary != "offload-app" {
         "offload-cli"
     } else {
         "offload-app"

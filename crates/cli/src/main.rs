@@ -8,7 +8,6 @@ mod doctor;
 mod files;
 mod mcp;
 mod sandbox;
-mod script_worker;
 mod secret;
 mod serve;
 mod token;
@@ -129,18 +128,6 @@ enum Command {
     /// the engine for every confined server).
     #[command(hide = true)]
     SandboxExec(sandbox::ExecArgs),
-    /// Internal: confine this process, then run one script, asking the engine on stdin/stdout
-    /// for what it calls (started by the engine for `run_script`).
-    #[command(hide = true)]
-    ScriptWorker {
-        /// Instead of a script: confine as for one (unless --unconfined), make one attempt
-        /// (`read:PATH`, `write:PATH`, `tcp:PORT`, `unix:PATH`, `spawn:PROGRAM`, `exec:PROGRAM`,
-        /// `thread`) and say how it went; the proof of the worker's confinement.
-        #[arg(long)]
-        probe: Option<String>,
-        #[arg(long, requires = "probe")]
-        unconfined: bool,
-    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -161,11 +148,6 @@ fn main() -> std::process::ExitCode {
             images,
         } => files::pdf_text(from, count, images),
         Command::SandboxExec(args) => sandbox::exec(args),
-        Command::ScriptWorker { probe: None, .. } => script_worker::run(),
-        Command::ScriptWorker {
-            probe: Some(attempt),
-            unconfined,
-        } => script_worker::probe(&attempt, unconfined),
         Command::Doctor { config, args } => doctor::run(config.resolve(), args),
         Command::ConfigPath { config } => {
             let path = config

@@ -50,7 +50,7 @@ pub struct Engine {
     /// configuration value.
     source: Option<Source>,
     /// The configuration in effect, and why the file on disk is not (when it does not parse).
-    config: Mutex<(Config, Option<String>)>,
+    config: Mutex<(Arc<Config>, Option<String>)>,
     paused: AtomicBool,
     /// Bumped whenever the configuration in effect, its error, or the pause changes.
     changed: watch::Sender<u64>,
@@ -165,11 +165,11 @@ impl Engine {
             pins: crate::gateway::Pins::open(&dirs.data_dir),
             routes: crate::gateway::Routes::default(),
             rounds: crate::rounds::Rounds::default(),
-            scripts: crate::scripts::Workers::new(offload_program()),
+            scripts: crate::scripts::Workers::new(script_worker_program()),
             dirs: dirs.clone(),
             secrets,
             source: None,
-            config: Mutex::new((config.clone(), None)),
+            config: Mutex::new((Arc::new(config.clone()), None)),
             paused: AtomicBool::new(false),
             changed: watch::channel(0).0,
             reloading: tokio::sync::Mutex::new(()),
@@ -201,8 +201,9 @@ impl Engine {
         self.source.as_ref().map(|s| s.path.as_path())
     }
 
-    /// The configuration in effect (compatibility inputs applied).
-    pub fn config(&self) -> Config {
+    /// The configuration in effect (compatibility inputs applied), shared: asking for it on
+    /// every call costs a reference count, not a copy.
+    pub fn config(&self) -> Arc<Config> {
         self.lock_config().0.clone()
     }
 
@@ -211,7 +212,7 @@ impl Engine {
         self.lock_config().1.clone()
     }
 
-    fn lock_config(&self) -> std::sync::MutexGuard<'_, (Config, Option<String>)> {
+    fn lock_config(&self) -> std::sync::MutexGuard<'_, (Arc<Config>, Option<String>)> {
         self.config.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -253,7 +254,7 @@ impl Engine {
             .pool
             .apply(&config.mcp_servers, config.limits.max_upstream_answer_bytes)
             .await;
-        *self.lock_config() = (config, None);
+        *self.lock_config() = (Arc::new(config), None);
         self.changed.send_modify(|n| *n += 1);
         Reloaded { servers, warnings }
     }
@@ -323,11 +324,11 @@ impl Source {
     }
 }
 
-/// The `offload` program that extracts PDF text in a child process, confines servers and runs
-/// scripts: this program when it is `offload` (the shim and the CLI), the `offload` installed
-/// beside it (the desktop app's sidecar), or the one named by `OFFLOAD_HELPER`. Without one,
-/// PDF extraction runs in-process, checked page by page, and confined servers and scripts do
-/// not start.
+/// The `offload` program that extracts PDF text in a child process and confines servers, and
+/// beside which the script worker is installed: this program when it is `offload` (the shim and
+/// the CLI), the `offload` installed beside it (the desktop app's sidecar), or the one named by
+/// `OFFLOAD_HELPER`. Without one, PDF extraction runs in-process, checked page by page, and
+/// confined servers and scripts do not start.
 fn offload_program() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("OFFLOAD_HELPER") {
         return Some(PathBuf::from(path));
@@ -345,6 +346,13 @@ fn offload_program() -> Option<PathBuf> {
     let dir = exe.parent()?;
     let built = dir.parent()?.join(&name);
     (dir.file_name().is_some_and(|d| d == "deps") && built.is_file()).then_some(built)
+}
+
+/// The program scripts run in, `offload-script-worker`, installed beside the `offload` program.
+fn script_worker_program() -> Option<PathBuf> {
+    let name = format!("offload-script-worker{}", std::env::consts::EXE_SUFFIX);
+    let worker = offload_program()?.with_file_name(name);
+    worker.is_file().then_some(worker)
 }
 
 /// The local allowed directories as MCP roots (`file://` URIs), what upstreams' `roots/list`

@@ -114,6 +114,7 @@ impl Events {
                 path: d.join("audit.jsonl"),
                 max_bytes,
                 keep: 3,
+                open: None,
             })),
         }
     }
@@ -127,7 +128,7 @@ impl Events {
             .audit
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
+            .as_mut()
             && let Err(e) = log.append(&event)
         {
             tracing::warn!("cannot write the audit log: {e}");
@@ -146,6 +147,33 @@ struct AuditLog {
     path: PathBuf,
     max_bytes: u64,
     keep: usize,
+    /// The file appended to, kept open between events, with its identity: when the file at
+    /// `path` is another (rotated by this or another Offload process, or removed), it is
+    /// opened again.
+    open: Option<(std::fs::File, Identity)>,
+}
+
+/// Which file a path names: device and inode where there are such.
+#[derive(PartialEq, Eq, Clone, Copy)]
+struct Identity(u64, u64);
+
+impl Identity {
+    #[cfg(unix)]
+    fn of(meta: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        Identity(meta.dev(), meta.ino())
+    }
+
+    /// Without inodes, a file is known by its creation time.
+    #[cfg(not(unix))]
+    fn of(meta: &std::fs::Metadata) -> Self {
+        let created = meta
+            .created()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as u64);
+        Identity(created, 0)
+    }
 }
 
 impl AuditLog {
@@ -155,19 +183,32 @@ impl AuditLog {
         PathBuf::from(p)
     }
 
-    fn append(&self, event: &Event) -> std::io::Result<()> {
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        if std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0) >= self.max_bytes {
+    /// Appends one line: a look at the path (is it still the file held open, is it full?) and
+    /// one write, the file opened only when it changed.
+    fn append(&mut self, event: &Event) -> std::io::Result<()> {
+        let now = std::fs::metadata(&self.path).ok();
+        if now.as_ref().is_some_and(|m| m.len() >= self.max_bytes) {
             for n in (1..self.keep).rev() {
                 let _ = std::fs::rename(self.rotated(n), self.rotated(n + 1));
             }
             std::fs::rename(&self.path, self.rotated(1))?;
+            self.open = None;
         }
+        let current = now.as_ref().map(Identity::of);
+        let file = match &mut self.open {
+            Some((file, held)) if Some(*held) == current => file,
+            slot => {
+                if let Some(dir) = self.path.parent() {
+                    std::fs::create_dir_all(dir)?;
+                }
+                let file = crate::whole_file::open_private_append(&self.path)?;
+                let identity = Identity::of(&file.metadata()?);
+                &mut slot.insert((file, identity)).0
+            }
+        };
         let mut line = serde_json::to_vec(event).map_err(std::io::Error::other)?;
         line.push(b'\n');
-        crate::whole_file::open_private_append(&self.path)?.write_all(&line)
+        file.write_all(&line)
     }
 
     fn read(&self, limit: usize) -> Vec<Event> {
@@ -240,5 +281,39 @@ mod tests {
         let history = events.history(5);
         let got: Vec<u64> = history.iter().map(|e| e.bytes_in).collect();
         assert_eq!(got, [25, 26, 27, 28, 29]);
+    }
+
+    /// The file is kept open between events, yet a log rotated or removed by another Offload
+    /// process (or a person) is followed: events go to the file at the path, never to the
+    /// renamed one or into a deleted one.
+    #[test]
+    fn a_log_moved_or_removed_underneath_is_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let events = Events::new(Some(dir.path()), 1 << 20);
+        events.emit(event(1));
+        std::fs::rename(&path, dir.path().join("audit.jsonl.1")).unwrap();
+        events.emit(event(2));
+        let lines = |p: &Path| std::fs::read_to_string(p).unwrap().lines().count();
+        assert_eq!(
+            lines(&dir.path().join("audit.jsonl.1")),
+            1,
+            "the moved file kept its one"
+        );
+        assert_eq!(
+            lines(&path),
+            1,
+            "the new event went to a new file at the path"
+        );
+        std::fs::remove_file(&path).unwrap();
+        events.emit(event(3));
+        events.emit(event(4));
+        assert_eq!(lines(&path), 2);
+        let got: Vec<u64> = events.history(10).iter().map(|e| e.bytes_in).collect();
+        assert_eq!(
+            got,
+            [1, 3, 4],
+            "the removed event is gone, the rest in order"
+        );
     }
 }

@@ -1,7 +1,8 @@
-//! The processes scripts run in: `offload script-worker`, each confined before it reads its one
-//! script (no file system, no sockets, no new processes; see `crates/cli/src/script_worker.rs`),
-//! spoken to over its pipes (`offload_script::protocol`). One worker is kept started and
-//! confined ahead of the next script, so a script starts without waiting for a process.
+//! The processes scripts run in: `offload-script-worker` (beside `offload`), each confined
+//! before it reads its one script (no file system, no sockets, no new processes; see
+//! `crates/cli/src/bin/offload-script-worker.rs`), spoken to over its pipes
+//! (`offload_script::protocol`). One worker is kept started and confined ahead of the next
+//! script, so a script starts without waiting for a process.
 //!
 //! The worker enforces a script's limits itself; this side holds them too: past the deadline
 //! and a grace the worker is killed, and a worker that dies costs its one script.
@@ -29,7 +30,7 @@ const AT_ONCE: usize = 4;
 const GRACE: Duration = Duration::from_millis(500);
 
 pub struct Workers {
-    /// The `offload` program; `None` where there is none (scripts cannot run).
+    /// The `offload-script-worker` program; `None` where there is none (scripts cannot run).
     program: Option<PathBuf>,
     warm: Mutex<Vec<Worker>>,
     places: tokio::sync::Semaphore,
@@ -80,11 +81,10 @@ impl Workers {
         let Some(program) = &self.program else {
             return Err(Stopped::before(
                 "script_unavailable",
-                "scripts run in Offload's own program (`offload script-worker`), which was not found beside this one",
+                "scripts run in Offload's `offload-script-worker`, which was not found beside `offload`",
             ));
         };
         let mut child = Command::new(program)
-            .arg("script-worker")
             .env_clear()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

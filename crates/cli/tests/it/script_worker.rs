@@ -1,4 +1,4 @@
-//! The script worker (`offload script-worker`) as the engine will drive it: a real process on
+//! The script worker (`offload-script-worker`) as the engine will drive it: a real process on
 //! real pipes, confined before it reads its script; the test answers its asks as the engine
 //! would.
 
@@ -11,8 +11,7 @@ use serde_json::{Value, json};
 /// Runs `code` in a worker; answers each ask with `answer`; the worker's last message and the
 /// seccomp and no-new-privs state the kernel showed for it while it ran.
 fn run(code: &str, answer: impl Fn(&Value) -> Value) -> (Value, String) {
-    let mut worker = Command::new(target_bin("offload"))
-        .arg("script-worker")
+    let mut worker = Command::new(target_bin("offload-script-worker"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -98,8 +97,7 @@ fn a_failing_script_is_answered_typed_and_the_worker_survives_to_say_so() {
     assert_eq!(message["failed"]["code"], "script_error", "{message}");
     assert_eq!(message["failed"]["calls"].as_array().unwrap().len(), 1);
     // Not a run: refused with what to send.
-    let out = Command::new(target_bin("offload"))
-        .arg("script-worker")
+    let out = Command::new(target_bin("offload-script-worker"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -114,8 +112,8 @@ fn a_failing_script_is_answered_typed_and_the_worker_survives_to_say_so() {
 
 /// One attempt by a worker, confined as for a script or not (the positive control).
 fn attempt(what: &str, confined: bool) -> Value {
-    let mut cmd = Command::new(target_bin("offload"));
-    cmd.args(["script-worker", "--probe", what]);
+    let mut cmd = Command::new(target_bin("offload-script-worker"));
+    cmd.args(["--probe", what]);
     if !confined {
         cmd.arg("--unconfined");
     }

@@ -246,8 +246,8 @@ async fn import_copies_new_servers_skips_duplicates_and_can_move_them() {
     let names: Vec<String> = engine
         .config()
         .mcp_servers
-        .into_iter()
-        .map(|(n, _)| n)
+        .iter()
+        .map(|(n, _)| n.clone())
         .collect();
     assert_eq!(names, ["mine", "github", "remote"]);
 

@@ -136,7 +136,7 @@ pub async fn import_servers(
         .map_err(unreadable)?
         .1
         .entries(known.shape);
-    let ours = engine.config().mcp_servers;
+    let ours = engine.config().mcp_servers.clone();
     let same = |a: &ServerEntry, b: &ServerEntry| {
         (a.command.is_some() && a.command == b.command && a.args == b.args)
             || (a.url.is_some() && a.url == b.url)

@@ -85,7 +85,7 @@ pub fn roots(engine: &Engine) -> Vec<RootView> {
             bytes,
         }
     };
-    let configured = engine.config().roots;
+    let configured = engine.config().roots.clone();
     if configured.is_empty() {
         return effective
             .list()

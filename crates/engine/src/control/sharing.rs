@@ -70,7 +70,7 @@ pub fn sharing(engine: &Engine, serving: ServingState) -> SharingView {
     SharingView {
         serving,
         tokens: tokens(engine).list().into_iter().map(view_of).collect(),
-        issuer: engine.config().http.and_then(|h| h.issuer),
+        issuer: engine.config().http.as_ref().and_then(|h| h.issuer.clone()),
     }
 }
 

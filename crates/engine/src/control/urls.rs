@@ -33,7 +33,7 @@ pub struct UrlPatternView {
 }
 
 pub fn urls(engine: &Engine) -> UrlsView {
-    let config = engine.config().urls;
+    let config = engine.config().urls.clone();
     let allow = config
         .allow
         .iter()

@@ -63,7 +63,7 @@ impl Front {
             config,
         );
         let tokens = Tokens::open(&engine.dirs.data_dir);
-        let issuer = engine.config().http.and_then(|h| match (h.issuer, h.audience) {
+        let issuer = engine.config().http.clone().and_then(|h| match (h.issuer, h.audience) {
             (Some(issuer), Some(audience)) => Some(Issuer::new(&issuer, &audience)),
             (None, None) => None,
             _ => {

@@ -64,7 +64,10 @@ async fn serving_follows_the_setting_and_tokens_come_with_each_clients_entry() {
     assert_eq!(file(&t)["http"]["listen"], listen);
     assert_eq!(file(&t)["mine"], true, "other keys are kept");
     serving
-        .apply(&engine, engine.config().http.and_then(|h| h.listen))
+        .apply(
+            &engine,
+            engine.config().http.as_ref().and_then(|h| h.listen.clone()),
+        )
         .await;
     let state = serving.state();
     let url = state.url.clone().expect("served");

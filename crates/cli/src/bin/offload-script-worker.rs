@@ -1,13 +1,18 @@
-//! `offload script-worker`: the process a model's script runs in (issue 40's isolation). It
-//! confines itself before it reads anything — no file, no socket, no network, no new
-//! privileges, its memory and threads limited — then runs one script with `offload_script`,
-//! asking the engine over its pipes for whatever the script calls, and exits. A crash of the
-//! script engine costs this process, never the gateway.
+//! `offload-script-worker`: the process a model's script runs in (issue 40's isolation), a
+//! program of its own beside `offload` so that `offload` links no JavaScript engine and a worker
+//! starts small. It confines itself before it reads anything — no file, no socket, no network,
+//! no new processes or privileges, its memory and threads limited — then runs one script with
+//! `offload_script`, asking the engine over its pipes for whatever the script calls, and exits.
+//! A crash of the script engine costs this process, never the gateway.
 //!
 //! The pipes carry JSON, a message a line (`offload_script::protocol`). In: `{"run": {"code",
 //! "limits"}}` once, then `{"answer": {"id", "value" | "error"}}` for each ask. Out: `{"ask":
 //! {"id", "request"}}` for each host call, then `{"done": {"result", "logs", "calls"}}` or
 //! `{"failed": {"code", "message", "line"?, "column"?, "logs", "calls"}}`.
+//!
+//! `--probe ATTEMPT [--unconfined]` instead makes one attempt at the outside world (`read:PATH`,
+//! `write:PATH`, `tcp:PORT`, `unix:PATH`, `spawn:PROGRAM`, `exec:PROGRAM`, `thread`), confined as
+//! for a script unless `--unconfined`, and says how it went: the proof of the confinement.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -34,7 +39,25 @@ fn policy() -> offload_sandbox::Policy {
     }
 }
 
-pub fn run() -> ExitCode {
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        [] => run(),
+        ["--probe", attempt] => probe(attempt, false),
+        ["--probe", attempt, "--unconfined"] | ["--unconfined", "--probe", attempt] => {
+            probe(attempt, true)
+        }
+        _ => {
+            eprintln!(
+                "offload-script-worker is started by Offload to run one script; \
+                 usage: offload-script-worker [--probe ATTEMPT [--unconfined]]"
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> ExitCode {
     #[cfg(target_os = "linux")]
     if let Err(e) = offload_sandbox::confine(&policy()) {
         return say_failed(
@@ -65,7 +88,7 @@ pub fn run() -> ExitCode {
 
 /// One attempt at the outside world, confined as a worker is (or not, for the positive
 /// control); prints `{"attempt", "done", "error"?}`.
-pub fn probe(attempt: &str, unconfined: bool) -> ExitCode {
+fn probe(attempt: &str, unconfined: bool) -> ExitCode {
     #[cfg(target_os = "linux")]
     if !unconfined && let Err(e) = offload_sandbox::confine(&policy()) {
         eprintln!("cannot confine: {e}");
