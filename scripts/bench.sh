@@ -77,6 +77,8 @@ if [ "$#" -eq 0 ]; then
   echo
   "$bench" scripts
   echo
+  "$bench" search
+  echo
   "$bench" store
   echo
   "$bench" file-content

@@ -202,6 +202,8 @@ async def run_mode(mode: str, env: dict, db_path: Path, expected: dict, figures:
                 check(time.monotonic() < deadline, f"meta (d): search finds get_current_time first: {found[:3]}")
                 await asyncio.sleep(0.5)
             check(found[0]["server"] == "time", "meta (d): on the time server")
+            check(len(found) <= 5 and n <= 1500, f"meta (d): the search answers the best five within 1,500 bytes ({len(found)}, {n})")
+            check(0 < found[0]["confidence"] <= 1, f"meta (d): with a confidence: {found[0]}")
         else:
             check("time__get_current_time" in m.tools, f"{mode} (d): listed by its own name")
         r, n = await m.upstream("time", "get_current_time", {"timezone": "Asia/Tokyo"})

@@ -19,6 +19,7 @@ mod offload;
 mod peer;
 mod query;
 mod scripts;
+mod search;
 mod size;
 mod sse;
 mod stats;
@@ -144,6 +145,14 @@ enum Bench {
         #[arg(long, default_value_t = 300)]
         starts: usize,
     },
+    /// How list_available_tools ranks: top-1, top-5 and nDCG@5 on public tool-retrieval sets
+    /// (MetaTool, BFCL) beside Okapi BM25 over the same text, and a search's time at ~2,000
+    /// tools.
+    Search {
+        /// Where the sets are (scripts/search-sets.py makes them).
+        #[arg(long, default_value = "crates/bench/data/search")]
+        data: std::path::PathBuf,
+    },
     /// The release binaries' size (machine code, read-only data, the rest) and the .deb's,
     /// beside the installed footprint of the peer gateways the other benches install.
     Size {
@@ -178,5 +187,6 @@ async fn main() -> anyhow::Result<()> {
         Bench::Size { target_dir, peers } => size::run(target_dir, peers),
         Bench::Confine { starts, calls } => confine::run(starts, calls).await,
         Bench::Scripts { rounds, starts } => scripts::run(rounds, starts).await,
+        Bench::Search { data } => search::run(&data).await,
     }
 }

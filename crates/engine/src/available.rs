@@ -36,7 +36,7 @@ pub async fn usable(engine: &Engine) -> (Vec<(String, Vec<Tool>)>, Vec<Held>) {
             // Every tool is pinned, also those turned off now (turning one on later must not
             // make it look new); held ones are reported only when they are in use.
             let checked = if pin && !s.tools.is_empty() {
-                let (ok, h) = engine.pins.check(&name, &s.tools);
+                let (ok, h) = engine.pins.check_listed(&name, &s.tools);
                 held.extend(h.into_iter().filter(|h| input.allows(&h.tool)));
                 ok
             } else {

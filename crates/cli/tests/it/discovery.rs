@@ -292,3 +292,130 @@ async fn our_own_tool_list_is_small() {
     assert!(whole <= 11500, "{}", rows.join("\n"));
     client.cancel().await.unwrap();
 }
+
+/// A search among a thousand real tools (BFCL's functions, served by the fixture) answers the
+/// best five within 1,500 bytes, each with a confidence, best first; `limit` shows up to 20;
+/// an exact name comes first for sure; nothing matched names the servers, not every tool.
+#[tokio::test]
+async fn a_search_among_a_thousand_tools_answers_the_best_five_within_1500_bytes() {
+    use std::io::Read;
+    let ctx = TestContext::new();
+    let data =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/data/search/bfcl.json.gz");
+    let mut raw = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(data).unwrap())
+        .read_to_string(&mut raw)
+        .unwrap();
+    let set: serde_json::Value = serde_json::from_str(&raw).unwrap();
+    let catalog: Vec<serde_json::Value> = set["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let properties: serde_json::Map<String, serde_json::Value> = t["params"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| (p[0].as_str().unwrap().to_owned(), json!({"type": "string", "description": p[1]})))
+                .collect();
+            json!({"name": t["name"], "description": t["description"], "inputSchema": {"type": "object", "properties": properties}})
+        })
+        .collect();
+    let file = ctx.tmp.path().join("catalog.json");
+    std::fs::write(&file, serde_json::to_vec(&catalog).unwrap()).unwrap();
+    let file = file.display().to_string();
+    ctx.write_servers(json!({
+        "bfcl": TestContext::fixture(&["--catalog", &file, "--page-size", "5000"]),
+        "fx": TestContext::fixture(&[]),
+    }));
+    let client = ctx.client().await;
+    let queries = set["queries"].as_array().unwrap();
+    let mut largest = 0;
+    for q in queries.iter().step_by(97) {
+        let r = call(&client, "list_available_tools", json!({"query": q["q"]})).await;
+        let bytes = serde_json::to_string(&r).unwrap().len();
+        largest = largest.max(bytes);
+        assert!(
+            bytes <= 1500,
+            "{bytes} bytes for {}: {}",
+            q["q"],
+            serde_json::to_string(&r).unwrap()
+        );
+        let tools = structured(&r)["tools"].as_array().unwrap().clone();
+        assert!(tools.len() <= 5, "{tools:?}");
+        // (A request in Thai finds nothing among English descriptions, and says so.)
+        if q["q"].as_str().unwrap().is_ascii() {
+            assert!(!tools.is_empty(), "{}", q["q"]);
+        } else if tools.is_empty() {
+            continue;
+        }
+        let confidence: Vec<f64> = tools
+            .iter()
+            .map(|t| t["confidence"].as_f64().unwrap())
+            .collect();
+        assert!(
+            confidence.iter().all(|c| *c > 0.0 && *c <= 1.0),
+            "{confidence:?}"
+        );
+        assert!(text(&r).contains(&format!(
+            "{}/{}",
+            tools[0]["server"].as_str().unwrap(),
+            tools[0]["tool"].as_str().unwrap()
+        )));
+    }
+    eprintln!("largest default search answer: {largest} bytes");
+
+    let r = call(
+        &client,
+        "list_available_tools",
+        json!({"query": "get the weather", "limit": 20}),
+    )
+    .await;
+    let tools = structured(&r)["tools"].as_array().unwrap().clone();
+    assert_eq!(tools.len(), 20);
+    let scores: Vec<f64> = tools
+        .iter()
+        .map(|t| t["confidence"].as_f64().unwrap())
+        .collect();
+    assert!(
+        structured(&r)["matched"].as_u64().unwrap() > 20,
+        "{}",
+        text(&r)
+    );
+    assert!(text(&r).starts_with("the 20 best of"), "{}", text(&r));
+    assert!(scores[0] >= scores[19]);
+    let r = call(
+        &client,
+        "list_available_tools",
+        json!({"query": "weather", "limit": 21}),
+    )
+    .await;
+    assert_eq!(error_code(&r), "invalid_arguments");
+
+    for name in ["fx__echo", "fx/echo", "echo"] {
+        let r = call(&client, "list_available_tools", json!({"query": name})).await;
+        let first = &structured(&r)["tools"][0];
+        assert_eq!(
+            (first["server"].as_str(), first["tool"].as_str()),
+            (Some("fx"), Some("echo")),
+            "{name}"
+        );
+        assert_eq!(first["confidence"], 1.0);
+    }
+
+    let r = call(
+        &client,
+        "list_available_tools",
+        json!({"query": "zzqx vvqy"}),
+    )
+    .await;
+    let s = structured(&r);
+    assert!(s["tools"].as_array().unwrap().is_empty());
+    let note = s["note"].as_str().unwrap();
+    assert!(
+        note.contains("bfcl (1096 tools)") && note.contains("fx ("),
+        "{note}"
+    );
+    assert!(serde_json::to_string(&r).unwrap().len() <= 1500);
+    client.cancel().await.unwrap();
+}

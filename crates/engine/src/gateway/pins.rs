@@ -49,6 +49,10 @@ pub struct Held {
 /// The pins of every server, in `pins.json`.
 pub struct Pins {
     file: SharedJson<PinFile>,
+    /// The hash of each definition of a server's last tool list, kept while that list is the
+    /// same one (held, so that comparing by address is sound): listing or searching a thousand
+    /// tools does not hash a thousand definitions each time.
+    hashes: std::sync::Mutex<std::collections::HashMap<String, (Arc<Vec<Tool>>, Arc<Vec<String>>)>>,
 }
 
 /// The part of a definition that is pinned.
@@ -73,6 +77,7 @@ impl Pins {
     pub fn open(data_dir: &Path) -> Self {
         Self {
             file: SharedJson::new(data_dir.join("pins.json")),
+            hashes: std::sync::Mutex::default(),
         }
     }
 
@@ -94,9 +99,36 @@ impl Pins {
         self.file.save(file)
     }
 
+    /// [`Pins::check`] for a server's listed tools, their definitions hashed once per list.
+    pub fn check_listed(&self, server: &str, tools: &Arc<Vec<Tool>>) -> (Vec<Tool>, Vec<Held>) {
+        let hashes = {
+            let mut memo = self.hashes.lock().unwrap_or_else(|p| p.into_inner());
+            match memo.get(server) {
+                Some((list, hashes)) if Arc::ptr_eq(list, tools) => hashes.clone(),
+                _ => {
+                    let hashes: Arc<Vec<String>> =
+                        Arc::new(tools.iter().map(|t| hash(&definition(t))).collect());
+                    memo.insert(server.to_owned(), (tools.clone(), hashes.clone()));
+                    hashes
+                }
+            }
+        };
+        self.check_hashed(server, tools, Some(&hashes))
+    }
+
     /// The tools of `server` that may be used, and those held. A server seen for the first time
     /// is pinned whole; a tool that went away stays pinned (it may come back unchanged).
     pub fn check(&self, server: &str, tools: &[Tool]) -> (Vec<Tool>, Vec<Held>) {
+        self.check_hashed(server, tools, None)
+    }
+
+    /// `check`, with each tool's definition hash when it is known already.
+    fn check_hashed(
+        &self,
+        server: &str,
+        tools: &[Tool],
+        hashes: Option<&[String]>,
+    ) -> (Vec<Tool>, Vec<Held>) {
         let file = self.load();
         let Some(pinned) = file.servers.get(server) else {
             let mut file = self.load_mut();
@@ -119,16 +151,21 @@ impl Pins {
         };
         let mut allowed = Vec::with_capacity(tools.len());
         let mut held = Vec::new();
-        for tool in tools {
-            let current = definition(tool);
-            match pinned.get(tool.name.as_ref()) {
-                Some(pin) if pin.hash == hash(&current) => allowed.push(tool.clone()),
-                pin => held.push(Held {
+        for (i, tool) in tools.iter().enumerate() {
+            let pin = pinned.get(tool.name.as_ref());
+            let same = pin.is_some_and(|pin| match hashes.and_then(|h| h.get(i)) {
+                Some(known) => *known == pin.hash,
+                None => pin.hash == hash(&definition(tool)),
+            });
+            if same {
+                allowed.push(tool.clone());
+            } else {
+                held.push(Held {
                     server: server.to_owned(),
                     tool: tool.name.to_string(),
                     previous: pin.map(|p| p.definition.clone()),
-                    current,
-                }),
+                    current: definition(tool),
+                });
             }
         }
         (allowed, held)
@@ -206,6 +243,31 @@ mod tests {
             description.to_owned(),
             Arc::new(Default::default()),
         )
+    }
+
+    /// A listed server's definitions are hashed once per list, and the verdicts are those of
+    /// `check`: a new list (another Arc) is hashed again, an approval is seen at once.
+    #[test]
+    fn listed_tools_are_checked_as_check_does_with_their_hashes_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let pins = Pins::open(dir.path());
+        let v1 = Arc::new(vec![tool("read", "Reads"), tool("write", "Writes")]);
+        assert_eq!(pins.check_listed("fs", &v1), (v1.to_vec(), vec![]));
+        assert_eq!(pins.check_listed("fs", &v1), pins.check("fs", &v1));
+        let v2 = Arc::new(vec![
+            tool("read", "Reads, and more"),
+            tool("write", "Writes"),
+        ]);
+        let (allowed, held) = pins.check_listed("fs", &v2);
+        assert_eq!((allowed.len(), held.len()), (1, 1));
+        assert_eq!((allowed.clone(), held.clone()), pins.check("fs", &v2));
+        pins.approve("fs", Some("read"), &v2).unwrap();
+        assert_eq!(pins.check_listed("fs", &v2), (v2.to_vec(), vec![]));
+        assert_eq!(
+            pins.check_listed("fs", &v1).1.len(),
+            1,
+            "the old list is held now"
+        );
     }
 
     #[test]

@@ -22,6 +22,9 @@ pub struct ListAvailableTools {
     /// What you need, in words.
     #[serde(default)]
     pub query: Option<String>,
+    /// Results (5, at most 20).
+    #[serde(default)]
+    pub limit: Option<usize>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -37,6 +37,9 @@ struct State {
     /// of the fixture sees it.
     echo_changed_file: Option<std::path::PathBuf>,
     fillers: usize,
+    /// With `--catalog FILE`: these tools (a JSON array of MCP tool definitions) instead of the
+    /// fixture's own, as a catalog to search (the search bench).
+    catalog: Option<Vec<Tool>>,
     page_size: usize,
     received_log: Option<std::path::PathBuf>,
 }
@@ -54,6 +57,9 @@ fn obj(props: Value, required: &[&str]) -> Value {
 
 impl Fixture {
     fn all_tools(&self) -> Vec<Tool> {
+        if let Some(catalog) = &self.state.catalog {
+            return catalog.clone();
+        }
         let changed = match &self.state.echo_changed_file {
             Some(file) => file.exists(),
             None => self.state.echo_changed.load(Ordering::SeqCst),
@@ -435,6 +441,10 @@ async fn main() -> anyhow::Result<()> {
             fillers: flag_value(&args, "--tools")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(0),
+            catalog: match flag_value(&args, "--catalog") {
+                Some(path) => Some(serde_json::from_slice(&std::fs::read(path)?)?),
+                None => None,
+            },
             page_size: flag_value(&args, "--page-size")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(25),

@@ -1,0 +1,20 @@
+//! Finding the tool a request describes: "what changed in the repo" should find `git_diff`,
+//! "remember that Ana likes tea" `add_observations`. A catalog is indexed once ([`Index::new`]);
+//! each search ([`Index::search`]) ranks its tools with BM25F — the request's words, stemmed
+//! (Snowball, English), weighed by how rare they are in the catalog and by where they occur: a
+//! word of the tool's name counts more than one of its description, and a long description does
+//! not win by length. A word the catalog does not have is matched to its closest word (typos).
+//! A request that is a tool's name (`tool`, `server__tool`, `server/tool`, `server.tool`) puts
+//! that tool first, for sure.
+//!
+//! Each hit carries a confidence: the share of the request's weight (the rarity of its words)
+//! that the tool matched, 1 for an exact name.
+
+mod index;
+mod words;
+
+pub use index::{Doc, Hit, Index};
+pub use words::{Words, stem_words};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,196 @@
+use super::*;
+
+/// Published servers' real tool names and descriptions.
+const CATALOG: &[(&str, &str, &str)] = &[
+    (
+        "memory",
+        "create_entities",
+        "Create multiple new entities in the knowledge graph",
+    ),
+    (
+        "memory",
+        "add_observations",
+        "Add new observations to existing entities in the knowledge graph",
+    ),
+    ("memory", "read_graph", "Read the entire knowledge graph"),
+    (
+        "memory",
+        "search_nodes",
+        "Search for nodes in the knowledge graph based on a query",
+    ),
+    ("git", "git_status", "Shows the working tree status"),
+    (
+        "git",
+        "git_diff_unstaged",
+        "Shows changes in the working directory that are not yet staged",
+    ),
+    ("git", "git_log", "Shows the commit logs"),
+    (
+        "time",
+        "get_current_time",
+        "Get current time in a specific timezones",
+    ),
+    ("time", "convert_time", "Convert time between timezones"),
+    (
+        "filesystem",
+        "read_text_file",
+        "Read the complete contents of a file from the file system as text.",
+    ),
+    (
+        "filesystem",
+        "write_file",
+        "Create a new file or completely overwrite an existing file with new content.",
+    ),
+    ("weather", "get_forecast", "Weather forecast for a city"),
+];
+
+fn index() -> Index {
+    Index::new(CATALOG.iter().map(|(server, name, description)| Doc {
+        server,
+        name,
+        description,
+        ..Doc::default()
+    }))
+}
+
+fn names(index: &Index, query: &str) -> Vec<&'static str> {
+    index
+        .search(query, 20)
+        .iter()
+        .map(|h| CATALOG[h.doc].1)
+        .collect()
+}
+
+#[test]
+fn requests_in_words_find_their_tool_first() {
+    let index = index();
+    assert_eq!(
+        names(&index, "the current time in Tokyo")[0],
+        "get_current_time"
+    );
+    // Words alone cannot tell these two apart; both lead.
+    let found = names(&index, "what time is it in Tokyo");
+    assert!(found[..2].contains(&"get_current_time"), "{found:?}");
+    assert_eq!(
+        names(&index, "convert 3pm London time to New York")[0],
+        "convert_time"
+    );
+    assert_eq!(names(&index, "show the commit history")[0], "git_log");
+    assert_eq!(
+        names(&index, "weather forecast for Lisbon")[0],
+        "get_forecast"
+    );
+    assert_eq!(
+        names(&index, "overwrite a file with new content")[0],
+        "write_file"
+    );
+    assert_eq!(
+        names(&index, "search the knowledge graph")[0],
+        "search_nodes"
+    );
+}
+
+#[test]
+fn typos_are_forgiven_but_only_in_long_words() {
+    let index = index();
+    assert_eq!(names(&index, "wheather forcast")[0], "get_forecast");
+    assert_eq!(names(&index, "knowlege grahp")[0..1], ["read_graph"]);
+    assert!(names(&index, "zzzz qqqq").is_empty());
+}
+
+#[test]
+fn exact_names_come_first_in_every_spelling_with_full_confidence() {
+    let index = index();
+    for spelled in [
+        "git_log",
+        "GIT_LOG",
+        "git__git_log",
+        "git/git_log",
+        " git.git_log ",
+    ] {
+        let hits = index.search(spelled, 5);
+        assert_eq!(CATALOG[hits[0].doc].1, "git_log", "{spelled}");
+        assert_eq!(hits[0].confidence, 1.0);
+        assert!(hits.iter().skip(1).all(|h| h.confidence < 1.0));
+    }
+    // A name shared by two servers: both, first.
+    let twice = Index::new(["a", "b"].map(|server| Doc {
+        server,
+        name: "echo",
+        description: "Echo text back",
+        ..Doc::default()
+    }));
+    assert_eq!(twice.search("echo", 5).len(), 2);
+    assert_eq!(twice.search("b/echo", 5)[0].doc, 1);
+}
+
+#[test]
+fn confidence_is_the_share_of_the_request_matched() {
+    let index = index();
+    let hits = index.search("weather forecast", 5);
+    assert!((hits[0].confidence - 1.0).abs() < 1e-6, "{hits:?}");
+    let partly = index.search("weather in the garden shed", 5);
+    assert_eq!(CATALOG[partly[0].doc].1, "get_forecast");
+    assert!(
+        partly[0].confidence < 0.6 && partly[0].confidence > 0.0,
+        "{partly:?}"
+    );
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+}
+
+#[test]
+fn limits_names_and_params_count() {
+    let docs = [
+        Doc {
+            name: "query",
+            description: "Runs something",
+            params: "sql The SQL statement to run",
+            ..Doc::default()
+        },
+        Doc {
+            name: "sql_lint",
+            description: "Checks SQL statements for mistakes; SQL SQL SQL",
+            ..Doc::default()
+        },
+        Doc {
+            name: "echo",
+            description: "Echo",
+            ..Doc::default()
+        },
+    ];
+    let index = Index::new(docs);
+    assert_eq!(index.search("sql", 1).len(), 1);
+    assert_eq!(index.search("sql", 10).len(), 2, "echo does not match");
+    assert_eq!(
+        index.search("sql", 10)[0].doc,
+        1,
+        "a name word outweighs a parameter's"
+    );
+    assert_eq!(
+        index.search("run a statement", 10)[0].doc,
+        0,
+        "parameters are searched"
+    );
+}
+
+#[test]
+fn hostile_and_empty_input_is_answered() {
+    let index = index();
+    for q in [
+        "",
+        "   ",
+        "the of a",
+        "💥💥",
+        &"x".repeat(100_000),
+        "\0\u{202e}",
+    ] {
+        let _ = index.search(q, 5);
+    }
+    assert!(index.search("", 5).is_empty());
+    let empty = Index::new(std::iter::empty());
+    assert!(empty.is_empty() && empty.search("anything", 5).is_empty());
+    assert_eq!(
+        words::stem_words("getCurrentTime HTTPServer"),
+        ["get", "current", "time", "http", "server"]
+    );
+}
