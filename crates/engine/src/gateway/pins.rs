@@ -52,8 +52,11 @@ pub struct Pins {
     /// The hash of each definition of a server's last tool list, kept while that list is the
     /// same one (held, so that comparing by address is sound): listing or searching a thousand
     /// tools does not hash a thousand definitions each time.
-    hashes: std::sync::Mutex<std::collections::HashMap<String, (Arc<Vec<Tool>>, Arc<Vec<String>>)>>,
+    hashes: std::sync::Mutex<std::collections::HashMap<String, Hashed>>,
 }
+
+/// A tool list, and the hash of each of its definitions.
+type Hashed = (Arc<Vec<Tool>>, Arc<Vec<String>>);
 
 /// The part of a definition that is pinned.
 pub fn definition(tool: &Tool) -> Value {
