@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use offload_search::{Doc, Index};
-use offload_testkit::{TestContext, call, connect};
+use offload_testkit::{TestContext, call, connect, tool_definition};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -70,25 +70,9 @@ async fn through_offload(set: &Set) -> anyhow::Result<()> {
     let catalog: Vec<Value> = set
         .tools
         .iter()
-        .map(|t| {
-            let properties: serde_json::Map<String, Value> = t
-                .params
-                .iter()
-                .map(|(n, d)| (n.clone(), json!({"type": "string", "description": d})))
-                .collect();
-            json!({
-                "name": t.name,
-                "description": t.description,
-                "inputSchema": {"type": "object", "properties": properties},
-            })
-        })
+        .map(|t| tool_definition(&t.name, &t.description, &t.params))
         .collect();
-    let file = ctx.tmp.path().join("catalog.json");
-    std::fs::write(&file, serde_json::to_vec(&catalog)?)?;
-    let file = file.display().to_string();
-    ctx.write_servers(json!({
-        "set": TestContext::fixture(&["--catalog", &file, "--page-size", "5000"]),
-    }));
+    ctx.write_servers(json!({"set": ctx.fixture_serving(&catalog)}));
     let client = connect(as_users(ctx.offload_command(&["--expose", "meta"]))).await;
     let position: HashMap<&str, usize> = set
         .tools

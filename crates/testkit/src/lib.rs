@@ -103,6 +103,18 @@ impl TestContext {
         json!({"command": target_bin("offload-fixture"), "args": args})
     }
 
+    /// A stdio server entry running the fixture with `tools` (MCP tool definitions) as its
+    /// whole catalog, written to a file in this context (`--catalog`).
+    pub fn fixture_serving(&self, tools: &[Value]) -> Value {
+        let file = self
+            .tmp
+            .path()
+            .join(format!("catalog-{}.json", next_number()));
+        std::fs::write(&file, serde_json::to_vec(tools).expect("JSON")).expect("write catalog");
+        let file = file.display().to_string();
+        Self::fixture(&["--catalog", &file, "--page-size", "5000"])
+    }
+
     /// Writes `config.json` with the given `mcpServers` and this context's root, upstream tools
     /// behind Offload's meta tools (`tools.expose: meta`, what most tests exercise; direct mode
     /// has tests of its own).
@@ -365,4 +377,25 @@ pub fn process_alive(pid: u32) -> bool {
                     .is_some_and(|rest| rest.starts_with('Z'))
             })
             .unwrap_or(true)
+}
+
+/// A tool definition as a server lists it: `params` are (name, description) pairs of string
+/// parameters. (A public tool-retrieval set's tools, served by the fixture.)
+pub fn tool_definition(name: &str, description: &str, params: &[(String, String)]) -> Value {
+    let properties: serde_json::Map<String, Value> = params
+        .iter()
+        .map(|(n, d)| (n.clone(), json!({"type": "string", "description": d})))
+        .collect();
+    json!({
+        "name": name,
+        "description": description,
+        "inputSchema": {"type": "object", "properties": properties},
+    })
+}
+
+/// A name no other call in this process made.
+fn next_number() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }

@@ -312,20 +312,17 @@ async fn a_search_among_a_thousand_tools_answers_the_best_five_within_1500_bytes
         .unwrap()
         .iter()
         .map(|t| {
-            let properties: serde_json::Map<String, serde_json::Value> = t["params"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| (p[0].as_str().unwrap().to_owned(), json!({"type": "string", "description": p[1]})))
-                .collect();
-            json!({"name": t["name"], "description": t["description"], "inputSchema": {"type": "object", "properties": properties}})
+            let params: Vec<(String, String)> =
+                serde_json::from_value(t["params"].clone()).unwrap();
+            offload_testkit::tool_definition(
+                t["name"].as_str().unwrap(),
+                t["description"].as_str().unwrap(),
+                &params,
+            )
         })
         .collect();
-    let file = ctx.tmp.path().join("catalog.json");
-    std::fs::write(&file, serde_json::to_vec(&catalog).unwrap()).unwrap();
-    let file = file.display().to_string();
     ctx.write_servers(json!({
-        "bfcl": TestContext::fixture(&["--catalog", &file, "--page-size", "5000"]),
+        "bfcl": ctx.fixture_serving(&catalog),
         "fx": TestContext::fixture(&[]),
     }));
     let client = ctx.client().await;

@@ -129,7 +129,7 @@ const SHORT_DESCRIPTION: usize = 240;
 
 /// Tools a search answers by default, and at most (`limit`).
 const RESULTS: usize = 5;
-pub const MOST_RESULTS: usize = 20;
+const MOST_RESULTS: usize = 20;
 /// A search result's description is cut to this many bytes: enough to tell tools apart.
 const RESULT_DESCRIPTION: usize = 80;
 /// What a search's answer may take a result, all told (1,500 bytes for the default five).
