@@ -1,10 +1,12 @@
 //! How well `list_available_tools` finds the tool a request describes, on public tool-retrieval
 //! sets (`crates/bench/data/search`, made by `scripts/search-sets.py`: MetaTool's 199 plugins and
-//! 20,614 requests; BFCL's 1,096 functions and 1,911 requests), scored by top-1, top-5 and
+//! 20,614 requests; BFCL's 1,096 functions and 1,911 requests) and on the tools of the servers
+//! Offload is tested with (`scripts/search-own.py`: 50 tools of five published servers, 501
+//! requests written for them), scored by top-1, top-5 and
 //! nDCG@5 for Offload's ranking (`offload-search`) beside Okapi BM25 over the same text (the
 //! baseline clients use), in the same run; then how long a search takes at ~2,000 tools.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -27,6 +29,9 @@ struct Set {
 
 #[derive(Deserialize)]
 struct Tool {
+    /// The server a tool is on; the public sets have none (one server, "set").
+    #[serde(default)]
+    server: String,
     name: String,
     description: String,
     params: Vec<(String, String)>,
@@ -54,7 +59,7 @@ fn params(tool: &Tool) -> String {
 }
 
 pub async fn run(data: &Path) -> anyhow::Result<()> {
-    for name in ["metatool", "bfcl"] {
+    for name in ["metatool", "bfcl", "own"] {
         let set = load(&data.join(format!("{name}.json.gz")))?;
         score(name, &set);
         through_offload(&set).await?;
@@ -67,18 +72,24 @@ pub async fn run(data: &Path) -> anyhow::Result<()> {
 /// served by a fixture upstream: what a model gets, and the bytes of each answer.
 async fn through_offload(set: &Set) -> anyhow::Result<()> {
     let ctx = TestContext::new();
-    let catalog: Vec<Value> = set
-        .tools
+    let mut catalogs: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+    for t in &set.tools {
+        catalogs
+            .entry(server_of(t))
+            .or_default()
+            .push(tool_definition(&t.name, &t.description, &t.params));
+    }
+    let servers: serde_json::Map<String, Value> = catalogs
         .iter()
-        .map(|t| tool_definition(&t.name, &t.description, &t.params))
+        .map(|(server, catalog)| (server.to_string(), ctx.fixture_serving(catalog)))
         .collect();
-    ctx.write_servers(json!({"set": ctx.fixture_serving(&catalog)}));
+    ctx.write_servers(Value::Object(servers));
     let client = connect(as_users(ctx.offload_command(&["--expose", "meta"]))).await;
-    let position: HashMap<&str, usize> = set
+    let position: HashMap<(&str, &str), usize> = set
         .tools
         .iter()
         .enumerate()
-        .map(|(i, t)| (t.name.as_str(), i))
+        .map(|(i, t)| ((server_of(t), t.name.as_str()), i))
         .collect();
     let mut scores = Scores::default();
     let (mut bytes, mut times) = (Vec::new(), Vec::new());
@@ -93,7 +104,10 @@ async fn through_offload(set: &Set) -> anyhow::Result<()> {
             .and_then(|s| s["tools"].as_array())
             .into_iter()
             .flatten()
-            .filter_map(|t| position.get(t["tool"].as_str()?).copied())
+            .filter_map(|t| {
+                let key = (t["server"].as_str()?, t["tool"].as_str()?);
+                position.get(&key).copied()
+            })
             .collect();
         scores.add(&ranked, &q.relevant);
     }
@@ -116,6 +130,15 @@ async fn through_offload(set: &Set) -> anyhow::Result<()> {
     );
     println!();
     Ok(())
+}
+
+/// The server a set's tool is served by.
+fn server_of(tool: &Tool) -> &str {
+    if tool.server.is_empty() {
+        "set"
+    } else {
+        &tool.server
+    }
 }
 
 /// top-1, top-5 and nDCG@5 summed over queries.
@@ -160,6 +183,7 @@ impl Scores {
 fn score(name: &str, set: &Set) {
     let params: Vec<String> = set.tools.iter().map(params).collect();
     let index = Index::new(set.tools.iter().zip(&params).map(|(t, p)| Doc {
+        server: &t.server,
         name: &t.name,
         description: &t.description,
         params: p,

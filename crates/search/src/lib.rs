@@ -7,10 +7,18 @@
 //! A request that is a tool's name (`tool`, `server__tool`, `server/tool`, `server.tool`) puts
 //! that tool first, for sure.
 //!
-//! Each hit carries a confidence: the share of the request's weight (the rarity of its words)
-//! that the tool matched, 1 for an exact name.
+//! Words alone miss requests in other words than the catalog's, so each tool's meaning counts
+//! too ([`meaning`]: a static vector distilled from the sentence model all-MiniLM-L6-v2): a hit's
+//! rank is half its word score, half how close it is in meaning (each scaled among the
+//! catalog). When no tool has any word of the request, the closest in meaning are offered as
+//! guesses ([`Hit::guess`]).
+//!
+//! Each hit carries a confidence: the mean of the share of the request's weight (the rarity of
+//! its words) that the tool matched and its closeness in meaning (the cosine, 0 if negative); 1
+//! for an exact name.
 
 mod index;
+pub mod meaning;
 mod words;
 
 pub use index::{Doc, Hit, Index};

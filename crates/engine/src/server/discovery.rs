@@ -253,9 +253,9 @@ pub async fn list_available_tools(
             starting.join(", ")
         ));
     }
-    if tools.is_empty() && query.is_some() {
-        // Nothing matched: the servers and how many tools each has, to search again or
-        // browse one with filter_by_server.
+    if matched == 0 && query.is_some() {
+        // No tool has a word of the request: those listed (if any) are only close in meaning;
+        // the servers and how many tools each has, to search again or browse one.
         let every: Vec<String> = servers
             .iter()
             .filter(|s| s.tool_count > 0)
@@ -263,7 +263,12 @@ pub async fn list_available_tools(
             .collect();
         if !every.is_empty() {
             notes.push(format!(
-                "no tool matched; servers: {}; search in other words, or list one server's tools with filter_by_server",
+                "{}; servers: {}; search in other words, or list one server's tools with filter_by_server",
+                if tools.is_empty() {
+                    "no tool matched"
+                } else {
+                    "no tool has these words; those listed are only close in meaning"
+                },
                 every.join(", ")
             ));
         }

@@ -1,5 +1,6 @@
 //! `list_available_tools`' ranking: every listed tool indexed with `offload_search` (BM25F over
-//! names, titles, descriptions and parameters; exact names first), the index kept while the
+//! names, titles, descriptions and parameters with each tool's meaning; exact names first; when
+//! no tool has a word of the request, the closest in meaning as guesses), the index kept while the
 //! servers' tool lists stay the same, so a search among thousands of tools costs a lookup, not
 //! an indexing.
 
@@ -23,7 +24,7 @@ struct Cached {
 static CACHE: Mutex<Option<Cached>> = Mutex::new(None);
 
 /// The tools of `listed` that match `query` and that `usable` lets through, best first, at most
-/// `limit`; and how many matched in all.
+/// `limit`; and how many matched a word of it in all (0 when those listed are guesses).
 pub fn rank<'a>(
     query: &str,
     listed: &'a [ServerTools],
@@ -35,72 +36,20 @@ pub fn rank<'a>(
         .flat_map(|s| s.tools.iter().map(move |t| (s.status.name.as_str(), t)))
         .collect();
     let index = index_of(listed, &catalog);
-    let found = |query: &str, sureness: f32| -> Vec<Found<'a>> {
-        index
-            .search(query, usize::MAX)
-            .into_iter()
-            .filter_map(|hit| {
-                let (server, tool) = *catalog.get(hit.doc)?;
-                usable(server, tool).then_some((server, tool, hit.confidence * sureness))
-            })
-            .collect()
-    };
-    let mut matched = found(query, 1.0);
-    if matched.is_empty()
-        && let Some(wider) = widened(query)
-    {
-        matched = found(&wider, 0.5);
-    }
-    let n = matched.len();
-    (matched.into_iter().take(limit).collect(), n)
-}
-
-/// Words people use for the same kind of tool. Only a request none of whose words any tool has
-/// is widened with them (its hits at half confidence): an interim for requests in other words
-/// than the catalog's, until the ranking understands meaning itself (issue 41).
-const KINDRED: &[&[&str]] = &[
-    &[
-        "remember", "store", "save", "memorize", "record", "add", "create", "write", "note",
-        "memory",
-    ],
-    &[
-        "find", "search", "look", "lookup", "query", "locate", "grep",
-    ],
-    &[
-        "get", "fetch", "retrieve", "read", "show", "view", "open", "load", "download", "list",
-    ],
-    &[
-        "change", "diff", "modify", "update", "edit", "status", "log", "history",
-    ],
-    &["delete", "remove", "erase", "drop", "destroy", "clear"],
-    &["repo", "repository", "git", "commit", "branch"],
-    &["person", "people", "entity", "user", "contact", "someone"],
-    &["fact", "observation", "knowledge", "information", "detail"],
-    &["time", "date", "clock", "timezone", "hour", "now", "today"],
-    &["file", "document", "directory", "folder", "path"],
-    &["run", "execute", "call", "invoke", "launch", "start"],
-    &["message", "mail", "email", "send", "post", "notify"],
-    &["database", "sql", "table", "db", "row"],
-    &["web", "internet", "url", "http", "page", "site", "browse"],
-    &["image", "picture", "photo", "screenshot"],
-    &["calculate", "compute", "math", "total", "sum"],
-];
-
-/// `query` with the kindred words of each of its words, when any has some.
-fn widened(query: &str) -> Option<String> {
-    let stems = offload_search::stem_words(query);
-    let mut wider = String::from(query);
-    for group in KINDRED {
-        if group.iter().any(|w| {
-            offload_search::stem_words(w)
-                .iter()
-                .any(|s| stems.contains(s))
-        }) {
-            wider.push(' ');
-            wider.push_str(&group.join(" "));
-        }
-    }
-    (wider.len() > query.len()).then_some(wider)
+    let found: Vec<(Found<'a>, bool)> = index
+        .search(query, usize::MAX)
+        .into_iter()
+        .filter_map(|hit| {
+            let (server, tool) = *catalog.get(hit.doc)?;
+            usable(server, tool).then_some(((server, tool, hit.confidence), hit.guess))
+        })
+        .collect();
+    // Guesses (tools close in meaning, none with a word of the request) do not count as matched.
+    let matched = found.iter().filter(|(_, guess)| !guess).count();
+    (
+        found.into_iter().take(limit).map(|(f, _)| f).collect(),
+        matched,
+    )
 }
 
 fn index_of(listed: &[ServerTools], catalog: &[(&str, &Tool)]) -> Arc<Index> {

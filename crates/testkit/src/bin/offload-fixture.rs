@@ -363,6 +363,16 @@ impl ServerHandler for Fixture {
             }
             "extra" if self.state.extra.load(Ordering::SeqCst) => text("extra called"),
             name if name.starts_with("filler_") => text(name.to_owned()),
+            // A catalog's tool answers with what it was asked.
+            other
+                if self
+                    .state
+                    .catalog
+                    .as_ref()
+                    .is_some_and(|c| c.iter().any(|t| t.name == other)) =>
+            {
+                text(json!({"tool": other, "arguments": args}).to_string())
+            }
             other => return Err(McpError::invalid_params(format!("no tool '{other}'"), None)),
         };
         Ok(result.into())

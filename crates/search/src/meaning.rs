@@ -1,0 +1,273 @@
+//! What a text means, as a vector: the mean of its word pieces' vectors, so that "remember a fact
+//! about someone" lands near "add observations to entities" though they share no word.
+//!
+//! The pieces and their vectors come from the sentence model all-MiniLM-L6-v2 (Apache-2.0),
+//! distilled by `scripts/search-model.py`: each word piece run through the model alone, the
+//! vectors cut to their 128 principal directions, common pieces weighed less, one byte a
+//! dimension (`data/pieces.bin`, 4 MB; `data/vocab.txt`). Splitting a text into pieces is
+//! BERT's: lower-cased, accents stripped, punctuation and CJK characters apart, each word the
+//! longest pieces of the vocabulary that make it up ("observations" → "observation", "##s").
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use unicode_general_category::{GeneralCategory, get_general_category};
+use unicode_normalization::UnicodeNormalization;
+
+/// How many numbers a vector has.
+pub const DIMENSIONS: usize = 128;
+
+/// A text's meaning, of length 1 (or all zeros for a text with no pieces).
+pub type Vector = [f32; DIMENSIONS];
+
+const PIECES: &[u8] = include_bytes!("../data/pieces.bin");
+const VOCAB: &str = include_str!("../data/vocab.txt");
+const MAGIC: &[u8] = b"OFFV1";
+/// A longer word is one unknown piece, as in BERT.
+const LONGEST_WORD: usize = 100;
+/// A text's pieces past this many are not read: a tool is known by its first lines.
+const MOST_PIECES: usize = 256;
+
+/// The vocabulary and each piece's vector.
+struct Table {
+    ids: HashMap<&'static str, u32>,
+    unknown: u32,
+    scales: Vec<f32>,
+    values: &'static [u8],
+}
+
+/// The table, read once from the data built in; `None` if that data were malformed (a test
+/// makes sure it is not), and then no text has a meaning.
+fn table() -> Option<&'static Table> {
+    static TABLE: OnceLock<Option<Table>> = OnceLock::new();
+    TABLE.get_or_init(read).as_ref()
+}
+
+fn read() -> Option<Table> {
+    let rest = PIECES.strip_prefix(MAGIC)?;
+    let dimensions = u16::from_le_bytes(rest.get(..2)?.try_into().ok()?);
+    let rows = u32::from_le_bytes(rest.get(2..6)?.try_into().ok()?) as usize;
+    if usize::from(dimensions) != DIMENSIONS {
+        return None;
+    }
+    let rest = &rest[6..];
+    let (scales, values) = rest.split_at_checked(rows * 4)?;
+    if values.len() != rows * DIMENSIONS {
+        return None;
+    }
+    let scales = scales
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let ids: HashMap<&str, u32> = VOCAB
+        .lines()
+        .enumerate()
+        .map(|(i, piece)| (piece, i as u32))
+        .collect();
+    if VOCAB.lines().count() != rows {
+        return None;
+    }
+    Some(Table {
+        unknown: *ids.get("[UNK]")?,
+        ids,
+        scales,
+        values,
+    })
+}
+
+/// `text`'s word pieces, as ids of the vocabulary (at most [`MOST_PIECES`]).
+pub fn pieces(text: &str) -> Vec<u32> {
+    let Some(table) = table() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for word in words(text) {
+        if out.len() >= MOST_PIECES {
+            break;
+        }
+        table.word_pieces(&word, &mut out);
+    }
+    out.truncate(MOST_PIECES);
+    out
+}
+
+/// What `text` means: the mean of its pieces' vectors, of length 1.
+pub fn embed(text: &str) -> Vector {
+    let mut v = [0f32; DIMENSIONS];
+    let Some(table) = table() else {
+        return v;
+    };
+    for id in pieces(text) {
+        let row = id as usize;
+        let scale = table.scales[row];
+        let values = &table.values[row * DIMENSIONS..(row + 1) * DIMENSIONS];
+        for (x, &b) in v.iter_mut().zip(values) {
+            *x += scale * f32::from(b as i8);
+        }
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+    v
+}
+
+/// How close two meanings are: the cosine of their vectors, -1 to 1.
+pub fn similarity(a: &Vector, b: &Vector) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+impl Table {
+    /// The longest pieces that make up `word`, first to last; the unknown piece if some part
+    /// of it is in no piece.
+    fn word_pieces(&self, word: &str, out: &mut Vec<u32>) {
+        let chars: Vec<char> = word.chars().collect();
+        if chars.len() > LONGEST_WORD {
+            out.push(self.unknown);
+            return;
+        }
+        let mut found = Vec::new();
+        let mut start = 0;
+        let mut piece = String::new();
+        while start < chars.len() {
+            let mut end = chars.len();
+            let mut id = None;
+            while start < end {
+                piece.clear();
+                if start > 0 {
+                    piece.push_str("##");
+                }
+                piece.extend(&chars[start..end]);
+                if let Some(&i) = self.ids.get(piece.as_str()) {
+                    id = Some(i);
+                    break;
+                }
+                end -= 1;
+            }
+            let Some(id) = id else {
+                out.push(self.unknown);
+                return;
+            };
+            found.push(id);
+            start = end;
+        }
+        out.extend(found);
+    }
+}
+
+/// BERT's words: control characters dropped, lower-cased, accents stripped, split at white
+/// space, each punctuation mark and CJK character a word of its own.
+fn words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let end = |word: &mut String, words: &mut Vec<String>| {
+        if !word.is_empty() {
+            words.push(std::mem::take(word));
+        }
+    };
+    for c in text.chars().flat_map(char::to_lowercase).nfd() {
+        let category = get_general_category(c);
+        if c == '\0' || c == '\u{fffd}' || category == GeneralCategory::NonspacingMark {
+            continue;
+        }
+        if c.is_whitespace() {
+            end(&mut word, &mut words);
+        } else if c.is_control() || matches!(category, GeneralCategory::Format) {
+            continue;
+        } else if is_punctuation(c, category) || is_cjk(c) {
+            end(&mut word, &mut words);
+            words.push(c.to_string());
+        } else {
+            word.push(c);
+        }
+    }
+    end(&mut word, &mut words);
+    words
+}
+
+/// A punctuation mark as BERT counts them: every ASCII sign that is not a letter or digit, and
+/// Unicode's punctuation.
+fn is_punctuation(c: char, category: GeneralCategory) -> bool {
+    c.is_ascii_punctuation()
+        || matches!(
+            category,
+            GeneralCategory::ConnectorPunctuation
+                | GeneralCategory::DashPunctuation
+                | GeneralCategory::OpenPunctuation
+                | GeneralCategory::ClosePunctuation
+                | GeneralCategory::InitialPunctuation
+                | GeneralCategory::FinalPunctuation
+                | GeneralCategory::OtherPunctuation
+        )
+}
+
+/// The CJK ideographs BERT splits one by one.
+fn is_cjk(c: char) -> bool {
+    matches!(u32::from(c),
+        0x4E00..=0x9FFF
+        | 0x3400..=0x4DBF
+        | 0x20000..=0x2A6DF
+        | 0x2A700..=0x2B73F
+        | 0x2B740..=0x2B81F
+        | 0x2B820..=0x2CEAF
+        | 0xF900..=0xFAFF
+        | 0x2F800..=0x2FA1F)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_built_in_table_reads() {
+        let t = table().expect("data/pieces.bin and data/vocab.txt agree");
+        assert_eq!(t.scales.len(), 30_522);
+        assert_eq!(t.ids["[UNK]"], 100);
+    }
+
+    /// The same pieces as the model's own tokenizer (Hugging Face `tokenizers`, the ids below
+    /// printed by it for these texts).
+    #[test]
+    fn pieces_are_berts() {
+        for (text, ids) in [
+            (
+                "Remember that Ana likes green tea",
+                &[3342, 2008, 9617, 7777, 2665, 5572][..],
+            ),
+            (
+                "git_diff_unstaged: Shows changes",
+                &[
+                    21025, 2102, 1035, 4487, 4246, 1035, 4895, 9153, 5999, 1024, 3065, 3431,
+                ],
+            ),
+            (
+                "Café naïve — résumé, 東京!",
+                &[7668, 15743, 1517, 13746, 1010, 1879, 1755, 999],
+            ),
+            ("", &[]),
+        ] {
+            assert_eq!(pieces(text), ids, "{text}");
+        }
+    }
+
+    #[test]
+    fn hostile_text_is_read_within_bounds() {
+        assert_eq!(pieces(&"a".repeat(100_000)), vec![100]);
+        assert!(pieces(&"word ".repeat(10_000)).len() <= MOST_PIECES);
+        let v = embed("\0\u{202e}\u{fffd}\u{1}");
+        assert!(v.iter().all(|x| *x == 0.0));
+        let v = embed("add observations");
+        let norm: f32 = v.iter().map(|x| x * x).sum();
+        assert!((norm - 1.0).abs() < 1e-4);
+    }
+
+    #[test]
+    fn close_meanings_are_closer() {
+        let q = embed("remember a fact about a person");
+        let near = embed(
+            "add observations: Add new observations to existing entities in the knowledge graph",
+        );
+        let far = embed("convert time: Convert time between timezones");
+        assert!(similarity(&q, &near) > similarity(&q, &far));
+    }
+}
