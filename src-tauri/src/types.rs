@@ -5,6 +5,7 @@
 use offload_engine::config::Retention;
 use offload_engine::control::ClientView;
 use offload_engine::control::Held;
+use offload_engine::control::ListingCost;
 use offload_engine::control::Summary;
 use offload_engine::control::{
     Activity, ActivitySeries, BucketForm, CallView, ClientChange, ClientEntry, ColumnView,
@@ -61,6 +62,7 @@ pub fn declarations() -> String {
         Trial::decl(&cfg),
         ToolsView::decl(&cfg),
         ExposedView::decl(&cfg),
+        ListingCost::decl(&cfg),
         Held::decl(&cfg),
         RootView::decl(&cfg),
         Retention::decl(&cfg),

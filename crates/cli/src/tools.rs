@@ -25,6 +25,11 @@ pub fn run(config: ConfigChoice, command: ToolsCommand) -> ExitCode {
             ToolsCommand::List => {
                 let view = control::tools_view(&engine).await;
                 let mut out = format!("mode: {} ({})\n", view.mode, view.why);
+                let c = view.cost;
+                out.push_str(&format!(
+                    "tool list a client's model reads with every request: direct {} tools, {} bytes; meta {} tools, {} bytes\n",
+                    c.direct_tools, c.direct_bytes, c.meta_tools, c.meta_bytes
+                ));
                 for e in &view.exposed {
                     out.push_str(&format!("  {}  ({}/{})\n", e.name, e.server, e.tool));
                 }

@@ -1,6 +1,7 @@
 """The Clients screen: connecting a client and importing its servers."""
 
 import json
+import re
 
 from harness import FIXTURE
 
@@ -16,6 +17,15 @@ def connect_and_import(run):
     claude.write_text(original)
     wd.click("[data-testid=nav-clients]")
     wd.wait_text("[data-testid=client-claude-desktop]", "not connected")
+    # What each mode costs a client's model with every request, from the real engine: the tool
+    # lists as each mode answers them, and the mode in effect.
+    direct = wd.wait_text("[data-testid=mode-cost-direct]", "tokens")
+    meta = wd.text("[data-testid=mode-cost-meta]")
+    cost = [int(re.search(r"≈ ([\d,]+) tokens", t).group(1).replace(",", "")) for t in (direct, meta)]
+    assert cost[0] > 0 and 1000 < cost[1] < 5000, (direct, meta)
+    assert "the rest found by search" in meta, meta
+    assert "Clients that do not choose see the tools" in wd.text("[data-testid=mode-now]")
+    print(f"mode costs shown: each tool listed {cost[0]} tokens, through call_tool {cost[1]}")
     wd.click("[data-testid=client-claude-desktop] [data-testid=client-connect]")
     wd.wait_text("[data-testid=client-claude-desktop] [data-testid=client-state]", "connected")
     doc = json.loads(claude.read_text())

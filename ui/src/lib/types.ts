@@ -248,9 +248,23 @@ exposed: Array<ExposedView>, held: Array<Held>,
 /**
  * Tools that could not be listed under a name of their own, and why.
  */
-skipped: Array<string>, };
+skipped: Array<string>, 
+/**
+ * What the tool list costs a client in each mode.
+ */
+cost: ListingCost, };
 
 export type ExposedView = { name: string, server: string, tool: string, };
+
+export type ListingCost = { 
+/**
+ * Every upstream tool listed as its own (`direct`).
+ */
+directBytes: number, directTools: number, 
+/**
+ * Offload's tools only, upstream ones found by search (`meta`).
+ */
+metaBytes: number, metaTools: number, };
 
 export type Held = { server: string, tool: string, 
 /**

@@ -3,7 +3,7 @@ import { render, screen, waitFor, within } from "@testing-library/svelte";
 import userEvent from "@testing-library/user-event";
 import { mockCommands } from "../lib/mock";
 import Clients from "./Clients.svelte";
-import type { ClientView } from "../lib/types";
+import type { ClientView, ToolsView } from "../lib/types";
 
 const client = (over: Partial<ClientView> = {}): ClientView => ({
   id: "claude-desktop",
@@ -17,6 +17,30 @@ const client = (over: Partial<ClientView> = {}): ClientView => ({
 });
 
 describe("Clients", () => {
+  it("shows what each way of seeing the tools costs a client's model with every request", async () => {
+    mockCommands({
+      clients: () => [client()],
+      tools_view: () =>
+        ({
+          mode: "meta",
+          why: "auto: 1,096 upstream tools, more than 40",
+          exposed: [],
+          held: [],
+          skipped: [],
+          cost: { directBytes: 410_000, directTools: 1_105, metaBytes: 7_900, metaTools: 11 },
+        }) as ToolsView,
+    });
+    render(Clients);
+    const direct = await screen.findByTestId("mode-cost-direct");
+    expect(direct).toHaveTextContent("each tool listed1,105 tools≈ 102,500 tokens (400 KB)");
+    const meta = screen.getByTestId("mode-cost-meta");
+    expect(meta).toHaveTextContent("through call_tool11 tools, the rest found by search≈ 1,975 tokens (7.7 KB)");
+    // The mode in effect is marked, and why it is.
+    expect(meta).toHaveClass("current");
+    expect(direct).not.toHaveClass("current");
+    expect(screen.getByTestId("mode-now")).toHaveTextContent("through call_tool (auto: 1,096 upstream tools, more than 40)");
+  });
+
   it("says so when no known client is on the machine, and can show them all", async () => {
     mockCommands({ clients: () => [client({ present: false, servers: [] })] });
     render(Clients);

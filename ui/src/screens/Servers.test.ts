@@ -237,7 +237,7 @@ describe("Servers", () => {
       servers: () => [f.server({ disabledTools: disabled })],
       server_tools: () => [{ name: "echo", description: "Echoes" }, { name: "counter", description: "Counts" }] as ToolView[],
       tools_view: () =>
-        ({ mode: "direct", why: "auto: 2 upstream tools, at most 40", exposed: [{ name: "fx__counter", server: "fx", tool: "counter" }], held, skipped: [] }) as ToolsView,
+        ({ mode: "direct", why: "auto: 2 upstream tools, at most 40", exposed: [{ name: "fx__counter", server: "fx", tool: "counter" }], held, skipped: [], cost: { directBytes: 3_000, directTools: 12, metaBytes: 7_900, metaTools: 11 } }) as ToolsView,
       set_tool_enabled: (args) => {
         disabled = args.enabled ? [] : [args.tool];
         return null;

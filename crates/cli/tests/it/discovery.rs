@@ -479,3 +479,45 @@ async fn in_the_default_mode_a_thousand_tools_are_searched_then_called() {
     assert_eq!(answer["arguments"]["location"], "Boston, MA");
     client.cancel().await.unwrap();
 }
+
+/// What each mode costs, as the app and `offload tools list` show it, is the bytes a real
+/// client receives: the same catalog listed through `offload mcp --expose direct` and `meta`.
+#[tokio::test]
+async fn the_cost_shown_for_each_mode_is_what_a_client_receives() {
+    let ctx = TestContext::new();
+    let (_, catalog) = bfcl();
+    ctx.write_config(json!({
+        "roots": [ctx.root],
+        "mcpServers": {"bfcl": ctx.fixture_serving(&catalog[..200]), "fx": TestContext::fixture(&[])},
+    }));
+    let out = ctx.run_offload(&["tools", "list"]);
+    let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown = |mode: &str| -> (usize, usize) {
+        let line = listing
+            .lines()
+            .find(|l| l.starts_with("tool list"))
+            .unwrap();
+        let part = line.split(&format!("{mode} ")).nth(1).unwrap();
+        let numbers: Vec<usize> = part
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|n| n.parse().ok())
+            .take(2)
+            .collect();
+        (numbers[0], numbers[1])
+    };
+    for mode in ["direct", "meta"] {
+        let client = ctx.client_with(&["--expose", mode]).await;
+        let tools = client.list_all_tools().await.unwrap();
+        let received = (tools.len(), serde_json::to_vec(&tools).unwrap().len());
+        assert_eq!(shown(mode), received, "{mode}: {listing}");
+        client.cancel().await.unwrap();
+    }
+    // Two hundred tools listed directly cost far more than the search that replaces them.
+    assert!(shown("direct").1 > 4 * shown("meta").1, "{listing}");
+    assert!(listing.starts_with("mode: meta (auto"), "{listing}");
+}

@@ -61,7 +61,9 @@ pub use sharing::{
     create_token, revoke_token, set_http_listen, sharing,
 };
 pub use sign_in::{ServerSignIn, sign_in, sign_ins, sign_out};
-pub use tools::{ExposedView, ToolsView, approve_tool, held_count, set_tool_enabled, tools_view};
+pub use tools::{
+    ExposedView, ListingCost, ToolsView, approve_tool, held_count, set_tool_enabled, tools_view,
+};
 pub use urls::{UrlPatternView, UrlsView, allow_url, remove_url, urls};
 
 // Types of the engine's own parts that the app's commands name.

@@ -10,6 +10,7 @@ use crate::Engine;
 use crate::available;
 use crate::config::edit;
 use crate::gateway::Held;
+pub use crate::server::ListingCost;
 
 /// What clients see of the upstream tools.
 #[derive(Debug, Clone, Serialize)]
@@ -26,6 +27,8 @@ pub struct ToolsView {
     pub held: Vec<Held>,
     /// Tools that could not be listed under a name of their own, and why.
     pub skipped: Vec<String>,
+    /// What the tool list costs a client in each mode.
+    pub cost: ListingCost,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -63,6 +66,7 @@ pub async fn tools_view(engine: &Engine) -> ToolsView {
             .collect(),
         held,
         skipped: exposure.skipped,
+        cost: crate::server::listing_cost(engine).await,
     }
 }
 

@@ -451,6 +451,41 @@ pub fn tool_definitions() -> Vec<Tool> {
     tools::definitions()
 }
 
+/// What the tool list costs a client in each mode, for the configured servers: `tools/list` as
+/// each mode answers it, in bytes (a client sends it to its model with every request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ListingCost {
+    /// Every upstream tool listed as its own (`direct`).
+    pub direct_bytes: usize,
+    pub direct_tools: usize,
+    /// Offload's tools only, upstream ones found by search (`meta`).
+    pub meta_bytes: usize,
+    pub meta_tools: usize,
+}
+
+pub async fn listing_cost(engine: &Engine) -> ListingCost {
+    use crate::config::Expose;
+    let own = tool_definitions();
+    let listed = async |expose| {
+        let exposure = direct::exposure(engine, Some(expose), &own).await;
+        let tools = direct::listing(&own, &exposure, engine);
+        (
+            serde_json::to_vec(&tools).map_or(0, |v| v.len()),
+            tools.len(),
+        )
+    };
+    let (direct_bytes, direct_tools) = listed(Expose::Direct).await;
+    let (meta_bytes, meta_tools) = listed(Expose::Meta).await;
+    ListingCost {
+        direct_bytes,
+        direct_tools,
+        meta_bytes,
+        meta_tools,
+    }
+}
+
 /// Serving a session is the server's work; it is a method of the engine for its callers.
 impl Engine {
     /// Serves one MCP session over `transport` until the client goes away. A client that
