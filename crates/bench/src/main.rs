@@ -167,6 +167,7 @@ enum Bench {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    offload_testkit::install_crypto_provider();
     match Cli::parse().bench {
         Bench::Latency { calls } => latency::run(calls).await,
         Bench::Gateway { calls } => gateway::run(calls).await,

@@ -208,7 +208,7 @@ fn score(name: &str, set: &Set) {
         set.source
     );
     println!("{:<28} {:>8} {:>8} {:>8}", "", "top-1", "top-5", "nDCG@5");
-    println!("{}", ours.line("offload-search (BM25F)"));
+    println!("{}", ours.line("offload-search (BM25F+meaning)"));
     println!("{}", base.line("BM25 (one field)"));
 }
 

@@ -78,8 +78,15 @@ impl Default for TestContext {
     }
 }
 
+/// Makes ring the test process's TLS provider (as the engine does for `offload`): the reqwest
+/// clients of tests and benches, and rmcp's, are built without one of their own.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 impl TestContext {
     pub fn new() -> Self {
+        install_crypto_provider();
         let tmp = tempfile::tempdir().expect("tempdir");
         let base = std::fs::canonicalize(tmp.path()).expect("canonical tempdir");
         let home = base.join("home");

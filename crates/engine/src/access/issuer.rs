@@ -62,6 +62,7 @@ pub struct Refused(pub String);
 
 impl Issuer {
     pub fn new(issuer: &str, audience: &str) -> Self {
+        crate::crypto::install_crypto_provider();
         Self {
             issuer: issuer.to_owned(),
             audience: audience.to_owned(),
@@ -261,9 +262,9 @@ fn find(set: &JwkSet, kid: Option<&str>, alg: Algorithm) -> Option<DecodingKey> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aws_lc_rs::signature::{Ed25519KeyPair, KeyPair};
     use base64::Engine as _;
     use jsonwebtoken::{EncodingKey, Header};
+    use ring::signature::{Ed25519KeyPair, KeyPair};
 
     const ISSUER: &str = "https://login.example.com";
     const AUDIENCE: &str = "https://offload.example.com/mcp";
@@ -274,7 +275,7 @@ mod tests {
     }
 
     fn signer(kid: &str) -> Signer {
-        let pkcs8 = Ed25519KeyPair::generate_pkcs8(&aws_lc_rs::rand::SystemRandom::new()).unwrap();
+        let pkcs8 = Ed25519KeyPair::generate_pkcs8(&ring::rand::SystemRandom::new()).unwrap();
         let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).unwrap();
         let x = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(pair.public_key().as_ref());
         let jwks: JwkSet = serde_json::from_value(serde_json::json!({"keys": [

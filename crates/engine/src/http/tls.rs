@@ -19,9 +19,8 @@ pub(super) fn acceptor(cert: &Path, key: &Path) -> Result<tokio_rustls::TlsAccep
     }
     let key = PrivateKeyDer::from_pem_file(key)
         .map_err(|e| format!("cannot read the private key {}: {e}", key.display()))?;
-    // The provider is named: object storage brings ring into the build beside aws-lc-rs, and
-    // rustls then cannot pick a process default by itself.
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    // The provider is named, not taken from the process (ring, the build's only one).
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS set-up: {e}"))?

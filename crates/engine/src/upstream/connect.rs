@@ -309,6 +309,8 @@ async fn open_http(
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
+    // rmcp builds its reqwest client with the process's TLS provider.
+    crate::crypto::install_crypto_provider();
     let url = interpolate(url, ctx.secrets.as_ref())?;
     let mut map = std::collections::HashMap::new();
     for (k, v) in headers {

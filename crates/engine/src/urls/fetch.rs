@@ -135,6 +135,7 @@ async fn addresses(
 }
 
 fn client(url: &Url, addresses: &[SocketAddr]) -> Result<reqwest::Client, ToolError> {
+    crate::crypto::install_crypto_provider();
     let mut builder = reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
