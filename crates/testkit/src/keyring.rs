@@ -16,10 +16,17 @@ pub struct SecretService {
 }
 
 impl SecretService {
-    /// Starts the bus and the keyring (Debian's `dbus-daemon` and `gnome-keyring`).
+    /// Starts the bus and the keyring (Debian's `dbus-daemon` and `gnome-keyring`), and waits
+    /// until the keyring owns its name on the bus. The bus starts no service by itself: with the
+    /// session bus's usual configuration, a keychain write that came before the keyring owned
+    /// its name made D-Bus start a second, locked gnome-keyring from the system's service
+    /// files, and writes then failed ("prompt dismissed") when the machine was busy.
     pub async fn start(ctx: &TestContext) -> Self {
+        let config = ctx.tmp.path().join("dbus-session.conf");
+        std::fs::write(&config, BUS_CONFIG).expect("write the bus configuration");
         let mut bus = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--print-address=1"])
+            .arg(format!("--config-file={}", config.display()))
+            .args(["--nofork", "--print-address=1"])
             .stdout(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
@@ -56,6 +63,14 @@ impl SecretService {
             }
         }
         tokio::spawn(async move { while let Ok(Some(_)) = out.next_line().await {} });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !owned(&address).await {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "gnome-keyring did not take org.freedesktop.secrets on the bus within 20 s"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
         Self {
             bus,
             keyring,
@@ -72,6 +87,39 @@ impl SecretService {
     pub fn apply_std(&self, cmd: &mut std::process::Command) {
         cmd.env("DBUS_SESSION_BUS_ADDRESS", &self.address);
     }
+}
+
+/// A session bus that starts no service on demand (no service directories).
+const BUS_CONFIG: &str = r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:tmpdir=/tmp</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"#;
+
+/// Whether the Secret Service's name has an owner on the bus at `address` (asked with
+/// `dbus-send`, which `dbus-daemon` depends on; asking does not start anything).
+async fn owned(address: &str) -> bool {
+    Command::new("dbus-send")
+        .env("DBUS_SESSION_BUS_ADDRESS", address)
+        .args([
+            "--session",
+            "--print-reply",
+            "--dest=org.freedesktop.DBus",
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus.NameHasOwner",
+            "string:org.freedesktop.secrets",
+        ])
+        .output()
+        .await
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("boolean true"))
 }
 
 impl Drop for SecretService {

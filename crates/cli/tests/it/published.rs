@@ -372,14 +372,11 @@ async fn tools_are_found_in_plain_words_and_task_only_tools_are_called_as_tasks(
     };
     // No tool has "remember", "fact" or "person": the closest in meaning, as guesses, with a
     // memory tool among them.
+    let tools = |found: &serde_json::Value| found["tools"].as_array().unwrap().clone();
     let found = search("remember a fact about a person").await;
     assert_eq!(found["matched"], 0, "{found}");
     assert!(
-        found["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t["server"] == "memory"),
+        tools(&found).iter().any(|t| t["server"] == "memory"),
         "{found}"
     );
     let found = search("what changed in the repo").await;
@@ -389,9 +386,7 @@ async fn tools_are_found_in_plain_words_and_task_only_tools_are_called_as_tasks(
     // counts, not every tool (issue 41).
     assert_eq!(found["matched"], 0, "{found}");
     assert!(
-        found["tools"]
-            .as_array()
-            .unwrap()
+        tools(&found)
             .iter()
             .all(|t| t["confidence"].as_f64().unwrap() < 0.5),
         "{found}"
@@ -407,9 +402,7 @@ async fn tools_are_found_in_plain_words_and_task_only_tools_are_called_as_tasks(
 
     let found = search("research query").await;
     assert!(
-        found["tools"]
-            .as_array()
-            .unwrap()
+        tools(&found)
             .iter()
             .any(|t| t["tool"] == "simulate-research-query"),
         "{found}"
