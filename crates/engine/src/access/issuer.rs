@@ -62,12 +62,11 @@ pub struct Refused(pub String);
 
 impl Issuer {
     pub fn new(issuer: &str, audience: &str) -> Self {
-        crate::crypto::install_crypto_provider();
         Self {
             issuer: issuer.to_owned(),
             audience: audience.to_owned(),
             keys: tokio::sync::Mutex::default(),
-            http: reqwest::Client::builder()
+            http: crate::crypto::http_client()
                 .timeout(FETCH_WAIT)
                 .redirect(reqwest::redirect::Policy::none())
                 .build()

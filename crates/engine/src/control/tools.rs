@@ -66,7 +66,7 @@ pub async fn tools_view(engine: &Engine) -> ToolsView {
             .collect(),
         held,
         skipped: exposure.skipped,
-        cost: crate::server::listing_cost(engine).await,
+        cost: crate::server::listing_cost(engine, &own).await,
     }
 }
 

@@ -44,8 +44,7 @@ pub fn http_client() -> reqwest::Client {
             attempt.follow()
         }
     });
-    crate::crypto::install_crypto_provider();
-    reqwest::Client::builder()
+    crate::crypto::http_client()
         .pool_max_idle_per_host(0)
         .redirect(policy)
         .build()

@@ -465,12 +465,12 @@ pub struct ListingCost {
     pub meta_tools: usize,
 }
 
-pub async fn listing_cost(engine: &Engine) -> ListingCost {
+/// `own` are Offload's tool definitions.
+pub async fn listing_cost(engine: &Engine, own: &[Tool]) -> ListingCost {
     use crate::config::Expose;
-    let own = tool_definitions();
     let listed = async |expose| {
-        let exposure = direct::exposure(engine, Some(expose), &own).await;
-        let tools = direct::listing(&own, &exposure, engine);
+        let exposure = direct::exposure(engine, Some(expose), own).await;
+        let tools = direct::listing(own, &exposure, engine);
         (
             serde_json::to_vec(&tools).map_or(0, |v| v.len()),
             tools.len(),

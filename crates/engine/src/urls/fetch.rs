@@ -135,8 +135,7 @@ async fn addresses(
 }
 
 fn client(url: &Url, addresses: &[SocketAddr]) -> Result<reqwest::Client, ToolError> {
-    crate::crypto::install_crypto_provider();
-    let mut builder = reqwest::Client::builder()
+    let mut builder = crate::crypto::http_client()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(Duration::from_secs(15))
