@@ -145,7 +145,7 @@ pub fn bounds(engine: &Engine, rows: usize, budget: usize) -> Bounds {
 /// The whole result of the query written as `format`: straight from the batches for the
 /// formats Arrow writes, through a JSON text and Offload's renderers for the others.
 fn write_result(
-    engine: &Engine,
+    queries: &offload_query::Querier,
     query: Query<'_>,
     format: Format,
     w: &mut (dyn std::io::Write + Send),
@@ -159,10 +159,10 @@ fn write_result(
         _ => None,
     };
     match direct {
-        Some(out) => engine.queries.write(query, out, w),
+        Some(out) => queries.write(query, out, w),
         None => {
             let mut json = Vec::new();
-            let written = engine.queries.write(query, OutFormat::Json, &mut json)?;
+            let written = queries.write(query, OutFormat::Json, &mut json)?;
             let text =
                 String::from_utf8(json).map_err(|e| QueryError::Io(std::io::Error::other(e)))?;
             output::render(&Payload::from_text(text), format, w)?;
@@ -194,7 +194,7 @@ pub fn store_sql(
     let stored = engine
         .store
         .store_written(&engine.roots(), req, |format, w| {
-            match write_result(engine, query, format, w) {
+            match write_result(&engine.queries, query, format, w) {
                 Ok(written) => Ok(crate::store::Summary::table(
                     written.row_count as usize,
                     written

@@ -13,9 +13,8 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 
 use super::{OffloadServer, direct, upstream_resources};
-use crate::Engine;
 use crate::gateway::Route;
-use crate::upstream::Notice;
+use crate::upstream::{Notice, Pool};
 
 /// Upstream resources subscribed to, by the URI the client used.
 pub type Subscriptions = Arc<Mutex<HashMap<String, Route>>>;
@@ -110,7 +109,8 @@ pub async fn listen(
         if server.owns(&uri).await? {
             continue; // a stored response never changes
         }
-        match upstream_resources::subscribe(&server.engine, &uri).await {
+        match upstream_resources::subscribe(&server.engine.pool, &server.engine.routes, &uri).await
+        {
             Ok(route) => {
                 subscriptions
                     .lock()
@@ -133,7 +133,8 @@ pub async fn listen(
         .map(|(_, route)| route)
         .collect();
     for route in routes {
-        let _ = upstream_resources::unsubscribe(&server.engine, &route).await;
+        let _ = upstream_resources::unsubscribe(&server.engine.pool, &server.engine.routes, &route)
+            .await;
     }
     Ok(())
 }
@@ -181,8 +182,8 @@ async fn tools(server: OffloadServer, to: To) {
 
 /// The enabled servers, and which running ones offer prompts and resources: a change is a list
 /// change (a server added or removed, one that offers them started or stopped).
-fn offering(engine: &Engine) -> (Vec<String>, Vec<String>) {
-    let servers = engine.pool.servers();
+fn offering(pool: &Pool) -> (Vec<String>, Vec<String>) {
+    let servers = pool.servers();
     let enabled: Vec<String> = servers
         .iter()
         .filter(|s| !s.entry().disabled)
@@ -208,7 +209,7 @@ async fn notices(server: OffloadServer, to: To, subscriptions: Subscriptions) {
     let engine = server.engine.clone();
     let mut notices = engine.pool.notices();
     let mut pool = engine.pool.watch();
-    let mut shown = offering(&engine);
+    let mut shown = offering(&engine.pool);
     loop {
         let (prompts, resources) = tokio::select! {
             notice = notices.recv() => match notice {
@@ -235,7 +236,7 @@ async fn notices(server: OffloadServer, to: To, subscriptions: Subscriptions) {
                 if changed.is_err() {
                     return;
                 }
-                let now = offering(&engine);
+                let now = offering(&engine.pool);
                 let changed = (now.0 != shown.0, now.1 != shown.1);
                 shown = now;
                 changed

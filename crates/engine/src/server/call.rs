@@ -43,7 +43,7 @@ pub async fn forward(
         other => other,
     };
     if let Some(a) = &args {
-        check_message_size(engine, a, None)?;
+        check_message_size(engine.limits().max_upstream_message_bytes, a, None)?;
     }
     forward_resolved(engine, server, tool, args, ctx).await
 }
@@ -68,7 +68,7 @@ pub async fn forward_resolved(
     // The tool list is cached after the first call, so this check is cheap and turns a typo
     // into an error that names the closest tools.
     let mut as_task = false;
-    match discovery::find_tool(engine, server, tool).await {
+    match discovery::find_tool(&engine.pool, server, tool).await {
         Ok(found) if let Some(refused) = super::direct::refusal(engine, server, &found) => {
             return Err(refused);
         }
@@ -193,24 +193,23 @@ pub use offload_wire::json_size;
 
 /// The arguments must fit the upstream message budget; `list_hint` names the list to batch.
 pub fn check_message_size(
-    engine: &Engine,
+    budget: u64,
     args: &serde_json::Map<String, serde_json::Value>,
     list_hint: Option<&str>,
 ) -> Result<(), ToolError> {
-    check_size(engine, json_size(args), list_hint.is_some())
+    check_size(budget, json_size(args), list_hint.is_some())
 }
 
-/// Arguments of `size` bytes must fit the upstream message budget.
-pub fn check_size(engine: &Engine, size: u64, list: bool) -> Result<(), ToolError> {
-    if size <= engine.limits().max_upstream_message_bytes {
+/// Arguments of `size` bytes must fit the upstream message `budget`.
+pub fn check_size(budget: u64, size: u64, list: bool) -> Result<(), ToolError> {
+    if size <= budget {
         return Ok(());
     }
-    Err(too_large(engine, size, list, false))
+    Err(too_large(budget, size, list, false))
 }
 
 /// The error for arguments over the budget; `partial` when building them stopped at `size`.
-pub fn too_large(engine: &Engine, size: u64, list: bool, partial: bool) -> ToolError {
-    let budget = engine.limits().max_upstream_message_bytes;
+pub fn too_large(budget: u64, size: u64, list: bool, partial: bool) -> ToolError {
     let hint = if list {
         " Send the list in parts with batch_size."
     } else {

@@ -5,7 +5,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{answer, clip, params};
-use crate::upstream::{ServerStatus, UpstreamError, closest};
+use crate::roots::Roots;
+use crate::upstream::{Pool, ServerStatus, UpstreamError, closest};
 use crate::{Engine, ToolError};
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -25,8 +26,7 @@ pub struct Directory {
     pub default: bool,
 }
 
-pub fn list_allowed_directories(engine: &Engine) -> CallToolResult {
-    let roots = engine.roots();
+pub fn list_allowed_directories(roots: &Roots) -> CallToolResult {
     let default = roots.default_dir();
     let directories: Vec<Directory> = roots
         .list()
@@ -401,7 +401,7 @@ pub struct ToolDetails {
 }
 
 pub async fn list_tool_details(engine: &Engine, p: params::ListToolDetails) -> CallToolResult {
-    match find_tool(engine, &p.server, &p.tool_name).await {
+    match find_tool(&engine.pool, &p.server, &p.tool_name).await {
         Ok(t) => {
             let details = ToolDetails {
                 server: p.server.clone(),
@@ -421,8 +421,8 @@ pub async fn list_tool_details(engine: &Engine, p: params::ListToolDetails) -> C
 }
 
 /// The definition of `tool` on `server`, or an error naming the closest names.
-pub async fn find_tool(engine: &Engine, server: &str, tool: &str) -> Result<Tool, UpstreamError> {
-    let upstream = engine.pool.get(server)?;
+pub async fn find_tool(pool: &Pool, server: &str, tool: &str) -> Result<Tool, UpstreamError> {
+    let upstream = pool.get(server)?;
     let tools = upstream.tools().await?;
     tools
         .iter()

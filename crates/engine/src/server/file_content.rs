@@ -12,6 +12,8 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::{answer, call, params, store};
+use crate::config::Limits;
+use crate::roots::Roots;
 use crate::{Engine, ErrorCode, ToolError};
 use offload_formats::Format;
 use offload_formats::inputs;
@@ -163,10 +165,23 @@ async fn prepare_parsed(
     base: Map<String, Value>,
     storing: bool,
 ) -> Result<Prepared, ToolError> {
-    let (data, warnings) = load(engine, &p.file_path, format, infer, p.sheet.clone()).await?;
+    let limit = engine.limits().max_input_bytes;
+    let (data, warnings) = load(
+        engine.roots(),
+        limit,
+        &p.file_path,
+        format,
+        infer,
+        p.sheet.clone(),
+    )
+    .await?;
     let is_list = data.is_array();
     let args = merge(base, data, p.data_key.as_deref())?;
-    call::check_message_size(engine, &args, is_list.then_some("list"))?;
+    call::check_message_size(
+        engine.limits().max_upstream_message_bytes,
+        &args,
+        is_list.then_some("list"),
+    )?;
     // The record keeps the arguments (elided); only then is a copy worth its memory.
     let recorded = if storing {
         Value::Object(args.clone())
@@ -192,14 +207,16 @@ async fn prepare_list(
     key: &str,
     storing: bool,
 ) -> Result<Prepared, ToolError> {
-    let (json, items, warnings) = load_list_json(engine, path, format, infer).await?;
+    let (json, items, warnings) =
+        load_list_json(engine.roots(), engine.limits(), path, format, infer).await?;
     let recorded = if storing {
         let note = Value::String(format!("({items} items from {path})"));
         Value::Object(merge(base.clone(), note, Some(key))?)
     } else {
         Value::Null
     };
-    let (args, splice) = spliced(engine, base, key, json)?;
+    let budget = engine.limits().max_upstream_message_bytes;
+    let (args, splice) = spliced(budget, base, key, json)?;
     Ok(Prepared {
         args,
         recorded,
@@ -211,7 +228,7 @@ async fn prepare_list(
 /// The arguments with `json` (a list's JSON text) spliced in at `key`, if they fit the upstream
 /// message budget. The splice must live until the call is sent.
 pub(super) fn spliced(
-    engine: &Engine,
+    budget: u64,
     base: Map<String, Value>,
     key: &str,
     json: Vec<u8>,
@@ -220,18 +237,18 @@ pub(super) fn spliced(
         .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?;
     let args = merge(base, splice.placeholder(), Some(key))?;
     let size = call::json_size(&args).saturating_add_signed(splice.growth());
-    call::check_size(engine, size, true)?;
+    call::check_size(budget, size, true)?;
     Ok((args, splice))
 }
 
 /// Opens the file and checks its size against the input limit.
 fn open_checked(
-    engine: &Engine,
+    roots: &Roots,
+    limit: u64,
     path: &str,
     format: Format,
 ) -> Result<(offload_formats::files::Source, String), ToolError> {
-    let (file, shown) = engine.roots().open(path)?;
-    let limit = engine.limits().max_input_bytes;
+    let (file, shown) = roots.open(path)?;
     if file.codec().is_some() {
         // What it holds is read as it is decompressed, and may not be more than the limit.
         let capped = file
@@ -260,18 +277,19 @@ fn open_checked(
     Ok((file, shown.display().to_string()))
 }
 
-/// Reads and parses the whole file on a blocking thread, after checking its size.
+/// Reads and parses the whole file on a blocking thread, after checking its size against
+/// `limit` (the input limit).
 async fn load(
-    engine: &Arc<Engine>,
+    roots: Arc<Roots>,
+    limit: u64,
     path: &str,
     format: Format,
     infer: inputs::Typing,
     sheet: Option<String>,
 ) -> Result<(Value, Vec<String>), ToolError> {
-    let engine = engine.clone();
     let path = path.to_owned();
     tokio::task::spawn_blocking(move || {
-        let (file, display) = open_checked(&engine, &path, format)?;
+        let (file, display) = open_checked(&roots, limit, &path, format)?;
         let options = inputs::ReadOptions {
             typing: infer,
             sheet,
@@ -286,16 +304,16 @@ async fn load(
 /// Streams the file's list into JSON text on a blocking thread (item by item, never a tree),
 /// stopping as soon as it is over the message budget. Returns the JSON and the item count.
 async fn load_list_json(
-    engine: &Arc<Engine>,
+    roots: Arc<Roots>,
+    limits: Arc<Limits>,
     path: &str,
     format: Format,
     infer: inputs::Typing,
 ) -> Result<(Vec<u8>, u64, Vec<String>), ToolError> {
-    let engine = engine.clone();
     let path = path.to_owned();
     tokio::task::spawn_blocking(move || {
-        let (file, display) = open_checked(&engine, &path, format)?;
-        let budget = engine.limits().max_upstream_message_bytes;
+        let (file, display) = open_checked(&roots, limits.max_input_bytes, &path, format)?;
+        let budget = limits.max_upstream_message_bytes;
         let size = file.len().unwrap_or(0);
         // JSON of a CSV is about twice its size; capacity is only address space until used.
         let mut json = Vec::with_capacity(size.saturating_mul(2).min(budget + 1) as usize);
@@ -319,7 +337,7 @@ async fn load_list_json(
             Ok(())
         });
         if over {
-            return Err(call::too_large(&engine, json.len() as u64, true, true));
+            return Err(call::too_large(budget, json.len() as u64, true, true));
         }
         let warnings = read.map_err(|e| crate::error::input_error(e, &display, format))?;
         json.push(b']');

@@ -237,8 +237,9 @@ impl ServerHandler for OffloadServer {
                 .map_err(|e| McpError::internal_error(e.to_string(), None))??;
         // The upstreams' resources come with the first page of stored responses.
         if let Some(stored) = stored {
-            page.resources
-                .extend(upstream_resources::list(&self.engine, &stored).await);
+            page.resources.extend(
+                upstream_resources::list(&self.engine.pool, &self.engine.routes, &stored).await,
+            );
         }
         Ok(page)
     }
@@ -249,7 +250,8 @@ impl ServerHandler for OffloadServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         read_allowed(&context, "resources/templates/list")?;
-        let (templates, fresh) = upstream_resources::list_templates(&self.engine).await;
+        let (templates, fresh) =
+            upstream_resources::list_templates(&self.engine.pool, &self.engine.routes).await;
         let mut result = ListResourceTemplatesResult::with_all_items(templates);
         if let Some(fresh) = fresh {
             result.ttl_ms = Some(fresh.ttl_ms);
@@ -271,7 +273,9 @@ impl ServerHandler for OffloadServer {
         if self.session.subscriptions().contains_key(&request.uri) {
             return Ok(());
         }
-        let route = upstream_resources::subscribe(&self.engine, &request.uri).await?;
+        let route =
+            upstream_resources::subscribe(&self.engine.pool, &self.engine.routes, &request.uri)
+                .await?;
         self.session.subscriptions().insert(request.uri, route);
         Ok(())
     }
@@ -284,7 +288,10 @@ impl ServerHandler for OffloadServer {
     ) -> Result<(), McpError> {
         let route = self.session.subscriptions().remove(&request.uri);
         match route {
-            Some(route) => upstream_resources::unsubscribe(&self.engine, &route).await,
+            Some(route) => {
+                upstream_resources::unsubscribe(&self.engine.pool, &self.engine.routes, &route)
+                    .await
+            }
             None => Ok(()),
         }
     }
@@ -295,7 +302,7 @@ impl ServerHandler for OffloadServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         read_allowed(&context, "prompts/list")?;
-        Ok(prompts::list(&self.engine).await)
+        Ok(prompts::list(&self.engine.pool, &self.engine.routes).await)
     }
 
     async fn get_prompt(
@@ -304,7 +311,7 @@ impl ServerHandler for OffloadServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         read_allowed(&context, "prompts/get")?;
-        prompts::get(&self.engine, request).await
+        prompts::get(&self.engine.pool, &self.engine.routes, request).await
     }
 
     async fn complete(
@@ -313,7 +320,7 @@ impl ServerHandler for OffloadServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
         read_allowed(&context, "completion/complete")?;
-        prompts::complete(&self.engine, request).await
+        prompts::complete(&self.engine.pool, &self.engine.routes, request).await
     }
 
     async fn read_resource(
@@ -332,7 +339,7 @@ impl ServerHandler for OffloadServer {
             .map_err(|e| McpError::internal_error(e.to_string(), None))??;
         match stored {
             Some(read) => Ok(read.into()),
-            None => upstream_resources::read(&engine, request).await,
+            None => upstream_resources::read(&engine.pool, &engine.routes, request).await,
         }
     }
 
@@ -430,7 +437,7 @@ impl OffloadServer {
         McpError,
     > {
         resources::list(
-            &self.engine,
+            &self.engine.store,
             request.as_ref().and_then(|r| r.cursor.as_deref()),
         )
     }
@@ -438,7 +445,7 @@ impl OffloadServer {
     /// Whether `uri` is a stored response's (the records index is read off the async threads).
     pub(super) async fn owns(&self, uri: &str) -> Result<bool, McpError> {
         let (engine, uri) = (self.engine.clone(), uri.to_owned());
-        tokio::task::spawn_blocking(move || resources::owns(&engine, &uri))
+        tokio::task::spawn_blocking(move || resources::owns(&engine.store, &uri))
             .await
             .map_err(|e| McpError::internal_error(e.to_string(), None))
     }

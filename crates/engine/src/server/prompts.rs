@@ -12,8 +12,8 @@ use rmcp::model::{
 };
 
 use super::upstreams::{Freshness, all_pages, offering, relayed};
-use crate::Engine;
-use crate::gateway::{Route, names};
+use crate::gateway::{Route, Routes, names};
+use crate::upstream::Pool;
 
 /// Every page of a server's prompts, and how fresh the pages said they are.
 async fn all_prompts(
@@ -32,12 +32,12 @@ async fn all_prompts(
     .await
 }
 
-pub async fn list(engine: &Engine) -> ListPromptsResult {
-    let servers = offering(engine, |c| c.prompts.is_some()).await;
+pub async fn list(pool: &Pool, routes: &Routes) -> ListPromptsResult {
+    let servers = offering(pool, |c| c.prompts.is_some()).await;
     let asks = servers
         .iter()
         .map(|s| async move { (s, s.ask(all_prompts).await) });
-    let mut routes = HashMap::new();
+    let mut table = HashMap::new();
     let mut listed = Vec::new();
     let mut fresh: Option<Freshness> = None;
     for (server, prompts) in futures::future::join_all(asks).await {
@@ -54,14 +54,14 @@ pub async fn list(engine: &Engine) -> ListPromptsResult {
         for mut prompt in prompts {
             let mut name =
                 names::exposed(server.name(), &prompt.name, &server.entry().tool_prefix());
-            if routes.contains_key(&name) {
+            if table.contains_key(&name) {
                 name = names::hashed(&name, server.name(), &prompt.name);
             }
-            if routes.contains_key(&name) {
+            if table.contains_key(&name) {
                 tracing::warn!(server = %server.name(), prompt = %prompt.name, "prompt not listed: another has the name {name}");
                 continue;
             }
-            routes.insert(
+            table.insert(
                 name.clone(),
                 Route {
                     server: server.name().to_owned(),
@@ -71,7 +71,7 @@ pub async fn list(engine: &Engine) -> ListPromptsResult {
             listed.push(prompt);
         }
     }
-    engine.routes.set_prompts(routes);
+    routes.set_prompts(table);
     let mut result = ListPromptsResult::with_all_items(listed);
     // As fresh as the least fresh upstream list (a server that starts or stops is announced
     // with `prompts/list_changed`).
@@ -83,12 +83,12 @@ pub async fn list(engine: &Engine) -> ListPromptsResult {
 }
 
 /// Where the exposed prompt `name` leads (listing the prompts again when it is not known yet).
-async fn route(engine: &Engine, name: &str) -> Result<Route, McpError> {
-    if let Some(route) = engine.routes.prompt(name) {
+async fn route(pool: &Pool, routes: &Routes, name: &str) -> Result<Route, McpError> {
+    if let Some(route) = routes.prompt(name) {
         return Ok(route);
     }
-    list(engine).await;
-    engine.routes.prompt(name).ok_or_else(|| {
+    list(pool, routes).await;
+    routes.prompt(name).ok_or_else(|| {
         McpError::invalid_params(
             format!("unknown prompt '{name}': no upstream server offers it (see prompts/list)"),
             Some(serde_json::json!({ "name": name })),
@@ -97,12 +97,12 @@ async fn route(engine: &Engine, name: &str) -> Result<Route, McpError> {
 }
 
 pub async fn get(
-    engine: &Engine,
+    pool: &Pool,
+    routes: &Routes,
     mut request: GetPromptRequestParams,
 ) -> Result<GetPromptResponse, McpError> {
-    let route = route(engine, &request.name).await?;
-    let server = engine
-        .pool
+    let route = route(pool, routes, &request.name).await?;
+    let server = pool
         .get(&route.server)
         .map_err(|e| McpError::invalid_params(e.to_string(), None))?;
     request.name = route.inner;
@@ -120,17 +120,18 @@ pub async fn get(
 /// `completion/complete` for a prompt's argument or a resource template's variable, routed to
 /// the server that offers it; an empty completion when that server offers none.
 pub async fn complete(
-    engine: &Engine,
+    pool: &Pool,
+    routes: &Routes,
     mut request: CompleteRequestParams,
 ) -> Result<CompleteResult, McpError> {
     let route = match &mut request.r#ref {
         Reference::Prompt(prompt) => {
-            let route = route(engine, &prompt.name).await?;
+            let route = route(pool, routes, &prompt.name).await?;
             prompt.name = route.inner.clone();
             route
         }
         Reference::Resource(template) => {
-            let route = super::upstream_resources::template_route(engine, &template.uri)
+            let route = super::upstream_resources::template_route(pool, routes, &template.uri)
                 .await
                 .ok_or_else(|| {
                     McpError::invalid_params(
@@ -151,8 +152,7 @@ pub async fn complete(
             ));
         }
     };
-    let server = engine
-        .pool
+    let server = pool
         .get(&route.server)
         .map_err(|e| McpError::invalid_params(e.to_string(), None))?;
     if server

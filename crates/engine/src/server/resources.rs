@@ -8,17 +8,17 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{ListResourcesResult, ReadResourceResult, Resource, ResourceContents};
 
 use crate::Engine;
-use crate::store::Record;
+use crate::store::{Record, Store};
 
 const PAGE: usize = 100;
 
 /// A page of stored responses, and (for the first page) the URIs of all of them, which an
 /// upstream resource must not take. Reads the records index: call it off the async threads.
 pub fn list(
-    engine: &Engine,
+    store: &Store,
     cursor: Option<&str>,
 ) -> Result<(ListResourcesResult, Option<HashSet<String>>), McpError> {
-    let records = engine.store.records();
+    let records = store.records();
     let start: usize = match cursor {
         None => 0,
         Some(c) => c
@@ -95,8 +95,8 @@ fn stored(records: &[Record], uri: &str) -> Option<(String, String)> {
 
 /// Whether `uri` is a stored response's (or one of its parts'). Reads the records index: call
 /// it off the async threads.
-pub fn owns(engine: &Engine, uri: &str) -> bool {
-    stored(&engine.store.records(), uri).is_some()
+pub fn owns(store: &Store, uri: &str) -> bool {
+    stored(&store.records(), uri).is_some()
 }
 
 /// Reads the stored response `uri`; `None` when no stored response has it (it may be an

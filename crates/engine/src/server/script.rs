@@ -36,7 +36,7 @@ const QUERY_ROWS: u64 = 10_000;
 
 pub async fn run_script(engine: &Arc<Engine>, p: params::RunScript, ctx: &Ctx) -> CallToolResult {
     let started = Instant::now();
-    let limits = match limits(engine, p.timeout_ms) {
+    let limits = match limits(&engine.limits(), p.timeout_ms) {
         Ok(l) => l,
         Err(e) => return answer::error(&e),
     };
@@ -55,8 +55,10 @@ pub async fn run_script(engine: &Arc<Engine>, p: params::RunScript, ctx: &Ctx) -
 }
 
 /// The limits of this run: the configured ones, and the deadline asked for up to its maximum.
-fn limits(engine: &Engine, timeout_ms: Option<u64>) -> Result<Limits, ToolError> {
-    let configured = engine.limits();
+fn limits(
+    configured: &crate::config::Limits,
+    timeout_ms: Option<u64>,
+) -> Result<Limits, ToolError> {
     let deadline = timeout_ms.unwrap_or(configured.script_timeout_ms);
     if deadline == 0 || deadline > configured.max_script_timeout_ms {
         return Err(ToolError::new(

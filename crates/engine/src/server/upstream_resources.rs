@@ -18,14 +18,13 @@ use rmcp::model::{
 };
 
 use super::upstreams::{Freshness, all_pages, offering, relayed};
-use crate::Engine;
-use crate::gateway::{Route, routes};
-use crate::upstream::{Upstream, UpstreamError};
+use crate::gateway::{Route, Routes, routes};
+use crate::upstream::{Pool, Upstream, UpstreamError};
 
 /// Every server's resources, colliding URIs rewritten, in configuration order. `stored`: the
 /// URIs of Offload's stored responses (an upstream URI equal to one is rewritten too).
-pub async fn list(engine: &Engine, stored: &HashSet<String>) -> Vec<Resource> {
-    let servers = offering(engine, |c| c.resources.is_some()).await;
+pub async fn list(pool: &Pool, routes: &Routes, stored: &HashSet<String>) -> Vec<Resource> {
+    let servers = offering(pool, |c| c.resources.is_some()).await;
     let asks = servers.iter().map(|s| async move {
         let listed = s
             .ask(|peer| async move { peer.list_all_resources().await })
@@ -62,7 +61,7 @@ pub async fn list(engine: &Engine, stored: &HashSet<String>) -> Vec<Resource> {
             resource
         })
         .collect();
-    engine.routes.set_resources(table);
+    routes.set_resources(table);
     resources
 }
 
@@ -87,8 +86,11 @@ async fn all_templates(
 
 /// Every server's resource templates, and how fresh the least fresh list is; of two with the
 /// same URI template, the first server's (in configuration order) is listed and used.
-pub async fn list_templates(engine: &Engine) -> (Vec<ResourceTemplate>, Option<Freshness>) {
-    let servers = offering(engine, |c| c.resources.is_some()).await;
+pub async fn list_templates(
+    pool: &Pool,
+    routes: &Routes,
+) -> (Vec<ResourceTemplate>, Option<Freshness>) {
+    let servers = offering(pool, |c| c.resources.is_some()).await;
     let asks = servers
         .iter()
         .map(|s| async move { (s, s.ask(all_templates).await) });
@@ -121,17 +123,17 @@ pub async fn list_templates(engine: &Engine) -> (Vec<ResourceTemplate>, Option<F
             templates.push(template);
         }
     }
-    engine.routes.set_templates(table);
+    routes.set_templates(table);
     (templates, fresh)
 }
 
 /// Where the URI template `uri_template` leads (listing templates when it is not known yet).
-pub async fn template_route(engine: &Engine, uri_template: &str) -> Option<Route> {
-    if let Some(route) = engine.routes.template(uri_template) {
+pub async fn template_route(pool: &Pool, routes: &Routes, uri_template: &str) -> Option<Route> {
+    if let Some(route) = routes.template(uri_template) {
         return Some(route);
     }
-    list_templates(engine).await;
-    engine.routes.template(uri_template)
+    list_templates(pool, routes).await;
+    routes.template(uri_template)
 }
 
 /// The literal start of a URI template (up to its first expression).
@@ -144,7 +146,7 @@ fn literal_start(uri_template: &str) -> &str {
 /// Servers to ask for `uri`, most likely first, in groups: the server the listing names; those
 /// whose tools returned a link to it; those with a template it starts like (longest start
 /// first); every other server that offers resources.
-async fn candidates(engine: &Engine, uri: &str) -> Vec<Vec<Arc<Upstream>>> {
+async fn candidates(pool: &Pool, routes: &Routes, uri: &str) -> Vec<Vec<Arc<Upstream>>> {
     let mut groups: Vec<Vec<Arc<Upstream>>> = Vec::new();
     let mut taken: HashSet<String> = HashSet::new();
     let mut push = |group: Vec<Arc<Upstream>>, taken: &mut HashSet<String>| {
@@ -156,12 +158,12 @@ async fn candidates(engine: &Engine, uri: &str) -> Vec<Vec<Arc<Upstream>>> {
             groups.push(group);
         }
     };
-    if let Some(route) = engine.routes.resource(uri)
-        && let Ok(server) = engine.pool.get(&route.server)
+    if let Some(route) = routes.resource(uri)
+        && let Ok(server) = pool.get(&route.server)
     {
         push(vec![server], &mut taken);
     }
-    let servers = offering(engine, |c| c.resources.is_some()).await;
+    let servers = offering(pool, |c| c.resources.is_some()).await;
     push(
         servers
             .iter()
@@ -170,11 +172,10 @@ async fn candidates(engine: &Engine, uri: &str) -> Vec<Vec<Arc<Upstream>>> {
             .collect(),
         &mut taken,
     );
-    if engine.routes.templates().is_empty() {
-        list_templates(engine).await;
+    if routes.templates().is_empty() {
+        list_templates(pool, routes).await;
     }
-    let mut by_template: Vec<(usize, Arc<Upstream>)> = engine
-        .routes
+    let mut by_template: Vec<(usize, Arc<Upstream>)> = routes
         .templates()
         .into_iter()
         .filter_map(|t| {
@@ -206,13 +207,14 @@ fn not_found(uri: &str, why: Option<String>) -> McpError {
 
 /// Reads `uri` from the server that offers it.
 pub async fn read(
-    engine: &Engine,
+    pool: &Pool,
+    routes: &Routes,
     request: ReadResourceRequestParams,
 ) -> Result<ReadResourceResponse, McpError> {
     let uri = request.uri.clone();
-    let listed = engine.routes.resource(&uri);
+    let listed = routes.resource(&uri);
     let mut last_error: Option<UpstreamError> = None;
-    for group in candidates(engine, &uri).await {
+    for group in candidates(pool, routes, &uri).await {
         // The servers of a group are asked together; the first that can read it answers.
         let asks = group.iter().map(|server| {
             let mut request = request.clone();
@@ -270,17 +272,17 @@ fn under_listed_uri(
 }
 
 /// The upstream resource `uri` stands for, listing resources when it is not known yet.
-async fn subscription_route(engine: &Engine, uri: &str) -> Result<Route, McpError> {
-    if let Some(route) = engine.routes.resource(uri) {
+async fn subscription_route(pool: &Pool, routes: &Routes, uri: &str) -> Result<Route, McpError> {
+    if let Some(route) = routes.resource(uri) {
         return Ok(route);
     }
     let stored = HashSet::new();
-    list(engine, &stored).await;
-    if let Some(route) = engine.routes.resource(uri) {
+    list(pool, routes, &stored).await;
+    if let Some(route) = routes.resource(uri) {
         return Ok(route);
     }
     // A template's expansion or a returned link: the first candidate server.
-    let server = candidates(engine, uri)
+    let server = candidates(pool, routes, uri)
         .await
         .into_iter()
         .flatten()
@@ -295,10 +297,9 @@ async fn subscription_route(engine: &Engine, uri: &str) -> Result<Route, McpErro
 /// Subscribes to an upstream resource (the upstream is told once, however many sessions
 /// subscribe); answers the route, whose updates the session then relays.
 #[allow(deprecated)] // resources/subscribe: what clients before 2026-07-28 use
-pub async fn subscribe(engine: &Engine, uri: &str) -> Result<Route, McpError> {
-    let route = subscription_route(engine, uri).await?;
-    let server = engine
-        .pool
+pub async fn subscribe(pool: &Pool, routes: &Routes, uri: &str) -> Result<Route, McpError> {
+    let route = subscription_route(pool, routes, uri).await?;
+    let server = pool
         .get(&route.server)
         .map_err(|e| McpError::invalid_params(e.to_string(), None))?;
     let can = server
@@ -316,13 +317,13 @@ pub async fn subscribe(engine: &Engine, uri: &str) -> Result<Route, McpError> {
             Some(serde_json::json!({ "uri": uri })),
         ));
     }
-    if engine.routes.subscribed(&route) {
+    if routes.subscribed(&route) {
         let params = SubscribeRequestParams::new(route.inner.clone());
         if let Err(e) = server
             .ask(|peer| async move { peer.subscribe(params).await })
             .await
         {
-            engine.routes.unsubscribed(&route);
+            routes.unsubscribed(&route);
             return Err(relayed(e));
         }
     }
@@ -331,11 +332,11 @@ pub async fn subscribe(engine: &Engine, uri: &str) -> Result<Route, McpError> {
 
 /// Ends a session's subscription to `route` (the upstream is told when no session is left).
 #[allow(deprecated)] // resources/unsubscribe: what clients before 2026-07-28 use
-pub async fn unsubscribe(engine: &Engine, route: &Route) -> Result<(), McpError> {
-    if !engine.routes.unsubscribed(route) {
+pub async fn unsubscribe(pool: &Pool, routes: &Routes, route: &Route) -> Result<(), McpError> {
+    if !routes.unsubscribed(route) {
         return Ok(());
     }
-    let Ok(server) = engine.pool.get(&route.server) else {
+    let Ok(server) = pool.get(&route.server) else {
         return Ok(()); // removed from the configuration since
     };
     let params = UnsubscribeRequestParams::new(route.inner.clone());

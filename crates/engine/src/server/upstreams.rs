@@ -6,17 +6,16 @@ use std::sync::Arc;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CacheScope, ErrorCode, ServerCapabilities};
 
-use crate::Engine;
-use crate::upstream::{Upstream, UpstreamError};
+use crate::upstream::{Pool, Upstream, UpstreamError};
 
 /// The enabled servers whose declared capabilities satisfy `offers`, in configuration order.
 /// Servers are started if need be, all at once, each within its own start timeout; one that
 /// does not start is left out (its state and tools listing say why).
 pub async fn offering(
-    engine: &Engine,
+    pool: &Pool,
     offers: impl Fn(&ServerCapabilities) -> bool,
 ) -> Vec<Arc<Upstream>> {
-    let servers = engine.pool.servers();
+    let servers = pool.servers();
     let asks = servers
         .iter()
         .filter(|s| !s.entry().disabled)

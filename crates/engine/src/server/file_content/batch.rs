@@ -303,7 +303,8 @@ async fn send(
     json: Vec<u8>,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ToolError> {
-    let (args, splice) = spliced(engine, base.clone(), data_key, json)?;
+    let budget = engine.limits().max_upstream_message_bytes;
+    let (args, splice) = spliced(budget, base.clone(), data_key, json)?;
     let result = call::forward_resolved(engine, &p.server, &p.tool_name, Some(args), ctx).await;
     drop(splice);
     result

@@ -124,7 +124,8 @@ pub async fn prepare(
     let mut total = 0u64;
     for file in files {
         let format = format_of(p, file)?;
-        let (data, more) = load(engine, file, format, infer.clone(), p.sheet.clone()).await?;
+        let roots = engine.roots();
+        let (data, more) = load(roots, limit, file, format, infer.clone(), p.sheet.clone()).await?;
         total += call::json_size(&data);
         if total > limit {
             return Err(ToolError::new(
@@ -165,7 +166,11 @@ pub async fn prepare(
         warnings.extend(more.into_iter().map(|w| format!("{file}: {w}")));
     }
     let args = merge(base, Value::Array(rows), Some(&key))?;
-    call::check_message_size(engine, &args, Some("list"))?;
+    call::check_message_size(
+        engine.limits().max_upstream_message_bytes,
+        &args,
+        Some("list"),
+    )?;
     let recorded = if storing {
         Value::Object(args.clone())
     } else {

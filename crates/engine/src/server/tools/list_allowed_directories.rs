@@ -17,6 +17,6 @@ impl OwnTool for ListAllowedDirectories {
     ));
 
     async fn call(engine: &Arc<Engine>, _: Self::Params, _: &Ctx) -> CallToolResult {
-        discovery::list_allowed_directories(engine)
+        discovery::list_allowed_directories(&engine.roots())
     }
 }
