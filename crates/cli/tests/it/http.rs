@@ -323,3 +323,96 @@ fn make_certificate(
     }
     (p("ca.pem"), p("cert.pem"), p("key.pem"))
 }
+
+/// What an orchestrator and Prometheus see of a replica: `/healthz` and `/readyz` answer without
+/// a token; `/metrics` needs one and counts the calls a real client made in the default mode
+/// (a call, a stored answer, a query of it, a tool that does not exist) with the bytes
+/// kept out of the model's context equal to the stored file's size.
+#[tokio::test]
+async fn orchestrators_see_health_readiness_and_the_calls_counted() {
+    let ctx = with_fixture();
+    let token = ctx.token("scraper", "read,call,store");
+    let (_host, url) = ctx.http_host("127.0.0.1:0", &[]).await;
+    let base = url.trim_end_matches("/mcp");
+    let http = reqwest::Client::new();
+    let get = |path: &str, token: Option<&str>| {
+        let mut request = http.get(format!("{base}{path}"));
+        if let Some(t) = token {
+            request = request.bearer_auth(t);
+        }
+        async move {
+            let response = request.send().await.expect("HTTP request");
+            let status = response.status().as_u16();
+            let kind = response
+                .headers()
+                .get("content-type")
+                .map(|v| v.to_str().unwrap().to_owned())
+                .unwrap_or_default();
+            (status, kind, response.text().await.unwrap())
+        }
+    };
+    assert_eq!(get("/healthz", None).await.2, "ok\n");
+    let (status, _, body) = get("/readyz", None).await;
+    assert_eq!((status, body.as_str()), (200, "ready\n"));
+    let (status, _, body) = get("/metrics", None).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(!body.contains("offload_calls"), "{body}");
+    let (status, _, _) = get("/metrics", Some("offload_0000")).await;
+    assert_eq!(status, 401);
+
+    // A client walks in the default mode: the upstream's echo through call_tool, an answer
+    // stored, a query of the stored file, a tool the upstream lacks.
+    let client = http_client(&url, &token).await;
+    let r = crate::fx(&client, "echo", json!({"text": "hi"})).await;
+    assert!(text(&r).contains("hi"), "{r:?}");
+    let r = call(
+        &client,
+        "call_tool_and_store",
+        json!({"server": "fx", "tool_name": "rows", "tool_args": {"n": 20}, "filename": "rows.json"}),
+    )
+    .await;
+    let stored = r.structured_content.clone().expect("a stored answer");
+    let (path, bytes) = (
+        stored["path"].as_str().unwrap().to_owned(),
+        stored["bytes"].as_u64().unwrap(),
+    );
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), bytes);
+    let r = call(
+        &client,
+        "query_file",
+        json!({"path": path, "sql": "SELECT count(*) AS n FROM data"}),
+    )
+    .await;
+    assert!(text(&r).contains("20"), "{}", text(&r));
+    let r = crate::fx(&client, "no_such_tool", json!({})).await;
+    assert_eq!(error_code(&r), "unknown_tool", "{r:?}");
+
+    let (status, kind, metrics) = get("/metrics", Some(&token)).await;
+    assert_eq!(status, 200);
+    assert!(kind.starts_with("application/openmetrics-text"), "{kind}");
+    let value = |series: &str| -> f64 {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+            .unwrap_or_else(|| panic!("no {series} in\n{metrics}"))
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(value(r#"offload_calls_total{server="fx",tool="echo",outcome="ok"}"#), 1.0);
+    assert_eq!(value(r#"offload_calls_total{server="fx",tool="rows",outcome="ok"}"#), 1.0);
+    assert_eq!(
+        value(r#"offload_calls_total{server="offload",tool="query_file",outcome="ok"}"#),
+        1.0
+    );
+    assert_eq!(
+        value(r#"offload_calls_total{server="fx",tool="unknown",outcome="unknown_tool"}"#),
+        1.0
+    );
+    assert_eq!(value(r#"offload_call_duration_seconds_count{server="fx"}"#), 3.0);
+    assert_eq!(
+        value(r#"offload_bytes_kept_out_of_context_total{server="fx"}"#),
+        bytes as f64
+    );
+    assert_eq!(value(r#"offload_server_state{server="fx",state="ready"}"#), 1.0);
+    assert!(!metrics.contains(&token), "a token in the metrics");
+}

@@ -1,6 +1,9 @@
 //! The front door of Offload's HTTP server: routes `/mcp` to rmcp's streamable HTTP service
 //! after deciding who the caller is. The grant it attaches to the request reaches the MCP
 //! handlers (rmcp hands them the request's parts), which refuse calls outside its scopes.
+//!
+//! Beside it, for orchestrators: `/healthz` (the process answers), `/readyz` (it takes calls:
+//! not paused, not stopping) without a token, and `/metrics` (Prometheus) with any valid one.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -23,6 +26,9 @@ use crate::server::OffloadServer;
 type Body = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
 
 pub(super) struct Front {
+    engine: Arc<Engine>,
+    /// Fired when the server stops: it is no longer ready.
+    stop: CancellationToken,
     mcp: StreamableHttpService<OffloadServer, LocalSessionManager>,
     tokens: Tokens,
     /// OAuth resource-server mode: JWTs from this authorization server are accepted too.
@@ -55,7 +61,7 @@ impl Front {
             .with_allowed_hosts(hosts)
             .with_allowed_origins(origins)
             .enforce_origin_validation()
-            .with_cancellation_token(stop);
+            .with_cancellation_token(stop.clone());
         let for_sessions = engine.clone();
         let mcp = StreamableHttpService::new(
             move || Ok(OffloadServer::new(for_sessions.clone())),
@@ -88,6 +94,8 @@ impl Front {
             );
         }
         Self {
+            engine,
+            stop,
             mcp,
             tokens,
             issuer,
@@ -113,6 +121,12 @@ impl Front {
             );
             return response;
         }
+        match path {
+            "/healthz" => return text(StatusCode::OK, "ok\n".into()),
+            "/readyz" => return self.readiness(),
+            "/metrics" => return self.metrics(request.headers()).await,
+            _ => {}
+        }
         if path != "/mcp" && path != "/mcp/" {
             return text(StatusCode::NOT_FOUND, "Offload serves MCP at /mcp".into());
         }
@@ -126,29 +140,73 @@ impl Front {
             }
             Err(why) => {
                 tracing::warn!("refused an HTTP request from {peer}: {why}");
-                let mut response = text(StatusCode::UNAUTHORIZED, format!("{why}\n"));
-                // With an issuer, the challenge points clients at the metadata that says where
-                // to sign in (RFC 9728).
-                let metadata = self
-                    .issuer
-                    .as_ref()
-                    .map(|i| format!(", resource_metadata=\"{}\"", i.metadata_url()))
-                    .unwrap_or_default();
-                let challenge = match &why {
-                    Refusal::Missing => format!("Bearer realm=\"offload\"{metadata}"),
-                    other => format!(
-                        "Bearer realm=\"offload\", error=\"invalid_token\", error_description=\"{}\"{metadata}",
-                        other.to_string().replace(['"', '\\'], "'")
-                    ),
-                };
-                if let Ok(value) = challenge.parse() {
-                    response
-                        .headers_mut()
-                        .insert(header::WWW_AUTHENTICATE, value);
-                }
-                response
+                self.refused(&why)
             }
         }
+    }
+
+    /// 401 with a challenge saying why, and with an issuer where to sign in.
+    fn refused(&self, why: &Refusal) -> Response<Body> {
+        let mut response = text(StatusCode::UNAUTHORIZED, format!("{why}\n"));
+        // With an issuer, the challenge points clients at the metadata that says where
+        // to sign in (RFC 9728).
+        let metadata = self
+            .issuer
+            .as_ref()
+            .map(|i| format!(", resource_metadata=\"{}\"", i.metadata_url()))
+            .unwrap_or_default();
+        let challenge = match why {
+            Refusal::Missing => format!("Bearer realm=\"offload\"{metadata}"),
+            other => format!(
+                "Bearer realm=\"offload\", error=\"invalid_token\", error_description=\"{}\"{metadata}",
+                other.to_string().replace(['"', '\\'], "'")
+            ),
+        };
+        if let Ok(value) = challenge.parse() {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
+    }
+
+    /// Ready for calls: 503 while paused (calls would be refused) or stopping.
+    fn readiness(&self) -> Response<Body> {
+        if self.stop.is_cancelled() {
+            text(StatusCode::SERVICE_UNAVAILABLE, "stopping\n".into())
+        } else if self.engine.is_paused() {
+            text(StatusCode::SERVICE_UNAVAILABLE, "paused\n".into())
+        } else {
+            text(StatusCode::OK, "ready\n".into())
+        }
+    }
+
+    /// The Prometheus metrics, for any valid access token (they name servers and tools).
+    async fn metrics(&self, headers: &HeaderMap) -> Response<Body> {
+        if let Err(why) = self.grant(headers).await {
+            return self.refused(&why);
+        }
+        let servers: Vec<(String, String)> = self
+            .engine
+            .pool
+            .servers()
+            .iter()
+            .map(|s| {
+                let state = serde_json::to_value(s.status().status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                (s.name().to_owned(), state)
+            })
+            .collect();
+        let mut response = text(StatusCode::OK, self.engine.events.metrics.encode(&servers));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            http::HeaderValue::from_static(
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            ),
+        );
+        response
     }
 
     async fn grant(&self, headers: &HeaderMap) -> Result<Grant, Refusal> {

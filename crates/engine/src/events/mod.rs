@@ -3,7 +3,9 @@
 //! survives restarts and calls served by other Offload processes are seen too.
 //!
 //! Events carry names, paths, sizes, counts, durations and outcomes: never arguments, file
-//! content or secrets.
+//! content or secrets. Each is counted for Prometheus as it is emitted ([`metrics`]).
+
+pub mod metrics;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -103,6 +105,8 @@ pub struct Event {
 pub struct Events {
     tx: broadcast::Sender<Event>,
     audit: Mutex<Option<AuditLog>>,
+    /// The calls counted for `/metrics`.
+    pub metrics: metrics::Metrics,
 }
 
 impl Events {
@@ -116,6 +120,7 @@ impl Events {
                 keep: 3,
                 open: None,
             })),
+            metrics: metrics::Metrics::default(),
         }
     }
 
@@ -124,6 +129,7 @@ impl Events {
     }
 
     pub fn emit(&self, event: Event) {
+        self.metrics.observe(&event);
         if let Some(log) = self
             .audit
             .lock()
