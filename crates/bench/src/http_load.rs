@@ -19,7 +19,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::json;
 
 use crate::load::{Outcome, close, report, run_clients, spawn_each, write_rows};
-use crate::offload::{as_users, peak_rss_mb};
+use crate::offload::{as_users, cpu_secs, peak_rss_mb};
 use crate::sse::SseClientTransport;
 
 /// An rmcp streamable-HTTP client of `url`, sending `token` when given.
@@ -82,26 +82,49 @@ async fn echo_clients(clients: Vec<Client>, calls: usize, echo: Echo) -> (Durati
     .await
 }
 
-/// One line of the echo table: who, calls/s, p99.
-type Row = (&'static str, f64, Duration);
+/// One line of the echo table: who, calls/s, p99, and the gateway process's CPU time per call
+/// (user + system, its own threads; not the upstream's, a process of its own).
+struct Row {
+    name: &'static str,
+    rate: f64,
+    p99: Duration,
+    cpu_per_call: Option<Duration>,
+}
 
-/// Echo on `clients`, printed under `label` (with the peak RSS of the process `rss` names,
-/// after its prefix); the table's row for `name`.
+/// Echo on `clients`, printed under `label` (with the peak RSS and CPU time of the gateway
+/// process `gateway` names, after its prefix); the table's row for `name`.
 async fn echo_row(
     name: &'static str,
     label: &str,
     clients: Vec<Client>,
     calls: usize,
     echo: Echo,
-    rss: Option<(&str, u32)>,
+    gateway: Option<(&str, u32)>,
 ) -> Row {
+    let cpu_before = gateway.map(|(_, pid)| cpu_secs(pid));
     let (took, mut outcomes) = echo_clients(clients, calls, echo).await;
-    let rss = rss
-        .map(|(prefix, pid)| format!("{prefix}peak RSS {:.1} MiB", peak_rss_mb(pid)))
+    let total: usize = outcomes.iter().map(|o| o.samples.len()).sum();
+    let cpu_per_call = gateway.zip(cpu_before).map(|((_, pid), before)| {
+        Duration::from_secs_f64((cpu_secs(pid) - before).max(0.0) / total.max(1) as f64)
+    });
+    let about = gateway
+        .zip(cpu_per_call)
+        .map(|((prefix, pid), cpu)| {
+            format!(
+                "{prefix}peak RSS {:.1} MiB, CPU {} µs a call",
+                peak_rss_mb(pid),
+                cpu.as_micros()
+            )
+        })
         .unwrap_or_default();
-    let (rate, p99) = report(label, took, &outcomes, &rss);
+    let (rate, p99) = report(label, took, &outcomes, &about);
     close(&mut outcomes).await;
-    (name, rate, p99)
+    Row {
+        name,
+        rate,
+        p99,
+        cpu_per_call,
+    }
 }
 
 pub async fn run(
@@ -244,23 +267,48 @@ pub async fn run(
         }
         None => println!("  mcp-hub: skipped (pass --mcp-hub; scripts/bench.sh http installs it)"),
     }
-    println!("\n| echo, {clients} clients x {calls} | calls/s | p99 |");
-    println!("|---|---|---|");
-    for (name, rate, p) in &rows {
-        println!("| {name} | {rate:.0} | {} |", crate::stats::ms(*p));
-    }
-    let ours = rows.iter().find(|r| r.0 == "Offload over HTTP");
-    let better_peer = rows
-        .iter()
-        .filter(|r| r.0 == "mcp-proxy" || r.0 == "mcp-hub")
-        .max_by(|a, b| a.1.total_cmp(&b.1));
-    if let (Some(ours), Some(peer)) = (ours, better_peer) {
+    println!(
+        "\n| echo, {clients} clients x {calls} | calls/s | p99 | gateway CPU per call (user + system) |"
+    );
+    println!("|---|---|---|---|");
+    for r in &rows {
+        let cpu = r
+            .cpu_per_call
+            .map_or("—".to_owned(), |c| format!("{} µs", c.as_micros()));
         println!(
-            "Offload over HTTP: {:.1}x the better peer's ({}) throughput (target >= 3x), p99 {} vs {}",
-            ours.1 / peer.1,
-            peer.0,
-            crate::stats::ms(ours.2),
-            crate::stats::ms(peer.2)
+            "| {} | {:.0} | {} | {cpu} |",
+            r.name,
+            r.rate,
+            crate::stats::ms(r.p99)
+        );
+    }
+    let ours = rows.iter().find(|r| r.name == "Offload over HTTP");
+    let peers = || {
+        rows.iter()
+            .filter(|r| r.name == "mcp-proxy" || r.name == "mcp-hub")
+    };
+    let faster = peers().max_by(|a, b| a.rate.total_cmp(&b.rate));
+    let thriftier = peers()
+        .filter(|r| r.cpu_per_call.is_some())
+        .min_by_key(|r| r.cpu_per_call);
+    if let (Some(ours), Some(peer)) = (ours, faster) {
+        println!(
+            "Offload over HTTP: {:.1}x the faster peer's ({}) throughput, p99 {} vs {}",
+            ours.rate / peer.rate,
+            peer.name,
+            crate::stats::ms(ours.p99),
+            crate::stats::ms(peer.p99)
+        );
+    }
+    if let (Some(ours), Some(peer)) = (ours, thriftier)
+        && let (Some(a), Some(b)) = (ours.cpu_per_call, peer.cpu_per_call)
+    {
+        println!(
+            "Offload over HTTP: CPU per call {} µs, {:.2} of the thriftier peer's ({}, {} µs) (target <= 0.33)",
+            a.as_micros(),
+            a.as_secs_f64() / b.as_secs_f64(),
+            peer.name,
+            b.as_micros()
         );
     }
     Ok(())

@@ -398,8 +398,14 @@ async fn orchestrators_see_health_readiness_and_the_calls_counted() {
             .parse()
             .unwrap()
     };
-    assert_eq!(value(r#"offload_calls_total{server="fx",tool="echo",outcome="ok"}"#), 1.0);
-    assert_eq!(value(r#"offload_calls_total{server="fx",tool="rows",outcome="ok"}"#), 1.0);
+    assert_eq!(
+        value(r#"offload_calls_total{server="fx",tool="echo",outcome="ok"}"#),
+        1.0
+    );
+    assert_eq!(
+        value(r#"offload_calls_total{server="fx",tool="rows",outcome="ok"}"#),
+        1.0
+    );
     assert_eq!(
         value(r#"offload_calls_total{server="offload",tool="query_file",outcome="ok"}"#),
         1.0
@@ -408,11 +414,17 @@ async fn orchestrators_see_health_readiness_and_the_calls_counted() {
         value(r#"offload_calls_total{server="fx",tool="unknown",outcome="unknown_tool"}"#),
         1.0
     );
-    assert_eq!(value(r#"offload_call_duration_seconds_count{server="fx"}"#), 3.0);
+    assert_eq!(
+        value(r#"offload_call_duration_seconds_count{server="fx"}"#),
+        3.0
+    );
     assert_eq!(
         value(r#"offload_bytes_kept_out_of_context_total{server="fx"}"#),
         bytes as f64
     );
-    assert_eq!(value(r#"offload_server_state{server="fx",state="ready"}"#), 1.0);
+    assert_eq!(
+        value(r#"offload_server_state{server="fx",state="ready"}"#),
+        1.0
+    );
     assert!(!metrics.contains(&token), "a token in the metrics");
 }

@@ -17,6 +17,7 @@ mod file_content;
 mod file_tools;
 mod hostile;
 mod http;
+mod image;
 mod interop;
 mod liveness;
 mod published;
