@@ -1,8 +1,8 @@
-//! The OCI image (`scripts/image.sh`, buildah, from scratch) run under podman the way an
-//! orchestrator runs it: as a user that is not root, its data on a volume, a directory of files
-//! mounted read-only as a root, the image's own files read-only (`/tmp` a tmpfs), probes and metrics over HTTP, an official-SDK client's calls
-//! (rmcp's streamable HTTP client with an access token made through the image), and SIGTERM
-//! ending it gracefully.
+//! The OCI image (`scripts/image.sh`, buildah, from scratch) run under podman as the Helm chart's
+//! pod runs it: the chart's arguments, user and `config.json` (read-only), its data on a volume,
+//! a directory of files mounted read-only as a root, the image's own files read-only (`/tmp` a
+//! tmpfs); then probes and metrics over HTTP, an official-SDK client's calls (rmcp's streamable
+//! HTTP client with an access token made through the image), and SIGTERM ending it gracefully.
 //!
 //! podman runs with runc and cgroupfs and with limits no higher than this machine's, which
 //! this test machine needs (its cgroups are mixed v1/v2 and its hard limits low); a cluster
@@ -60,6 +60,24 @@ fn owned_dir(path: &Path) {
     ok(Command::new("chown").args(["-R", "65532:65532"]).arg(path));
 }
 
+/// The chart's arguments with its listening address (all interfaces, 8765) moved to a free
+/// loopback port: the test runs on the host's network.
+fn chart_args(args: &[String], port: u16) -> Vec<String> {
+    assert!(
+        args.iter().any(|a| a == "0.0.0.0:8765"),
+        "the chart listens elsewhere: {args:?}"
+    );
+    args.iter()
+        .map(|a| {
+            if a == "0.0.0.0:8765" {
+                format!("127.0.0.1:{port}")
+            } else {
+                a.clone()
+            }
+        })
+        .collect()
+}
+
 /// Removes the container and the image however the test ends.
 struct Cleanup {
     container: String,
@@ -107,25 +125,48 @@ async fn the_image_from_scratch_serves_as_a_user_with_probes_metrics_and_a_grace
         .unwrap();
     assert!(!shell.status.success(), "the image has a shell");
 
-    // Its data on a volume; a directory of files mounted read-only as its one root.
+    // The pod the chart renders for a team with one directory of files.
+    let objects = crate::chart::render(&json!({
+        "config": {"roots": ["/files"], "mcpServers": {}},
+        "roots": [{"name": "files", "mountPath": "/files", "readOnly": true,
+            "volume": {"emptyDir": {}}}],
+    }));
+    let pod = &crate::chart::kind(&objects, "Deployment").unwrap()["spec"]["template"]["spec"];
+    let container = &pod["containers"][0];
+    let args: Vec<String> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    let user = format!(
+        "{}:{}",
+        pod["securityContext"]["runAsUser"], pod["securityContext"]["runAsGroup"]
+    );
+    let config_json = crate::chart::kind(&objects, "ConfigMap").unwrap()["data"]["config.json"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // Its data on a volume, its configuration read-only, a directory of files as its root.
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("data");
+    let config = home.path().join("config");
     let files = home.path().join("files");
     std::fs::create_dir_all(&files).unwrap();
     std::fs::write(files.join("rows.csv"), "id,name\n1,a\n2,b\n3,c\n").unwrap();
-    let config = data.join(".config/offload");
     std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(
-        config.join("config.json"),
-        json!({"roots": ["/files"], "mcpServers": {}}).to_string(),
-    )
-    .unwrap();
+    std::fs::write(config.join("config.json"), config_json).unwrap();
     owned_dir(&data);
     let volumes = [
         "-v".to_owned(),
         format!("{}:/data", data.display()),
         "-v".to_owned(),
+        format!("{}:/data/.config/offload:ro", config.display()),
+        "-v".to_owned(),
         format!("{}:/files:ro", files.display()),
+        "--user".to_owned(),
+        user,
     ];
     let made = ok(podman()
         .args(["run", "--rm"])
@@ -140,10 +181,19 @@ async fn the_image_from_scratch_serves_as_a_user_with_probes_metrics_and_a_grace
 
     let port = offload_testkit::free_port();
     ok(podman()
-        .args(["run", "-d", "--name", &name, "--network", "host", "--read-only"])
+        .args([
+            "run",
+            "-d",
+            "--name",
+            &name,
+            "--network",
+            "host",
+            "--read-only",
+        ])
         .args(ulimits())
         .args(&volumes)
-        .args([&tag, "serve", "--http", &format!("127.0.0.1:{port}")]));
+        .arg(&tag)
+        .args(chart_args(&args, port)));
     let base = format!("http://127.0.0.1:{port}");
     let http = reqwest::Client::new();
     let started = Instant::now();

@@ -4,6 +4,7 @@
 
 mod buckets;
 mod calls;
+mod chart;
 mod compressed;
 mod config;
 mod conformance;
