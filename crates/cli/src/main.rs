@@ -83,9 +83,14 @@ enum Command {
         #[command(subcommand)]
         command: auth::AuthCommand,
     },
-    /// Access tokens for clients that reach Offload over HTTP (`offload serve --http`).
-    #[command(subcommand)]
-    Token(token::TokenCommand),
+    /// Access tokens for clients that reach Offload over HTTP (`offload serve --http`); shared
+    /// by replicas when the configuration names `http.state`.
+    Token {
+        #[command(flatten)]
+        config: ConfigArg,
+        #[command(subcommand)]
+        command: token::TokenCommand,
+    },
     /// Print the configuration file path Offload uses.
     ConfigPath {
         #[command(flatten)]
@@ -136,7 +141,7 @@ fn main() -> std::process::ExitCode {
         Command::Mcp { config, args } => mcp::run(config.resolve(), args),
         Command::Serve { config, args } => serve::run(config.resolve(), args),
         Command::Auth { config, command } => auth::run(config.resolve(), command),
-        Command::Token(command) => token::run(command),
+        Command::Token { config, command } => token::run(config.resolve(), command),
         Command::Secret(command) => secret::run(command),
         Command::Tools { config, command } => tools::run(config.resolve(), command),
         Command::Schema(args) => files::schema(args),

@@ -5,7 +5,10 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use offload_engine::access::{Tokens, parse_scopes, scope_list};
-use offload_engine::config::AppDirs;
+use offload_engine::config::{AppDirs, Config};
+use offload_engine::keychain::Keychain;
+
+use crate::mcp::ConfigChoice;
 
 #[derive(Debug, Subcommand)]
 pub enum TokenCommand {
@@ -23,24 +26,48 @@ pub enum TokenCommand {
     Revoke { name: String },
 }
 
-pub fn run(command: TokenCommand) -> ExitCode {
+pub fn run(config: ConfigChoice, command: TokenCommand) -> ExitCode {
     let Some(dirs) = AppDirs::platform() else {
         eprintln!("offload: cannot determine the home directory");
         return ExitCode::FAILURE;
     };
-    let tokens = Tokens::open(&dirs.data_dir);
+    let Some(runtime) = crate::mcp::runtime() else {
+        return ExitCode::FAILURE;
+    };
+    runtime.block_on(async move {
+        // Where the tokens are kept: `http.state` of the configuration, else the data directory.
+        let path = config.path.unwrap_or_else(|| dirs.config_file());
+        let loaded = if config.named {
+            Config::load_required(&path)
+        } else {
+            Config::load(&path)
+        };
+        let http = match loaded {
+            Ok(c) => c.http,
+            Err(e) => {
+                eprintln!("offload: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let tokens = Tokens::of_config(&dirs.data_dir, http.as_ref(), &Keychain::platform());
+        answer(&tokens, command).await
+    })
+}
+
+async fn answer(tokens: &Tokens, command: TokenCommand) -> ExitCode {
     let outcome = match command {
-        TokenCommand::Create { name, scope } => parse_scopes(&scope)
-            .and_then(|scopes| tokens.create(&name, scopes))
-            .map(|token| {
+        TokenCommand::Create { name, scope } => match parse_scopes(&scope) {
+            Ok(scopes) => tokens.create(&name, scopes).await,
+            Err(e) => Err(e),
+        }
+        .map(|token| {
                 eprintln!(
                     "Token '{name}' ({scope}). Copy it now: it is not shown again. Clients send it as `Authorization: Bearer <token>`."
                 );
                 format!("{token}\n")
             }),
-        TokenCommand::List => Ok(tokens
-            .list()
-            .iter()
+        TokenCommand::List => tokens.list().await.map(|list| {
+            list.iter()
             .map(|t| {
                 format!(
                     "{}\t{}\t{}\n",
@@ -49,8 +76,9 @@ pub fn run(command: TokenCommand) -> ExitCode {
                     t.created.format("%Y-%m-%d %H:%M UTC")
                 )
             })
-            .collect()),
-        TokenCommand::Revoke { name } => tokens.revoke(&name).and_then(|found| {
+            .collect()
+        }),
+        TokenCommand::Revoke { name } => tokens.revoke(&name).await.and_then(|found| {
             if found {
                 Ok(format!("revoked '{name}'\n"))
             } else {

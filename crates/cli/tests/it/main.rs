@@ -33,6 +33,7 @@ mod shim;
 mod sign_in;
 mod special_files;
 mod store;
+mod team;
 mod urls;
 mod workflows;
 

@@ -10,7 +10,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-pub use tokens::{TokenInfo, Tokens};
+pub use tokens::{TokenInfo, Tokens, Verdict};
 
 /// What an access token allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -2,15 +2,22 @@
 //! Tokens screen). A token is shown once when it is made; `tokens.json` in the data directory
 //! keeps only its SHA-256, its name and scopes. The file is read again whenever it changes
 //! (`shared_file`), so a token revoked by another process stops working on its next request.
+//! Replicas on several machines keep them in the shared state instead (`http.state`: a bucket
+//! prefix; `objects::SharedObject`), where a revocation made through one is seen by every
+//! other within a quarter of a second and one request.
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{Grant, Scope};
+use crate::config::{HttpConfig, SecretSource};
+use crate::objects::{Bucket, SharedObject};
 use crate::shared_file::SharedJson;
 
 /// What every token starts with (so secret scanners and people recognise one).
@@ -43,9 +50,36 @@ pub struct TokenInfo {
     pub created: DateTime<Utc>,
 }
 
-/// The access tokens in `tokens.json`.
+/// The access tokens: in `tokens.json` in the data directory, or, for replicas on several
+/// machines, in the shared state (`http.state`, a bucket prefix).
 pub struct Tokens {
-    file: SharedJson<TokenFile>,
+    place: Place,
+}
+
+enum Place {
+    File(SharedJson<TokenFile>),
+    Shared(Arc<SharedObject<TokenFile>>),
+    /// `http.state` cannot be used (why): deny by default, for tokens kept anywhere else would
+    /// be the wrong ones.
+    Unusable(String),
+}
+
+/// A shared list the bucket has not vouched for within this is not trusted: tokens are refused
+/// (a revocation made elsewhere might not have been seen).
+pub const MAX_STALE: Duration = Duration::from_secs(5);
+
+/// An unknown token makes a replica read the shared list again when it is older than this
+/// (coalesced: many unknown tokens cost one read).
+const MISS_CHECK: Duration = Duration::from_millis(50);
+
+/// What a presented token is worth.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Granted(Grant),
+    /// Not one of ours, or revoked.
+    Unknown,
+    /// The shared list cannot be checked now; why.
+    Unchecked(String),
 }
 
 fn digest(token: &str) -> String {
@@ -61,22 +95,99 @@ fn valid_name(name: &str) -> bool {
 }
 
 impl Tokens {
+    /// The tokens in `data_dir/tokens.json`.
     pub fn open(data_dir: &Path) -> Self {
         Self {
-            file: SharedJson::new(data_dir.join("tokens.json")),
+            place: Place::File(SharedJson::new(data_dir.join("tokens.json"))),
         }
     }
 
-    fn save(&self, file: TokenFile) -> Result<(), String> {
-        self.file
-            .save(file)
-            .map_err(|e| format!("cannot write {}: {e}", self.file.path().display()))
+    /// The tokens every replica shares: `tokens.json` under the state bucket's prefix. Inside
+    /// a runtime, a task keeps the list fresh for as long as these tokens are in use.
+    pub fn shared(state: &Bucket) -> Self {
+        let doc = Arc::new(SharedObject::new(state, "tokens.json"));
+        if tokio::runtime::Handle::try_current().is_ok() {
+            doc.keep_fresh();
+        }
+        Self {
+            place: Place::Shared(doc),
+        }
+    }
+
+    /// The tokens the configuration says where to keep: shared when `http.state` names a
+    /// bucket, else in `data_dir`. A state entry that cannot be used accepts no token, and
+    /// each use says why.
+    pub fn of_config(
+        data_dir: &Path,
+        http: Option<&HttpConfig>,
+        secrets: &dyn SecretSource,
+    ) -> Self {
+        match http.and_then(|h| h.state.as_ref()) {
+            Some(state) => match Bucket::from_entry(&state.path, true, &state.extra, secrets) {
+                Ok(bucket) => Self::shared(&bucket),
+                Err(e) => {
+                    let why = format!("http.state cannot be used: {e}");
+                    tracing::error!("{why}; no access token is accepted");
+                    Self {
+                        place: Place::Unusable(why),
+                    }
+                }
+            },
+            None => Self::open(data_dir),
+        }
+    }
+
+    /// Whether they are the replicas' shared tokens (or meant to be).
+    pub fn is_shared(&self) -> bool {
+        !matches!(self.place, Place::File(_))
+    }
+
+    /// Where they are kept, for messages.
+    pub fn place(&self) -> String {
+        match &self.place {
+            Place::File(f) => f.path().display().to_string(),
+            Place::Shared(d) => d.url().to_owned(),
+            Place::Unusable(_) => "nowhere (http.state cannot be used)".into(),
+        }
+    }
+
+    /// Applies `change` to the list and saves it (for shared tokens: only if no other replica
+    /// changed it meanwhile, else on its version).
+    async fn change<R>(
+        &self,
+        change: impl FnMut(&mut TokenFile) -> Result<R, String>,
+    ) -> Result<R, String> {
+        match &self.place {
+            Place::File(f) => {
+                let mut change = change;
+                let mut file = (*f.load()).clone();
+                let out = change(&mut file)?;
+                f.save(file)
+                    .map_err(|e| format!("cannot write {}: {e}", f.path().display()))?;
+                Ok(out)
+            }
+            Place::Shared(d) => d.update(change).await,
+            Place::Unusable(why) => Err(why.clone()),
+        }
+    }
+
+    /// The list as it is now (for shared tokens: read again).
+    async fn current(&self) -> Result<Arc<TokenFile>, String> {
+        match &self.place {
+            Place::File(f) => Ok(f.load()),
+            Place::Shared(d) => {
+                d.refresh().await?;
+                Ok(d.load().0)
+            }
+            Place::Unusable(why) => Err(why.clone()),
+        }
     }
 
     /// The tokens, oldest first.
-    pub fn list(&self) -> Vec<TokenInfo> {
-        self.file
-            .load()
+    pub async fn list(&self) -> Result<Vec<TokenInfo>, String> {
+        Ok(self
+            .current()
+            .await?
             .tokens
             .iter()
             .map(|r| TokenInfo {
@@ -84,11 +195,11 @@ impl Tokens {
                 scopes: r.scopes.iter().copied().collect(),
                 created: r.created,
             })
-            .collect()
+            .collect())
     }
 
     /// Makes a token named `name` and returns it: the only time it is ever shown.
-    pub fn create(&self, name: &str, scopes: BTreeSet<Scope>) -> Result<String, String> {
+    pub async fn create(&self, name: &str, scopes: BTreeSet<Scope>) -> Result<String, String> {
         if !valid_name(name) {
             return Err(format!(
                 "'{name}' is not a usable token name: use 1 to 64 letters, digits, '-', '_' or '.'"
@@ -97,57 +208,90 @@ impl Tokens {
         if scopes.is_empty() {
             return Err("a token needs at least one scope: read, call, store".into());
         }
-        let mut file = (*self.file.load()).clone();
-        if file.tokens.iter().any(|r| r.name == name) {
-            return Err(format!(
-                "a token named '{name}' exists; revoke it first or choose another name"
-            ));
-        }
         let mut random = [0u8; 32];
         getrandom::fill(&mut random).map_err(|e| format!("no randomness for a token: {e}"))?;
         let token = format!("{PREFIX}{}", hex::encode(random));
-        file.tokens.push(Record {
+        let record = Record {
             name: name.to_owned(),
             scopes,
             created: Utc::now(),
             sha256: digest(&token),
-        });
-        self.save(file)?;
+        };
+        self.change(|file| {
+            if file.tokens.iter().any(|r| r.name == name) {
+                return Err(format!(
+                    "a token named '{name}' exists; revoke it first or choose another name"
+                ));
+            }
+            file.tokens.push(record.clone());
+            Ok(())
+        })
+        .await?;
         Ok(token)
     }
 
     /// Removes the token named `name`; `false` when there is none.
-    pub fn revoke(&self, name: &str) -> Result<bool, String> {
-        let mut file = (*self.file.load()).clone();
-        let before = file.tokens.len();
-        file.tokens.retain(|r| r.name != name);
-        if file.tokens.len() == before {
+    pub async fn revoke(&self, name: &str) -> Result<bool, String> {
+        // Nothing is written when there is no such token.
+        let listed = self.current().await?.tokens.iter().any(|r| r.name == name);
+        if !listed {
             return Ok(false);
         }
-        self.save(file)?;
-        Ok(true)
+        self.change(|file| {
+            let before = file.tokens.len();
+            file.tokens.retain(|r| r.name != name);
+            Ok(file.tokens.len() != before)
+        })
+        .await
     }
 
-    /// The grant of a presented token, `None` when it is not (or no longer) one of ours.
-    pub fn verify(&self, token: &str) -> Option<Grant> {
+    /// What a presented token is worth. Shared tokens are checked against the last list the
+    /// bucket vouched for; when that is older than [`MAX_STALE`], the list is read first, and
+    /// when it cannot be, no token is accepted.
+    pub async fn verify(&self, token: &str) -> Verdict {
         if !token.starts_with(PREFIX) {
-            return None;
+            return Verdict::Unknown;
         }
+        let list = match &self.place {
+            Place::File(f) => f.load(),
+            Place::Shared(d) => match d.fresher_than(MAX_STALE).await {
+                Ok(list) => list,
+                Err(why) => return Verdict::Unchecked(why),
+            },
+            Place::Unusable(why) => return Verdict::Unchecked(why.clone()),
+        };
         let hash = digest(token);
-        self.file
-            .load()
-            .tokens
-            .iter()
-            .find(|r| r.sha256 == hash)
-            .map(|r| Grant {
-                who: format!("token:{}", r.name),
-                scopes: r.scopes.clone(),
-            })
+        let found = |list: &TokenFile| {
+            list.tokens
+                .iter()
+                .find(|r| r.sha256 == hash)
+                .map(|r| Grant {
+                    who: format!("token:{}", r.name),
+                    scopes: r.scopes.clone(),
+                })
+        };
+        if let Some(grant) = found(&list) {
+            return Verdict::Granted(grant);
+        }
+        // A token made through another replica a moment ago: look once more, at most once
+        // every MISS_CHECK however many unknown tokens arrive.
+        if let Place::Shared(d) = &self.place
+            && let Ok(list) = d.fresher_than(MISS_CHECK).await
+            && let Some(grant) = found(&list)
+        {
+            return Verdict::Granted(grant);
+        }
+        Verdict::Unknown
     }
 
-    /// Whether any token exists (serving without one would lock everybody out).
+    /// Whether no token exists as far as is known now (serving without one would lock
+    /// everybody out).
     pub fn is_empty(&self) -> bool {
-        self.file.load().tokens.is_empty()
+        match &self.place {
+            Place::File(f) => f.load().tokens.is_empty(),
+            Place::Shared(d) => d.load().0.tokens.is_empty(),
+            Place::Unusable(_) => true,
+        }
     }
 }
 
@@ -156,12 +300,20 @@ mod tests {
     use super::*;
     use crate::access::parse_scopes;
 
-    #[test]
-    fn a_token_is_shown_once_and_kept_as_a_hash() {
+    fn granted(v: Verdict) -> Grant {
+        match v {
+            Verdict::Granted(g) => g,
+            other => panic!("not granted: {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_token_is_shown_once_and_kept_as_a_hash() {
         let dir = tempfile::tempdir().unwrap();
         let tokens = Tokens::open(dir.path());
         let token = tokens
             .create("ci", parse_scopes("read,call").unwrap())
+            .await
             .unwrap();
         assert!(token.starts_with(PREFIX) && token.len() == PREFIX.len() + 64);
         let on_disk = std::fs::read_to_string(dir.path().join("tokens.json")).unwrap();
@@ -176,48 +328,56 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o077, 0, "tokens.json must be private: {mode:o}");
         }
-        let grant = tokens.verify(&token).unwrap();
+        let grant = granted(tokens.verify(&token).await);
         assert_eq!(grant.who, "token:ci");
         assert_eq!(grant.scopes, parse_scopes("read,call").unwrap());
-        assert!(tokens.verify("offload_00").is_none());
-        assert!(tokens.verify(&token.to_uppercase()).is_none());
-        assert_eq!(tokens.list()[0].name, "ci");
+        assert_eq!(tokens.verify("offload_00").await, Verdict::Unknown);
+        assert_eq!(tokens.verify(&token.to_uppercase()).await, Verdict::Unknown);
+        assert_eq!(tokens.list().await.unwrap()[0].name, "ci");
     }
 
-    #[test]
-    fn a_revoked_token_fails_in_another_process_at_once() {
+    #[tokio::test]
+    async fn a_revoked_token_fails_in_another_process_at_once() {
         let dir = tempfile::tempdir().unwrap();
         let server = Tokens::open(dir.path());
         let admin = Tokens::open(dir.path());
-        let token = admin.create("a", parse_scopes("read").unwrap()).unwrap();
-        assert!(server.verify(&token).is_some());
-        assert!(admin.revoke("a").unwrap());
-        assert!(server.verify(&token).is_none());
-        assert!(!admin.revoke("a").unwrap());
+        let token = admin
+            .create("a", parse_scopes("read").unwrap())
+            .await
+            .unwrap();
+        granted(server.verify(&token).await);
+        assert!(admin.revoke("a").await.unwrap());
+        assert_eq!(server.verify(&token).await, Verdict::Unknown);
+        assert!(!admin.revoke("a").await.unwrap());
     }
 
-    #[test]
-    fn names_are_unique_and_plain() {
+    #[tokio::test]
+    async fn names_are_unique_and_plain() {
         let dir = tempfile::tempdir().unwrap();
         let tokens = Tokens::open(dir.path());
-        tokens.create("x", parse_scopes("read").unwrap()).unwrap();
+        let read = || parse_scopes("read").unwrap();
+        tokens.create("x", read()).await.unwrap();
         assert!(
             tokens
-                .create("x", parse_scopes("read").unwrap())
+                .create("x", read())
+                .await
                 .unwrap_err()
                 .contains("exists")
         );
-        assert!(tokens.create("a b", parse_scopes("read").unwrap()).is_err());
-        assert!(tokens.create("", parse_scopes("read").unwrap()).is_err());
-        assert!(tokens.create("y", BTreeSet::new()).is_err());
+        assert!(tokens.create("a b", read()).await.is_err());
+        assert!(tokens.create("", read()).await.is_err());
+        assert!(tokens.create("y", BTreeSet::new()).await.is_err());
     }
 
-    #[test]
-    fn a_damaged_file_accepts_no_token() {
+    #[tokio::test]
+    async fn a_damaged_file_accepts_no_token() {
         let dir = tempfile::tempdir().unwrap();
         let tokens = Tokens::open(dir.path());
-        let token = tokens.create("a", parse_scopes("read").unwrap()).unwrap();
+        let token = tokens
+            .create("a", parse_scopes("read").unwrap())
+            .await
+            .unwrap();
         std::fs::write(dir.path().join("tokens.json"), b"{not json").unwrap();
-        assert!(tokens.verify(&token).is_none());
+        assert_eq!(tokens.verify(&token).await, Verdict::Unknown);
     }
 }

@@ -15,7 +15,7 @@ pub use compat::{CompatInputs, apply_compat};
 pub use interpolate::{NoKeychain, SecretSource, interpolate, interpolate_noting, looks_secret};
 pub use model::{
     Config, Expose, HttpConfig, Limits, OAuthConfig, Prefix, Retention, RootEntry, ServerEntry,
-    Transport, UrlsConfig,
+    StateEntry, Transport, UrlsConfig,
 };
 pub use paths::{AppDirs, expand_tilde};
 pub use sandbox::{Sandbox, SandboxNetwork, SandboxPolicy};

@@ -201,6 +201,18 @@ pub struct HttpConfig {
     /// This Offload's resource URL as tokens name it in `aud` (e.g. `https://offload.example.com/mcp`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audience: Option<String>,
+    /// Where replicas on several machines keep what they share (access tokens): a bucket
+    /// prefix, with the settings a bucket root takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<StateEntry>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `http.state`: `{"path": "s3://bucket/prefix", "endpoint": …, "region": …, "accessKeyId": …}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateEntry {
+    pub path: String,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

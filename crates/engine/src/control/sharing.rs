@@ -55,7 +55,35 @@ pub struct ClientEntry {
 }
 
 fn tokens(engine: &Engine) -> Tokens {
-    Tokens::open(&engine.dirs.data_dir)
+    Tokens::of_config(
+        &engine.dirs.data_dir,
+        engine.config().http.as_ref(),
+        engine.secrets.as_ref(),
+    )
+}
+
+/// Runs a token change to its end from the app's synchronous commands: on a thread and a
+/// runtime of its own (shared tokens are in a bucket), at most `limit`.
+fn settle<T: Send>(
+    limit: std::time::Duration,
+    work: impl std::future::Future<Output = Result<T, String>> + Send,
+) -> Result<T, String> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                runtime.block_on(async {
+                    tokio::time::timeout(limit, work)
+                        .await
+                        .unwrap_or_else(|_| Err(format!("no answer within {limit:?}")))
+                })
+            })
+            .join()
+            .unwrap_or_else(|_| Err("the token change failed".into()))
+    })
 }
 
 fn view_of(t: TokenInfo) -> TokenView {
@@ -69,7 +97,16 @@ fn view_of(t: TokenInfo) -> TokenView {
 pub fn sharing(engine: &Engine, serving: ServingState) -> SharingView {
     SharingView {
         serving,
-        tokens: tokens(engine).list().into_iter().map(view_of).collect(),
+        tokens: settle(std::time::Duration::from_secs(3), async {
+            tokens(engine).list().await
+        })
+        .unwrap_or_else(|e| {
+            tracing::warn!("cannot list the access tokens: {e}");
+            Vec::new()
+        })
+        .into_iter()
+        .map(view_of)
+        .collect(),
         issuer: engine.config().http.as_ref().and_then(|h| h.issuer.clone()),
     }
 }
@@ -118,9 +155,10 @@ pub fn create_token(
 ) -> Result<CreatedToken, ControlError> {
     let scopes = crate::access::parse_scopes(&scopes.join(","))
         .map_err(|m| ControlError::new(ErrorCode::InvalidArguments, m))?;
-    let token = tokens(engine)
-        .create(name.trim(), scopes.clone())
-        .map_err(|m| ControlError::new(ErrorCode::InvalidArguments, m))?;
+    let token = settle(std::time::Duration::from_secs(10), async {
+        tokens(engine).create(name.trim(), scopes.clone()).await
+    })
+    .map_err(|m| ControlError::new(ErrorCode::InvalidArguments, m))?;
     tracing::info!(
         name,
         scopes = crate::access::scope_list(&scopes),
@@ -135,7 +173,9 @@ pub fn create_token(
 }
 
 pub fn revoke_token(engine: &Engine, name: &str) -> Result<(), ControlError> {
-    match tokens(engine).revoke(name) {
+    match settle(std::time::Duration::from_secs(10), async {
+        tokens(engine).revoke(name).await
+    }) {
         Ok(true) => {
             tracing::info!(name, "access token revoked");
             Ok(())

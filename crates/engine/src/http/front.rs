@@ -20,7 +20,7 @@ use tower_service::Service;
 use super::HttpOptions;
 use crate::Engine;
 use crate::access::issuer::Issuer;
-use crate::access::{Grant, Tokens};
+use crate::access::{Grant, Tokens, Verdict};
 use crate::server::OffloadServer;
 
 type Body = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
@@ -68,7 +68,14 @@ impl Front {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        let tokens = Tokens::open(&engine.dirs.data_dir);
+        let tokens = Tokens::of_config(
+            &engine.dirs.data_dir,
+            engine.config().http.as_ref(),
+            engine.secrets.as_ref(),
+        );
+        if matches!(engine.config().http.as_ref(), Some(h) if h.state.is_some()) {
+            tracing::info!("access tokens are shared through {}", tokens.place());
+        }
         let issuer = engine.config().http.clone().and_then(|h| match (h.issuer, h.audience) {
             (Some(issuer), Some(audience)) => Some(Issuer::new(&issuer, &audience)),
             (None, None) => None,
@@ -88,7 +95,7 @@ impl Front {
             );
         }
         let open = options.allow_unauthenticated_loopback;
-        if !open && tokens.is_empty() && issuer.is_none() {
+        if !open && !tokens.is_shared() && tokens.is_empty() && issuer.is_none() {
             tracing::warn!(
                 "no access token exists yet, so no client can connect: create one with `offload token create NAME --scope read,call`"
             );
@@ -147,6 +154,14 @@ impl Front {
 
     /// 401 with a challenge saying why, and with an issuer where to sign in.
     fn refused(&self, why: &Refusal) -> Response<Body> {
+        if let Refusal::Unchecked(detail) = why {
+            tracing::warn!("{detail}");
+            let mut response = text(StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n"));
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, http::HeaderValue::from_static("1"));
+            return response;
+        }
         let mut response = text(StatusCode::UNAUTHORIZED, format!("{why}\n"));
         // With an issuer, the challenge points clients at the metadata that says where
         // to sign in (RFC 9728).
@@ -226,8 +241,10 @@ impl Front {
             })
             .ok_or(Refusal::Malformed)?;
         // Offload's own tokens first (a hash lookup); a JWT goes to the issuer.
-        if let Some(grant) = self.tokens.verify(token) {
-            return Ok(grant);
+        match self.tokens.verify(token).await {
+            Verdict::Granted(grant) => return Ok(grant),
+            Verdict::Unchecked(why) => return Err(Refusal::Unchecked(why)),
+            Verdict::Unknown => {}
         }
         match &self.issuer {
             Some(issuer) if token.matches('.').count() == 2 => issuer
@@ -247,6 +264,8 @@ enum Refusal {
     Unknown,
     /// A JWT the issuer's keys or claims do not vouch for, and why.
     Invalid(String),
+    /// The shared tokens cannot be checked now (the state bucket does not answer).
+    Unchecked(String),
 }
 
 impl std::fmt::Display for Refusal {
@@ -256,6 +275,7 @@ impl std::fmt::Display for Refusal {
             Self::Malformed => "the Authorization header is not `Bearer <token>`",
             Self::Unknown => "the access token is unknown or was revoked",
             Self::Invalid(why) => why,
+            Self::Unchecked(_) => "access tokens cannot be checked now (the shared state does not answer); try again shortly",
         })
     }
 }

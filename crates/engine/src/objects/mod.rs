@@ -11,15 +11,19 @@
 //! - `reader`: an object read like a file, with ranged GETs pinned to the object's version
 //!   (ETag), a small chunk cache and read-ahead for scans; it counts the bytes it fetched.
 //! - `writer`: storing a response in a bucket root without ever replacing an object.
+//! - `shared`: a small JSON document replicas share (`http.state`): snapshots checked for a
+//!   newer version in the background, changes by conditional PUT.
 
 mod bucket;
 mod key;
 mod reader;
+mod shared;
 mod writer;
 
 pub use bucket::Bucket;
 pub use key::{ObjectUrl, is_object_url};
 pub use reader::Object;
+pub use shared::SharedObject;
 pub use writer::{WriteError, put_new};
 
 #[cfg(test)]

@@ -1,0 +1,171 @@
+//! Replicas on several machines: two `offload serve --http` processes, each with a data
+//! directory of its own (as on two machines), sharing their access tokens through the state
+//! bucket (`http.state`; SeaweedFS, a real S3 server). A token made through one replica's
+//! command works on both; a revocation made through either holds on both within a second
+//! (measured, round after round); a state bucket that does not answer makes a replica refuse
+//! every token (503, try again), never accept an unchecked one.
+
+use std::time::{Duration, Instant};
+
+use offload_testkit::s3::Weed;
+use offload_testkit::{Host, TestContext, call, text};
+use serde_json::{Value, json};
+
+use crate::http::http_client;
+
+/// A replica: its own home and data directory, the team's configuration.
+async fn replica(state: &Value) -> (TestContext, Host, String) {
+    let ctx = TestContext::new();
+    ctx.write_config(json!({"roots": [ctx.root], "mcpServers": {}, "http": {"state": state}}));
+    let (host, url) = ctx.http_host("127.0.0.1:0", &[]).await;
+    (ctx, host, url)
+}
+
+/// The HTTP status of an MCP initialize sent with `token`.
+async fn status_with(url: &str, token: &str) -> u16 {
+    reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#)
+        .send()
+        .await
+        .expect("HTTP request")
+        .status()
+        .as_u16()
+}
+
+/// How long after `since` both replicas answer `want` for `token` (polled every 10 ms, at most
+/// 5 s).
+async fn until_both(urls: &[String], token: &str, want: u16, since: Instant) -> Duration {
+    loop {
+        let mut all = true;
+        for url in urls {
+            all &= status_with(url, token).await == want;
+        }
+        if all {
+            return since.elapsed();
+        }
+        assert!(
+            since.elapsed() < Duration::from_secs(5),
+            "the replicas did not all answer {want} within 5 s"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn ok(out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[tokio::test]
+#[ignore = "needs weed mini: run scripts/setup-interop.sh"]
+async fn tokens_made_and_revoked_through_one_replica_hold_on_every_replica_within_a_second() {
+    let weed = Weed::get().await;
+    let prefix = weed.prefix("team-state");
+    let mut state = weed.root(&prefix, true);
+    state.as_object_mut().unwrap().remove("writable");
+    let (a, _host_a, url_a) = replica(&state).await;
+    let (b, _host_b, url_b) = replica(&state).await;
+    let urls = [url_a.clone(), url_b.clone()];
+
+    // Made through A's command: kept in the bucket as a hash, on neither machine's disk.
+    let token = a.token("agent", "read,call");
+    for ctx in [&a, &b] {
+        assert!(
+            !ctx.home.join(".local/share/offload/tokens.json").exists(),
+            "a replica kept tokens on its own disk"
+        );
+    }
+    let kept =
+        String::from_utf8(weed.object(&format!("{prefix}/tokens.json")).await.unwrap()).unwrap();
+    assert!(
+        kept.contains("\"agent\"") && !kept.contains(&token["offload_".len()..]),
+        "{kept}"
+    );
+    assert!(ok(b.run_offload(&["token", "list"])).contains("agent\tread,call"));
+
+    // Both replicas serve a real client with it.
+    for url in &urls {
+        let client = http_client(url, &token).await;
+        let r = call(&client, "list_allowed_directories", json!({})).await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        let _ = client.cancel().await;
+    }
+
+    // Revoked through B: refused by both within a second. Then made again and revoked through
+    // the other replica, round after round; the slowest round is the figure.
+    let mut slowest = Duration::ZERO;
+    let mut token = token;
+    for round in 0..6 {
+        let (maker, revoker) = if round % 2 == 0 { (&a, &b) } else { (&b, &a) };
+        if round > 0 {
+            token = maker.token("agent", "read");
+            let made = Instant::now();
+            slowest = slowest.max(until_both(&urls, &token, 200, made).await);
+        }
+        let revoked = Instant::now();
+        assert!(ok(revoker.run_offload(&["token", "revoke", "agent"])).contains("revoked"));
+        slowest = slowest.max(until_both(&urls, &token, 401, revoked).await);
+    }
+    assert!(
+        slowest < Duration::from_secs(1),
+        "a change through one replica took {slowest:?} to hold on both"
+    );
+
+    // Two replicas making tokens at once: conditional writes lose neither.
+    let (ta, tb) = std::thread::scope(|s| {
+        let ta = s.spawn(|| a.run_offload(&["token", "create", "one", "--scope", "read"]));
+        let tb = s.spawn(|| b.run_offload(&["token", "create", "two", "--scope", "read"]));
+        (ta.join().unwrap(), tb.join().unwrap())
+    });
+    ok(ta);
+    ok(tb);
+    let listed = ok(a.run_offload(&["token", "list"]));
+    assert!(
+        listed.contains("one\t") && listed.contains("two\t"),
+        "{listed}"
+    );
+}
+
+#[tokio::test]
+async fn a_state_bucket_that_does_not_answer_accepts_no_token() {
+    // Nothing listens on this port: the bucket is down from the start.
+    let port = offload_testkit::free_port();
+    let state = json!({
+        "path": "s3://team/state",
+        "endpoint": format!("http://127.0.0.1:{port}"),
+        "region": "us-east-1",
+        "accessKeyId": "k",
+        "secretAccessKey": "s",
+    });
+    let (ctx, _host, url) = replica(&state).await;
+    let out = ctx.run_offload(&["token", "create", "agent", "--scope", "read"]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("s3://team/state/tokens.json"), "{said}");
+    // Any token (even one that once was good) waits for the shared list: 503, try again.
+    let t = Instant::now();
+    let response = reqwest::Client::new()
+        .post(&url)
+        .bearer_auth(format!("offload_{}", "0".repeat(64)))
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 503);
+    assert_eq!(response.headers()["retry-after"], "1");
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert!(response.text().await.unwrap().contains("cannot be checked"));
+    // The process itself is healthy; it is the tokens that cannot be checked.
+    let base = url.trim_end_matches("/mcp");
+    let health = reqwest::get(format!("{base}/healthz")).await.unwrap();
+    assert_eq!(health.status().as_u16(), 200);
+}
