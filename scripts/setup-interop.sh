@@ -22,10 +22,11 @@ if ((${#need_apt[@]})) && command -v apt-get >/dev/null 2>&1; then
 fi
 
 # The image test builds Offload's OCI image with buildah and runs it under podman (with runc:
-# crun refuses this machine's mixed cgroups). Installed with their recommended packages (the
-# network backend, the overlay helpers), as on the machine the test was written on.
+# crun refuses this machine's mixed cgroups); the team tests put nginx in front of replicas.
+# Installed with their recommended packages (the network backend, the overlay helpers), as on
+# the machine the tests were written on; nginx's service is not started (tests run their own).
 need_apt=()
-for p in buildah podman runc; do
+for p in buildah podman runc nginx; do
   dpkg -s "$p" >/dev/null 2>&1 || need_apt+=("$p")
 done
 if ((${#need_apt[@]})) && command -v apt-get >/dev/null 2>&1; then

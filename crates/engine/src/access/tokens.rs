@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 
 use super::{Grant, Scope};
 use crate::config::{HttpConfig, SecretSource};
-use crate::objects::{Bucket, SharedObject};
+use crate::objects::{Bucket, SharedObject, state_bucket};
 use crate::shared_file::SharedJson;
 
 /// What every token starts with (so secret scanners and people recognise one).
@@ -122,17 +122,14 @@ impl Tokens {
         http: Option<&HttpConfig>,
         secrets: &dyn SecretSource,
     ) -> Self {
-        match http.and_then(|h| h.state.as_ref()) {
-            Some(state) => match Bucket::from_entry(&state.path, true, &state.extra, secrets) {
-                Ok(bucket) => Self::shared(&bucket),
-                Err(e) => {
-                    let why = format!("http.state cannot be used: {e}");
-                    tracing::error!("{why}; no access token is accepted");
-                    Self {
-                        place: Place::Unusable(why),
-                    }
+        match state_bucket(http, secrets) {
+            Some(Ok(bucket)) => Self::shared(&bucket),
+            Some(Err(why)) => {
+                tracing::error!("{why}; no access token is accepted");
+                Self {
+                    place: Place::Unusable(why),
                 }
-            },
+            }
             None => Self::open(data_dir),
         }
     }

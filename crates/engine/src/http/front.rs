@@ -57,11 +57,17 @@ impl Front {
             })
             .collect();
         origins.extend(options.allowed_origins.iter().cloned());
-        let config = StreamableHttpServerConfig::default()
+        let mut config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(hosts)
             .with_allowed_origins(origins)
             .enforce_origin_validation()
             .with_cancellation_token(stop.clone());
+        // Replicas sharing state continue each other's sessions.
+        if let Some(Ok(state)) =
+            crate::objects::state_bucket(engine.config().http.as_ref(), engine.secrets.as_ref())
+        {
+            config.session_store = Some(Arc::new(super::sessions::SharedSessions::new(&state)));
+        }
         let for_sessions = engine.clone();
         let mcp = StreamableHttpService::new(
             move || Ok(OffloadServer::new(for_sessions.clone())),

@@ -6,6 +6,7 @@
 
 mod front;
 mod serving;
+mod sessions;
 mod tls;
 
 pub use serving::{Serving, ServingState};

@@ -23,7 +23,7 @@ mod writer;
 pub use bucket::Bucket;
 pub use key::{ObjectUrl, is_object_url};
 pub use reader::Object;
-pub use shared::SharedObject;
+pub use shared::{SharedObject, state_bucket};
 pub use writer::{WriteError, put_new};
 
 #[cfg(test)]

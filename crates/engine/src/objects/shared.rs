@@ -243,6 +243,18 @@ where
     }
 }
 
+/// The bucket `http.state` names, if it names one; why it cannot be used, if so.
+pub fn state_bucket(
+    http: Option<&crate::config::HttpConfig>,
+    secrets: &dyn crate::config::SecretSource,
+) -> Option<Result<Bucket, String>> {
+    let state = http?.state.as_ref()?;
+    Some(
+        Bucket::from_entry(&state.path, true, &state.extra, secrets)
+            .map_err(|e| format!("http.state cannot be used: {e}")),
+    )
+}
+
 /// A little jitter, so replicas that collided do not collide again in step.
 fn rand_byte() -> u8 {
     let mut b = [0u8; 1];
