@@ -24,6 +24,7 @@ mod size;
 mod sse;
 mod stats;
 mod store;
+mod team;
 
 use clap::{Parser, Subcommand};
 
@@ -97,6 +98,15 @@ enum Bench {
         /// The mcp-hub executable (scripts/bench.sh http installs it).
         #[arg(long)]
         mcp_hub: Option<std::path::PathBuf>,
+    },
+    /// A team's gateway: three replicas behind nginx sharing SeaweedFS, concurrent clients'
+    /// mixed checked calls while one replica is killed and started again.
+    Team {
+        #[arg(long, default_value_t = 32)]
+        clients: usize,
+        /// Calls per client.
+        #[arg(long, default_value_t = 1000)]
+        calls: usize,
     },
     /// get_file_schema, summarize_file and read_file on a large text file, a 100 MB CSV and a
     /// 50,000-row xlsx, beside head, tail -n, sed -n and wc -l on the same files, and beside
@@ -184,6 +194,7 @@ async fn main() -> anyhow::Result<()> {
             mcp_hub,
         } => http_load::run(clients, calls, mcp_proxy, mcp_hub).await,
         Bench::Query { megabytes } => query::run(megabytes).await,
+        Bench::Team { clients, calls } => team::run(clients, calls).await,
         Bench::Buckets { gigabytes, dir } => buckets::run(gigabytes, dir).await,
         Bench::Size { target_dir, peers } => size::run(target_dir, peers),
         Bench::Confine { starts, calls } => confine::run(starts, calls).await,

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 pub mod docs;
 pub mod gcs;
 pub mod keyring;
+pub mod nginx;
 pub mod s3;
 pub mod wire;
 

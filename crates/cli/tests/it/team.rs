@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use offload_testkit::nginx::{Nginx, backend};
 use offload_testkit::s3::Weed;
 use offload_testkit::{Host, TestContext, call, text};
 use serde_json::{Value, json};
@@ -170,61 +171,6 @@ async fn a_state_bucket_that_does_not_answer_accepts_no_token() {
     assert_eq!(health.status().as_u16(), 200);
 }
 
-/// A running nginx, stopped when dropped.
-struct Nginx(std::process::Child);
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// nginx (Debian's) in front of `backends`, round-robin, as a team would run it; its URL.
-fn nginx(dir: &std::path::Path, backends: &[&str]) -> (Nginx, String) {
-    let port = offload_testkit::free_port();
-    for sub in ["body", "proxy", "fastcgi", "uwsgi", "scgi"] {
-        std::fs::create_dir_all(dir.join(sub)).unwrap();
-    }
-    let servers: String = backends
-        .iter()
-        .map(|b| format!("    server {b} max_fails=1 fail_timeout=10s;\n"))
-        .collect();
-    let d = dir.display();
-    let conf = format!(
-        "daemon off;\nmaster_process off;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-         events {{ worker_connections 512; }}\n\
-         http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  \
-         fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n  \
-         upstream offload {{\n{servers}  }}\n  \
-         server {{\n    listen 127.0.0.1:{port};\n    location / {{\n      proxy_pass http://offload;\n      \
-         proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n      proxy_set_header Host $http_host;\n      \
-         proxy_buffering off;\n      proxy_read_timeout 60s;\n    }}\n  }}\n}}\n"
-    );
-    std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-    let child = Nginx(
-        std::process::Command::new("nginx")
-            .arg("-c")
-            .arg(dir.join("nginx.conf"))
-            .arg("-p")
-            .arg(dir)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("start nginx (Debian's nginx package; scripts/setup-interop.sh installs it)"),
-    );
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return (child, format!("http://127.0.0.1:{port}/mcp"));
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    panic!(
-        "nginx did not listen: {}",
-        std::fs::read_to_string(dir.join("error.log")).unwrap_or_default()
-    );
-}
-
 /// The calls a replica counted, all tools and outcomes together.
 async fn calls_counted(url: &str, token: &str) -> f64 {
     let base = url.trim_end_matches("/mcp");
@@ -269,13 +215,9 @@ async fn one_session_goes_on_across_replicas_behind_a_round_robin_balancer_and_p
     let (a, mut host_a, url_a) = replica_with_files(state.clone(), files.clone()).await;
     let (_b, _host_b, url_b) = replica_with_files(state.clone(), files.clone()).await;
     let token = a.token("agent", "read,call");
-    let backend = |url: &str| {
-        url.trim_start_matches("http://")
-            .trim_end_matches("/mcp")
-            .to_owned()
-    };
     let dir = tempfile::tempdir().unwrap();
-    let (_balancer, url) = nginx(dir.path(), &[&backend(&url_a), &backend(&url_b)]);
+    let balancer = Nginx::start(dir.path(), &[backend(&url_a), backend(&url_b)]);
+    let url = balancer.url.clone();
 
     let client = http_client(&url, &token).await;
     let csv = format!(
