@@ -112,8 +112,9 @@ fn source(open: &Opener<'_>, name: &str, path: &str) -> Result<Source, ToolError
 }
 
 /// The bounds of one query: the configured memory (`limits.queryMemoryBytes`) and a
-/// directory inside the default root to spill into, removed when the query is over (unless
-/// another query is spilling there too).
+/// directory of its own to spill into, inside the default root's `.offload-spill`, removed
+/// with what is in it when the query is over. (One directory shared by queries running at once
+/// was removed under the others: found by the team bench's concurrent queries.)
 pub struct Bounds {
     pub limits: Limits,
 }
@@ -121,17 +122,19 @@ pub struct Bounds {
 impl Drop for Bounds {
     fn drop(&mut self) {
         if let Some(dir) = &self.limits.spill_dir {
-            let _ = std::fs::remove_dir(dir);
+            let _ = std::fs::remove_dir_all(dir);
         }
     }
 }
 
 /// The bounds of a query answering `rows` rows within `budget` bytes.
 pub fn bounds(engine: &Engine, rows: usize, budget: usize) -> Bounds {
-    let spill_dir = engine
-        .roots()
-        .default_dir()
-        .map(|d| d.join(".offload-spill"));
+    static QUERIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = QUERIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let spill_dir = engine.roots().default_dir().map(|d| {
+        d.join(".offload-spill")
+            .join(format!("{}-{n}", std::process::id()))
+    });
     Bounds {
         limits: Limits {
             rows,

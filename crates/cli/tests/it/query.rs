@@ -114,10 +114,34 @@ async fn a_query_bigger_than_its_memory_spills_and_answers() {
     let s = structured(&r);
     assert_eq!(s["row_count"], 150_000, "{s}");
     assert_eq!(s["rows"].as_array().unwrap().len(), 3);
-    assert!(
-        !ctx.root.join(".offload-spill").exists(),
-        "the spill directory is removed"
-    );
+    let spill = ctx.root.join(".offload-spill");
+    let left = |dir: &std::path::Path| std::fs::read_dir(dir).map_or(0, |d| d.count());
+    assert_eq!(left(&spill), 0, "the query's spill directory is removed");
+
+    // Queries at once each have a spill directory of their own, removed after it. (One
+    // directory shared by all was removed under the others: `offload-bench team`'s 32 clients
+    // found it, one query in sixty failing; this many at once through one session does not
+    // hit that window reliably, so the bench is its reproducer, and this checks the answers and
+    // the cleaning up.)
+    std::fs::write(ctx.root.join("small.csv"), "id\n1\n2\n3\n").unwrap();
+    for round in 0..4 {
+        let asks = (0..24).map(|n| {
+            call(
+                &client,
+                "query_file",
+                json!({"path": "small.csv", "sql": format!("SELECT sum(id) + {n} AS s FROM data")}),
+            )
+        });
+        for (n, r) in futures::future::join_all(asks).await.iter().enumerate() {
+            assert_ne!(r.is_error, Some(true), "round {round}, query {n}: {r:?}");
+            assert_eq!(
+                structured(r)["rows"][0][0],
+                6 + n,
+                "round {round}, query {n}"
+            );
+        }
+    }
+    assert_eq!(left(&spill), 0, "every query's spill directory is removed");
     client.cancel().await.unwrap();
 }
 
