@@ -62,10 +62,10 @@ ui() {
   OFFLOAD_E2E_PROFILE=release OFFLOAD_E2E_LOG_SECONDS=40 scripts/e2e.sh | grep -E "^figure|passed" >&2
   cat "${CARGO_TARGET_DIR:-target}/release/e2e-figures.json"
 }
-if [ "$#" -eq 0 ] || [ "${1:-}" = gateway ] || [ "${1:-}" = query ] || [ "${1:-}" = buckets ] || [ "${1:-}" = scripts ]; then
+if [ "$#" -eq 0 ] || [ "${1:-}" = gateway ] || [ "${1:-}" = query ] || [ "${1:-}" = buckets ] || [ "${1:-}" = scripts ] || [ "${1:-}" = team ]; then
   # The gateway bench lists five published servers; the query bench compares with DuckDB; the
   # buckets bench runs SeaweedFS from tests/interop/.venv; the scripts bench calls a Python SDK
-  # server from there.
+  # server from there; the team bench needs SeaweedFS and nginx.
   scripts/setup-interop.sh >&2
 fi
 if [ "$#" -eq 0 ]; then
@@ -92,6 +92,8 @@ if [ "$#" -eq 0 ]; then
   load
   echo
   http
+  echo
+  "$bench" team
   echo
   app
   echo
