@@ -8,33 +8,29 @@
 set -euo pipefail
 cd "$(dirname "$0")/../tests/interop"
 
-# The sign-in tests keep tokens in a real Secret Service: a private D-Bus session bus and
-# gnome-keyring (Debian packages; skipped when present or when there is no apt).
-need_apt=()
-for p in dbus-daemon gnome-keyring; do
-  dpkg -s "$p" >/dev/null 2>&1 || need_apt+=("$p")
-done
-if ((${#need_apt[@]})) && command -v apt-get >/dev/null 2>&1; then
-  echo "setup-interop: installing ${need_apt[*]}" >&2
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-fi
+# Debian packages the tests need, installed when missing (skipped where there is no apt).
+apt_need() {
+  local recommends=(--no-install-recommends) missing=()
+  if [ "$1" = --with-recommends ]; then recommends=(); shift; fi
+  for p in "$@"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if ((${#missing[@]})) && command -v apt-get >/dev/null 2>&1; then
+    echo "setup-interop: installing ${missing[*]}" >&2
+    local sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${recommends[@]}" "${missing[@]}" >/dev/null
+  fi
+}
 
+# The sign-in tests keep tokens in a real Secret Service: a private D-Bus session bus and
+# gnome-keyring.
+apt_need dbus-daemon gnome-keyring
 # The image test builds Offload's OCI image with buildah and runs it under podman (with runc:
 # crun refuses this machine's mixed cgroups); the team tests put nginx in front of replicas.
 # Installed with their recommended packages (the network backend, the overlay helpers), as on
 # the machine the tests were written on; nginx's service is not started (tests run their own).
-need_apt=()
-for p in buildah podman runc nginx; do
-  dpkg -s "$p" >/dev/null 2>&1 || need_apt+=("$p")
-done
-if ((${#need_apt[@]})) && command -v apt-get >/dev/null 2>&1; then
-  echo "setup-interop: installing ${need_apt[*]}" >&2
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
-fi
+apt_need --with-recommends buildah podman runc nginx
 
 stamp() { cat "$@" 2>/dev/null | sha256sum | cut -d' ' -f1; }
 

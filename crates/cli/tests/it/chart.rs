@@ -21,7 +21,8 @@ pub(crate) fn chart_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/chart")
 }
 
-fn run(cmd: &mut Command) -> String {
+/// Runs `cmd`, which must succeed; its standard output.
+pub(crate) fn run(cmd: &mut Command) -> String {
     let out = cmd.output().expect("run a command");
     assert!(
         out.status.success(),

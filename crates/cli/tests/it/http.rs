@@ -22,6 +22,19 @@ pub(crate) async fn http_client(url: &str, token: &str) -> offload_testkit::Clie
         .expect("MCP handshake over HTTP")
 }
 
+/// What `/metrics` of the server at `base` (`http://host:port`) answers `token`.
+pub(crate) async fn metrics(base: &str, token: &str) -> String {
+    reqwest::Client::new()
+        .get(format!("{base}/metrics"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("HTTP request")
+        .text()
+        .await
+        .expect("a text answer")
+}
+
 /// POSTs an initialize request with `headers`; the status and the response's headers.
 async fn post(url: &str, headers: &[(&str, &str)]) -> (u16, reqwest::header::HeaderMap) {
     let mut request = reqwest::Client::new()

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use offload_testkit::{call, target_bin, text};
 use serde_json::json;
 
-use crate::http::http_client;
+use crate::chart::run as ok;
+use crate::http::{http_client, metrics};
 
 /// podman with the runtime settings this machine needs.
 fn podman() -> Command {
@@ -41,17 +42,6 @@ fn ulimits() -> Vec<String> {
         "--ulimit".into(),
         "nproc=4096:4096".into(),
     ]
-}
-
-fn ok(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("run a command");
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A directory the image's user (65532) owns.
@@ -231,15 +221,7 @@ async fn the_image_from_scratch_serves_as_a_user_with_probes_metrics_and_a_grace
     )
     .await;
     assert!(text(&r).contains('6'), "{}", text(&r));
-    let scrape = http
-        .get(format!("{base}/metrics"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let scrape = metrics(&base, &token).await;
     assert!(
         scrape
             .contains(r#"offload_calls_total{server="offload",tool="query_file",outcome="ok"} 1"#),

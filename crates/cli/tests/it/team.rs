@@ -173,17 +173,9 @@ async fn a_state_bucket_that_does_not_answer_accepts_no_token() {
 
 /// The calls a replica counted, all tools and outcomes together.
 async fn calls_counted(url: &str, token: &str) -> f64 {
-    let base = url.trim_end_matches("/mcp");
-    let text = reqwest::Client::new()
-        .get(format!("{base}/metrics"))
-        .bearer_auth(token)
-        .send()
+    crate::http::metrics(url.trim_end_matches("/mcp"), token)
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
+        .lines()
         .filter(|l| l.starts_with("offload_calls_total{"))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
