@@ -366,6 +366,34 @@ mod tests {
         assert!(tokens.create("y", BTreeSet::new()).await.is_err());
     }
 
+    /// A state entry that cannot be used keeps no tokens anywhere else: none is accepted, and
+    /// making one says why.
+    #[tokio::test]
+    async fn an_unusable_state_entry_accepts_no_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let local = Tokens::open(dir.path());
+        let token = local
+            .create("a", parse_scopes("read").unwrap())
+            .await
+            .unwrap();
+        let http: HttpConfig = serde_json::from_value(serde_json::json!({
+            "state": {"path": "ftp://nowhere/state"}
+        }))
+        .unwrap();
+        let tokens = Tokens::of_config(dir.path(), Some(&http), &crate::config::NoKeychain);
+        assert!(tokens.is_shared());
+        match tokens.verify(&token).await {
+            Verdict::Unchecked(why) => assert!(why.contains("http.state"), "{why}"),
+            other => panic!("a local token was accepted: {other:?}"),
+        }
+        let refused = tokens
+            .create("b", parse_scopes("read").unwrap())
+            .await
+            .unwrap_err();
+        assert!(refused.contains("http.state"), "{refused}");
+        assert!(tokens.list().await.is_err());
+    }
+
     #[tokio::test]
     async fn a_damaged_file_accepts_no_token() {
         let dir = tempfile::tempdir().unwrap();
