@@ -285,7 +285,7 @@ pub async fn run(clients: usize, calls: usize) -> anyhow::Result<()> {
         println!(
             "  failed at {:.2} s: {}",
             at.as_secs_f64(),
-            offload_formats_clip(why)
+            offload_formats::clip::clip(&why.replace('\n', " "), 160)
         );
     }
     for l in lost.iter().take(5) {
@@ -298,13 +298,4 @@ pub async fn run(clients: usize, calls: usize) -> anyhow::Result<()> {
     );
     drop(balancer);
     Ok(())
-}
-
-/// A failure's reason on one line, at most 160 characters.
-fn offload_formats_clip(why: &str) -> String {
-    let line = why.replace('\n', " ");
-    match line.char_indices().nth(160) {
-        Some((i, _)) => format!("{}…", &line[..i]),
-        None => line,
-    }
 }

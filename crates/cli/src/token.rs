@@ -37,12 +37,7 @@ pub fn run(config: ConfigChoice, command: TokenCommand) -> ExitCode {
     runtime.block_on(async move {
         // Where the tokens are kept: `http.state` of the configuration, else the data directory.
         let path = config.path.unwrap_or_else(|| dirs.config_file());
-        let loaded = if config.named {
-            Config::load_required(&path)
-        } else {
-            Config::load(&path)
-        };
-        let http = match loaded {
+        let http = match Config::read(&path, config.named) {
             Ok(c) => c.http,
             Err(e) => {
                 eprintln!("offload: {e}");

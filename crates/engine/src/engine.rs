@@ -314,11 +314,7 @@ impl Engine {
 
 impl Source {
     fn read(&self) -> Result<(Config, Vec<String>), ConfigError> {
-        let mut config = if self.required {
-            Config::load_required(&self.path)?
-        } else {
-            Config::load(&self.path)?
-        };
+        let mut config = Config::read(&self.path, self.required)?;
         let warnings = apply_compat(&mut config, &self.compat)?;
         Ok((config, warnings))
     }

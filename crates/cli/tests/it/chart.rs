@@ -12,9 +12,7 @@ use serde_json::{Value, json};
 
 /// Where `scripts/setup-interop.sh` installs a program of the interop venv.
 fn venv_bin(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/interop/.venv/bin")
-        .join(name)
+    offload_testkit::interop_dir().join(".venv/bin").join(name)
 }
 
 pub(crate) fn chart_dir() -> PathBuf {

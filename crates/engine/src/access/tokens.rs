@@ -102,15 +102,10 @@ impl Tokens {
         }
     }
 
-    /// The tokens every replica shares: `tokens.json` under the state bucket's prefix. Inside
-    /// a runtime, a task keeps the list fresh for as long as these tokens are in use.
+    /// The tokens every replica shares: `tokens.json` under the state bucket's prefix.
     pub fn shared(state: &Bucket) -> Self {
-        let doc = Arc::new(SharedObject::new(state, "tokens.json"));
-        if tokio::runtime::Handle::try_current().is_ok() {
-            doc.keep_fresh();
-        }
         Self {
-            place: Place::Shared(doc),
+            place: Place::Shared(Arc::new(SharedObject::new(state, "tokens.json"))),
         }
     }
 
@@ -122,7 +117,12 @@ impl Tokens {
         http: Option<&HttpConfig>,
         secrets: &dyn SecretSource,
     ) -> Self {
-        match state_bucket(http, secrets) {
+        Self::at(data_dir, state_bucket(http, secrets))
+    }
+
+    /// The tokens kept where `state` (what [`state_bucket`] made of `http.state`) says.
+    pub fn at(data_dir: &Path, state: Option<Result<Bucket, String>>) -> Self {
+        match state {
             Some(Ok(bucket)) => Self::shared(&bucket),
             Some(Err(why)) => {
                 tracing::error!("{why}; no access token is accepted");
@@ -131,6 +131,15 @@ impl Tokens {
                 }
             }
             None => Self::open(data_dir),
+        }
+    }
+
+    /// For a server that checks tokens as requests come: shared tokens are kept fresh by a
+    /// task of their own (a revocation elsewhere is seen within a quarter of a second), for as
+    /// long as these tokens are in use. Must run inside a runtime.
+    pub fn keep_fresh(&self) {
+        if let Place::Shared(doc) = &self.place {
+            doc.keep_fresh();
         }
     }
 

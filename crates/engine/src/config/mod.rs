@@ -66,6 +66,16 @@ impl ConfigError {
 }
 
 impl Config {
+    /// Reads `path`: [`Config::load_required`] when the person named it, else
+    /// [`Config::load`].
+    pub fn read(path: &Path, required: bool) -> Result<Self, ConfigError> {
+        if required {
+            Self::load_required(path)
+        } else {
+            Self::load(path)
+        }
+    }
+
     /// Reads `path`. A missing file is an empty configuration; anything else that goes wrong is
     /// an error naming the file (and line and column for JSON errors).
     pub fn load(path: &Path) -> Result<Self, ConfigError> {

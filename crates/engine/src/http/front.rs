@@ -62,11 +62,11 @@ impl Front {
             .with_allowed_origins(origins)
             .enforce_origin_validation()
             .with_cancellation_token(stop.clone());
-        // Replicas sharing state continue each other's sessions.
-        if let Some(Ok(state)) =
-            crate::objects::state_bucket(engine.config().http.as_ref(), engine.secrets.as_ref())
-        {
-            config.session_store = Some(Arc::new(super::sessions::SharedSessions::new(&state)));
+        // Replicas sharing state continue each other's sessions and share their tokens.
+        let http = engine.config().http.clone();
+        let state = crate::objects::state_bucket(http.as_ref(), engine.secrets.as_ref());
+        if let Some(Ok(state)) = &state {
+            config.session_store = Some(Arc::new(super::sessions::SharedSessions::new(state)));
         }
         let for_sessions = engine.clone();
         let mcp = StreamableHttpService::new(
@@ -74,15 +74,12 @@ impl Front {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        let tokens = Tokens::of_config(
-            &engine.dirs.data_dir,
-            engine.config().http.as_ref(),
-            engine.secrets.as_ref(),
-        );
-        if matches!(engine.config().http.as_ref(), Some(h) if h.state.is_some()) {
+        let tokens = Tokens::at(&engine.dirs.data_dir, state);
+        if tokens.is_shared() {
+            tokens.keep_fresh();
             tracing::info!("access tokens are shared through {}", tokens.place());
         }
-        let issuer = engine.config().http.clone().and_then(|h| match (h.issuer, h.audience) {
+        let issuer = http.and_then(|h| match (h.issuer, h.audience) {
             (Some(issuer), Some(audience)) => Some(Issuer::new(&issuer, &audience)),
             (None, None) => None,
             _ => {

@@ -8,9 +8,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use object_store::{
-    GetOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion,
-};
+use object_store::{GetOptions, ObjectStore, PutMode, PutOptions, PutPayload, UpdateVersion};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -23,6 +21,14 @@ pub const CHECK_EVERY: Duration = Duration::from_millis(250);
 const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 /// How many times a change is tried when other replicas keep writing first.
 const ATTEMPTS: usize = 16;
+
+/// What one read of the document found.
+enum Fetched {
+    Found(bytes::Bytes, UpdateVersion),
+    Missing,
+    /// The version asked about is still the bucket's.
+    Unchanged,
+}
 
 struct Snapshot<T> {
     value: Arc<T>,
@@ -76,10 +82,9 @@ where
         (s.value.clone(), s.checked.map(|t| t.elapsed()))
     }
 
-    /// Reads the document when it changed since the snapshot. A document that does not parse
-    /// reads as empty (for tokens: none is accepted), and says so in the log.
-    pub async fn refresh(&self) -> Result<(), String> {
-        let known = self.lock().version.as_ref().and_then(|v| v.e_tag.clone());
+    /// The document's bytes and version as the bucket has them; `Unchanged` when its ETag is
+    /// still `known`.
+    async fn fetch(&self, known: Option<String>) -> Result<Fetched, String> {
         let options = GetOptions {
             if_none_match: known,
             ..Default::default()
@@ -91,28 +96,37 @@ where
                     version: got.meta.version.clone(),
                 };
                 let bytes = got.bytes().await.map_err(|e| self.failed(e))?;
+                Ok(Fetched::Found(bytes, version))
+            }
+            Err(object_store::Error::NotModified { .. }) => Ok(Fetched::Unchanged),
+            Err(object_store::Error::NotFound { .. }) => Ok(Fetched::Missing),
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+
+    /// Reads the document when it changed since the snapshot. A document that does not parse
+    /// reads as empty (for tokens: none is accepted), and says so in the log.
+    pub async fn refresh(&self) -> Result<(), String> {
+        let known = self.lock().version.as_ref().and_then(|v| v.e_tag.clone());
+        let (value, version) = match self.fetch(known).await? {
+            Fetched::Unchanged => {
+                self.lock().checked = Some(Instant::now());
+                return Ok(());
+            }
+            Fetched::Missing => (T::default(), None),
+            Fetched::Found(bytes, version) => {
                 let value = serde_json::from_slice(&bytes).unwrap_or_else(|e| {
                     tracing::warn!("{} is not usable ({e}); it counts as empty", self.url);
                     T::default()
                 });
-                *self.lock() = Snapshot {
-                    value: Arc::new(value),
-                    version: Some(version),
-                    checked: Some(Instant::now()),
-                };
+                (value, Some(version))
             }
-            Err(object_store::Error::NotModified { .. }) => {
-                self.lock().checked = Some(Instant::now());
-            }
-            Err(object_store::Error::NotFound { .. }) => {
-                *self.lock() = Snapshot {
-                    value: Arc::default(),
-                    version: None,
-                    checked: Some(Instant::now()),
-                };
-            }
-            Err(e) => return Err(self.failed(e)),
-        }
+        };
+        *self.lock() = Snapshot {
+            value: Arc::new(value),
+            version,
+            checked: Some(Instant::now()),
+        };
         Ok(())
     }
 
@@ -152,20 +166,15 @@ where
         mut change: impl FnMut(&mut T) -> Result<R, String>,
     ) -> Result<R, String> {
         for attempt in 0..ATTEMPTS {
-            let (mut value, version) = match self.store.get(&self.key).await {
-                Ok(got) => {
-                    let version = UpdateVersion {
-                        e_tag: got.meta.e_tag.clone(),
-                        version: got.meta.version.clone(),
-                    };
-                    let bytes = got.bytes().await.map_err(|e| self.failed(e))?;
+            let (mut value, version) = match self.fetch(None).await? {
+                Fetched::Found(bytes, version) => {
                     let value = serde_json::from_slice(&bytes).map_err(|e| {
                         format!("{} is not usable ({e}); fix or remove it first", self.url)
                     })?;
                     (value, Some(version))
                 }
-                Err(object_store::Error::NotFound { .. }) => (T::default(), None),
-                Err(e) => return Err(self.failed(e)),
+                // No version was asked about, so none can be unchanged.
+                Fetched::Missing | Fetched::Unchanged => (T::default(), None),
             };
             let out = change(&mut value)?;
             let body = serde_json::to_vec_pretty(&value).map_err(|e| e.to_string())?;
