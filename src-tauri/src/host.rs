@@ -80,6 +80,7 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, started: Instant) {
             Err(e) => tracing::error!("not serving clients: {e}"),
         }
         state.apply_serving().await;
+        engine.keep_shared_state_fresh();
         // Retention rules (off unless the user sets one in Directories).
         let told = app.clone();
         offload_engine::control::keep_tidy(&engine, move |_| {

@@ -200,6 +200,7 @@ async fn serve(config: ConfigChoice, args: McpArgs) -> ExitCode {
         None => tracing::info!("serving in embedded mode"),
     }
     let _watch = offload_engine::config_watch::watch_or_warn(engine.clone());
+    engine.keep_shared_state_fresh();
     // Retention rules (off unless the user sets one).
     let _tidy = offload_engine::control::keep_tidy(&engine, |_| {});
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {

@@ -84,6 +84,7 @@ pub fn run(config: ConfigChoice, args: ServeArgs) -> ExitCode {
             }
         };
         let _watch = offload_engine::config_watch::watch_or_warn(engine.clone());
+        engine.keep_shared_state_fresh();
         // Retention rules (off unless the user sets one).
         let _tidy = offload_engine::control::keep_tidy(&engine, |_| {});
         let stop = CancellationToken::new();

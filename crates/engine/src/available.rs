@@ -25,6 +25,9 @@ pub fn needs_tasks(tool: &Tool) -> bool {
 pub async fn usable(engine: &Engine) -> (Vec<(String, Vec<Tool>)>, Vec<Held>) {
     let config = engine.config();
     let pin = config.pin_tools.unwrap_or(true);
+    if pin {
+        engine.pins.settle().await;
+    }
     let listed = engine.pool.list_tools(None).await;
     let mut held = Vec::new();
     let none = ServerEntry::default();
@@ -94,6 +97,21 @@ pub fn refusal(engine: &Engine, server: &str, tool: &Tool) -> Option<ToolError> 
                 ErrorCode::UnknownTool,
                 format!(
                     "{server}/{} is turned off in Offload by the user",
+                    tool.name
+                ),
+            )
+            .with("server", server)
+            .with("tool", tool.name.as_ref()),
+        );
+    }
+    if config.pin_tools.unwrap_or(true)
+        && let Some(why) = engine.pins.unchecked()
+    {
+        return Some(
+            ToolError::new(
+                ErrorCode::ServerUnavailable,
+                format!(
+                    "{server}/{} cannot be checked against the definition the user approved now ({why}); try again shortly",
                     tool.name
                 ),
             )

@@ -162,7 +162,10 @@ impl Engine {
                 ..files::Settings::default()
             }),
             sessions: Sessions::default(),
-            pins: crate::gateway::Pins::open(&dirs.data_dir),
+            pins: crate::gateway::Pins::at(
+                &dirs.data_dir,
+                crate::objects::state_bucket(config.http.as_ref(), &*secrets),
+            ),
             routes: crate::gateway::Routes::default(),
             rounds: crate::rounds::Rounds::default(),
             scripts: crate::scripts::Workers::new(script_worker_program()),
@@ -299,6 +302,15 @@ impl Engine {
     /// Tells watchers that something they show changed (a server's retry schedule, say).
     pub fn notify(&self) {
         self.changed.send_modify(|n| *n += 1);
+    }
+
+    /// For a long-running process: what replicas share (`http.state`) is checked for a newer
+    /// version on tasks of their own, and sessions are told when tools were approved elsewhere.
+    /// Must run inside a runtime.
+    pub fn keep_shared_state_fresh(self: &Arc<Self>) {
+        let engine = Arc::downgrade(self);
+        self.pins
+            .keep_fresh(move || engine.upgrade().map(|e| e.notify()).is_some());
     }
 
     /// Wakes whenever the configuration in effect, its error, or the pause changes.

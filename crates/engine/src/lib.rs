@@ -50,6 +50,7 @@ mod rounds;
 mod scripts;
 pub mod server;
 mod sessions;
+mod shared_doc;
 mod shared_file;
 mod store;
 mod upstream;

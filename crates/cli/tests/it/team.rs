@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use offload_testkit::nginx::{Nginx, backend};
 use offload_testkit::s3::Weed;
-use offload_testkit::{Host, TestContext, call, text};
+use offload_testkit::{Host, TestContext, call, error_code, text};
 use serde_json::{Value, json};
 
 use crate::http::http_client;
@@ -133,6 +133,102 @@ async fn tokens_made_and_revoked_through_one_replica_hold_on_every_replica_withi
         listed.contains("one\t") && listed.contains("two\t"),
         "{listed}"
     );
+}
+
+/// What calling `fx__echo` through `client` answers now: its text, or the error's code.
+async fn echo_through(client: &offload_testkit::Client) -> String {
+    let r = call(client, "fx__echo", json!({"text": "approved"})).await;
+    if r.is_error == Some(true) {
+        error_code(&r)
+    } else {
+        text(&r)
+    }
+}
+
+/// Polls both clients every 10 ms until each answers `want` (at most 10 s); how long it took.
+async fn until_echo(clients: &[offload_testkit::Client], want: &str, since: Instant) -> Duration {
+    loop {
+        let mut all = true;
+        for c in clients {
+            all &= echo_through(c).await == want;
+        }
+        if all {
+            return since.elapsed();
+        }
+        assert!(
+            since.elapsed() < Duration::from_secs(10),
+            "the replicas did not all answer {want} within 10 s"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs weed mini: run scripts/setup-interop.sh"]
+async fn a_tool_approved_through_one_replica_is_released_on_every_replica_within_a_second() {
+    let weed = Weed::get().await;
+    let prefix = weed.prefix("team-pins");
+    let mut state = weed.root(&prefix, true);
+    state.as_object_mut().unwrap().remove("writable");
+    // One upstream as each machine would run it: the same server, the change it makes seen
+    // by both (its flag file).
+    let flags = tempfile::tempdir().unwrap();
+    let flag = flags.path().join("echo-changed");
+    let fx = TestContext::fixture(&["--echo-changed-file", flag.to_str().unwrap()]);
+    let mut replicas = Vec::new();
+    for _ in 0..2 {
+        let ctx = TestContext::new();
+        ctx.write_config(json!({
+            "roots": [ctx.root], "mcpServers": {"fx": fx}, "tools": {"expose": "direct"},
+            "http": {"state": state},
+        }));
+        let (host, url) = ctx.http_host("127.0.0.1:0", &[]).await;
+        replicas.push((ctx, host, url));
+    }
+    let token = replicas[0].0.token("agent", "read,call");
+    let mut clients = Vec::new();
+    for (_, _, url) in &replicas {
+        clients.push(http_client(url, &token).await);
+    }
+    // Pinned once, in the bucket: on neither machine's disk.
+    until_echo(&clients, "approved", Instant::now()).await;
+    let pins =
+        String::from_utf8(weed.object(&format!("{prefix}/pins.json")).await.unwrap()).unwrap();
+    assert!(
+        pins.contains("\"fx\"") && pins.contains("\"echo\""),
+        "{pins}"
+    );
+    for (ctx, _, _) in &replicas {
+        assert!(!ctx.home.join(".local/share/offload/pins.json").exists());
+    }
+
+    // The server changes echo: held on both replicas (each one's own process of it says so).
+    for c in &clients {
+        call(c, "fx__change_echo", json!({})).await;
+    }
+    until_echo(&clients, "tool_changed", Instant::now()).await;
+
+    // Approved through the first replica's command: released on both within a second.
+    let out = ok(replicas[0]
+        .0
+        .run_offload(&["tools", "approve", "fx", "echo"]));
+    let approved = Instant::now();
+    assert!(out.contains("approved 1"), "{out}");
+    let took = until_echo(&clients, "approved", approved).await;
+    eprintln!("approval held on both replicas after {took:?}");
+    assert!(
+        took < Duration::from_secs(1),
+        "an approval through one replica took {took:?} to hold on both"
+    );
+    // The definition approved is the new one, on both.
+    for c in &clients {
+        let tools = c.list_all_tools().await.unwrap();
+        let echo = tools.iter().find(|t| t.name == "fx__echo").expect("listed");
+        assert!(echo.description.as_deref().unwrap().contains("id_rsa"));
+    }
+    for c in clients {
+        let _ = c.cancel().await;
+    }
 }
 
 #[tokio::test]

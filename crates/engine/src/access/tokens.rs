@@ -17,8 +17,9 @@ use sha2::{Digest, Sha256};
 
 use super::{Grant, Scope};
 use crate::config::{HttpConfig, SecretSource};
-use crate::objects::{Bucket, SharedObject, state_bucket};
-use crate::shared_file::SharedJson;
+use crate::objects::{Bucket, state_bucket};
+use crate::shared_doc::MAX_STALE;
+use crate::shared_doc::SharedDoc;
 
 /// What every token starts with (so secret scanners and people recognise one).
 const PREFIX: &str = "offload_";
@@ -53,20 +54,8 @@ pub struct TokenInfo {
 /// The access tokens: in `tokens.json` in the data directory, or, for replicas on several
 /// machines, in the shared state (`http.state`, a bucket prefix).
 pub struct Tokens {
-    place: Place,
+    doc: SharedDoc<TokenFile>,
 }
-
-enum Place {
-    File(SharedJson<TokenFile>),
-    Shared(Arc<SharedObject<TokenFile>>),
-    /// `http.state` cannot be used (why): deny by default, for tokens kept anywhere else would
-    /// be the wrong ones.
-    Unusable(String),
-}
-
-/// A shared list the bucket has not vouched for within this is not trusted: tokens are refused
-/// (a revocation made elsewhere might not have been seen).
-pub const MAX_STALE: Duration = Duration::from_secs(5);
 
 /// An unknown token makes a replica read the shared list again when it is older than this
 /// (coalesced: many unknown tokens cost one read).
@@ -97,16 +86,7 @@ fn valid_name(name: &str) -> bool {
 impl Tokens {
     /// The tokens in `data_dir/tokens.json`.
     pub fn open(data_dir: &Path) -> Self {
-        Self {
-            place: Place::File(SharedJson::new(data_dir.join("tokens.json"))),
-        }
-    }
-
-    /// The tokens every replica shares: `tokens.json` under the state bucket's prefix.
-    pub fn shared(state: &Bucket) -> Self {
-        Self {
-            place: Place::Shared(Arc::new(SharedObject::new(state, "tokens.json"))),
-        }
+        Self::at(data_dir, None)
     }
 
     /// The tokens the configuration says where to keep: shared when `http.state` names a
@@ -122,39 +102,33 @@ impl Tokens {
 
     /// The tokens kept where `state` (what [`state_bucket`] made of `http.state`) says.
     pub fn at(data_dir: &Path, state: Option<Result<Bucket, String>>) -> Self {
-        match state {
-            Some(Ok(bucket)) => Self::shared(&bucket),
-            Some(Err(why)) => {
-                tracing::error!("{why}; no access token is accepted");
-                Self {
-                    place: Place::Unusable(why),
-                }
-            }
-            None => Self::open(data_dir),
+        let doc = SharedDoc::at(data_dir, "tokens.json", state);
+        if let Some(why) = doc.unusable() {
+            tracing::error!("{why}; no access token is accepted");
         }
+        Self { doc }
     }
 
     /// For a server that checks tokens as requests come: shared tokens are kept fresh by a
     /// task of their own (a revocation elsewhere is seen within a quarter of a second), for as
     /// long as these tokens are in use. Must run inside a runtime.
     pub fn keep_fresh(&self) {
-        if let Place::Shared(doc) = &self.place {
-            doc.keep_fresh();
-        }
+        self.doc.keep_fresh();
     }
 
     /// Whether they are the replicas' shared tokens (or meant to be).
     pub fn is_shared(&self) -> bool {
-        !matches!(self.place, Place::File(_))
+        self.doc.is_shared()
     }
 
     /// Where they are kept, for messages.
     pub fn place(&self) -> String {
-        match &self.place {
-            Place::File(f) => f.path().display().to_string(),
-            Place::Shared(d) => d.url().to_owned(),
-            Place::Unusable(_) => "nowhere (http.state cannot be used)".into(),
-        }
+        self.doc.place()
+    }
+
+    /// The list as it is now (for shared tokens: read again).
+    async fn current(&self) -> Result<Arc<TokenFile>, String> {
+        self.doc.current().await
     }
 
     /// Applies `change` to the list and saves it (for shared tokens: only if no other replica
@@ -163,30 +137,7 @@ impl Tokens {
         &self,
         change: impl FnMut(&mut TokenFile) -> Result<R, String>,
     ) -> Result<R, String> {
-        match &self.place {
-            Place::File(f) => {
-                let mut change = change;
-                let mut file = (*f.load()).clone();
-                let out = change(&mut file)?;
-                f.save(file)
-                    .map_err(|e| format!("cannot write {}: {e}", f.path().display()))?;
-                Ok(out)
-            }
-            Place::Shared(d) => d.update(change).await,
-            Place::Unusable(why) => Err(why.clone()),
-        }
-    }
-
-    /// The list as it is now (for shared tokens: read again).
-    async fn current(&self) -> Result<Arc<TokenFile>, String> {
-        match &self.place {
-            Place::File(f) => Ok(f.load()),
-            Place::Shared(d) => {
-                d.refresh().await?;
-                Ok(d.load().0)
-            }
-            Place::Unusable(why) => Err(why.clone()),
-        }
+        self.doc.change(change).await
     }
 
     /// The tokens, oldest first.
@@ -258,13 +209,9 @@ impl Tokens {
         if !token.starts_with(PREFIX) {
             return Verdict::Unknown;
         }
-        let list = match &self.place {
-            Place::File(f) => f.load(),
-            Place::Shared(d) => match d.fresher_than(MAX_STALE).await {
-                Ok(list) => list,
-                Err(why) => return Verdict::Unchecked(why),
-            },
-            Place::Unusable(why) => return Verdict::Unchecked(why.clone()),
+        let list = match self.doc.fresher_than(MAX_STALE).await {
+            Ok(list) => list,
+            Err(why) => return Verdict::Unchecked(why),
         };
         let hash = digest(token);
         let found = |list: &TokenFile| {
@@ -281,8 +228,8 @@ impl Tokens {
         }
         // A token made through another replica a moment ago: look once more, at most once
         // every MISS_CHECK however many unknown tokens arrive.
-        if let Place::Shared(d) = &self.place
-            && let Ok(list) = d.fresher_than(MISS_CHECK).await
+        if self.doc.is_shared()
+            && let Ok(list) = self.doc.fresher_than(MISS_CHECK).await
             && let Some(grant) = found(&list)
         {
             return Verdict::Granted(grant);
@@ -293,11 +240,7 @@ impl Tokens {
     /// Whether no token exists as far as is known now (serving without one would lock
     /// everybody out).
     pub fn is_empty(&self) -> bool {
-        match &self.place {
-            Place::File(f) => f.load().tokens.is_empty(),
-            Place::Shared(d) => d.load().0.tokens.is_empty(),
-            Place::Unusable(_) => true,
-        }
+        self.doc.unusable().is_some() || self.doc.last().tokens.is_empty()
     }
 }
 

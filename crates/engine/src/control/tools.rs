@@ -89,6 +89,7 @@ pub async fn approve_tool(
     let approved = engine
         .pins
         .approve(server, tool, &tools)
+        .await
         .map_err(|e| ControlError::invalid(format!("cannot save the approval: {e}")))?;
     engine.notify();
     Ok(approved)

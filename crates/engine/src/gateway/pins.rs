@@ -4,19 +4,23 @@
 //! whose definition differs, or a new tool on a server already pinned, is **held**: not listed,
 //! and a call answers `tool_changed` until the user approves it (in the app, or `offload tools
 //! approve`). The file is shared by every Offload process and read again when it changes on
-//! disk, so an approval in one reaches the others.
+//! disk, so an approval in one reaches the others. Replicas on several machines keep it in the
+//! shared state (`http.state`) instead, where an approval made through one holds on every
+//! other within a quarter of a second; while the shared pins cannot be read, every tool of a
+//! pinned server is held (deny by default).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::Duration;
 
 use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::shared_file::SharedJson;
+use crate::objects::Bucket;
+use crate::shared_doc::{MAX_STALE, SharedDoc, Stamp};
 
 /// What is pinned of one tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,9 +50,11 @@ pub struct Held {
     pub current: Value,
 }
 
-/// The pins of every server, in `pins.json`.
+/// The pins of every server, in `pins.json` (in the data directory or the shared state).
 pub struct Pins {
-    file: SharedJson<PinFile>,
+    doc: Arc<SharedDoc<PinFile>>,
+    /// Servers whose first pins are being written to the shared state.
+    pinning: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
     /// The hash of each definition of a server's last tool list, kept while that list is the
     /// same one (held, so that comparing by address is sound): listing or searching a thousand
     /// tools does not hash a thousand definitions each time.
@@ -78,28 +84,74 @@ fn hash(definition: &Value) -> String {
 
 impl Pins {
     pub fn open(data_dir: &Path) -> Self {
+        Self::at(data_dir, None)
+    }
+
+    /// The pins kept where `state` (what `state_bucket` made of `http.state`) says.
+    pub fn at(data_dir: &Path, state: Option<Result<Bucket, String>>) -> Self {
+        let doc = SharedDoc::at(data_dir, "pins.json", state);
+        if let Some(why) = doc.unusable() {
+            tracing::error!("{why}; every tool of a pinned server is held");
+        }
         Self {
-            file: SharedJson::new(data_dir.join("pins.json")),
+            doc: Arc::new(doc),
+            pinning: Arc::default(),
             hashes: std::sync::Mutex::default(),
         }
     }
 
-    /// When `pins.json` last changed (`None` while there is none).
-    pub fn modified(&self) -> Option<SystemTime> {
-        self.file.modified()
+    /// Which version of the pins is held (a different one: what is listed may differ).
+    pub fn stamp(&self) -> Stamp {
+        self.doc.stamp()
     }
 
-    fn load(&self) -> Arc<PinFile> {
-        self.file.load()
+    /// Shared pins are checked for a newer version on a task of their own, and `changed` is
+    /// called when one is seen. Must run inside a runtime.
+    pub fn keep_fresh(&self, changed: impl Fn() -> bool + Send + 'static) {
+        self.doc.keep_fresh();
+        if let Some(mut seen) = self.doc.subscribe() {
+            tokio::spawn(async move { while seen.changed().await.is_ok() && changed() {} });
+        }
     }
 
-    /// The file as it is now, to change and save.
-    fn load_mut(&self) -> PinFile {
-        (*self.file.load()).clone()
+    /// Waits (a little) for shared pins the bucket vouched for, before tools are listed.
+    pub async fn settle(&self) {
+        if self.doc.is_shared() {
+            let _ = tokio::time::timeout(Duration::from_secs(3), self.doc.fresher_than(MAX_STALE))
+                .await;
+        }
     }
 
-    fn save(&self, file: PinFile) -> std::io::Result<()> {
-        self.file.save(file)
+    /// Why the pins cannot be checked now, if so (every tool of every server is then held).
+    pub fn unchecked(&self) -> Option<String> {
+        self.doc.load().err()
+    }
+
+    fn load(&self) -> Result<Arc<PinFile>, String> {
+        self.doc.load()
+    }
+
+    /// Saves a change: at once for pins in the data directory, on a task of its own for
+    /// shared ones (made again on the version another replica wrote meanwhile). `done` runs
+    /// when it is saved or failed.
+    fn save(
+        &self,
+        change: impl FnMut(&mut PinFile) -> Result<(), String> + Send + 'static,
+        done: impl FnOnce() + Send + 'static,
+    ) {
+        let doc = self.doc.clone();
+        let saving = async move {
+            if let Err(e) = doc.change(change).await {
+                tracing::warn!("cannot save the pinned tool definitions: {e}");
+            }
+            done();
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if self.doc.is_shared() => drop(runtime.spawn(saving)),
+            // A file is written without waiting on anything.
+            _ if !self.doc.is_shared() => futures::executor::block_on(saving),
+            _ => tracing::warn!("cannot save the pinned tool definitions outside a runtime"),
+        }
     }
 
     /// [`Pins::check`] for a server's listed tools, their definitions hashed once per list.
@@ -132,23 +184,43 @@ impl Pins {
         tools: &[Tool],
         hashes: Option<&[String]>,
     ) -> (Vec<Tool>, Vec<Held>) {
-        let file = self.load();
+        let file = match self.load() {
+            Ok(file) => file,
+            Err(why) => {
+                tracing::debug!("{server}'s tools are held: {why}");
+                let held = tools.iter().map(|t| held(server, t, None)).collect();
+                return (Vec::new(), held);
+            }
+        };
         let Some(pinned) = file.servers.get(server) else {
-            let mut file = self.load_mut();
-            let pins = tools
-                .iter()
-                .map(|t| {
-                    let definition = definition(t);
-                    let pin = Pinned {
-                        hash: hash(&definition),
-                        definition,
-                    };
-                    (t.name.to_string(), pin)
-                })
-                .collect();
-            file.servers.insert(server.to_owned(), pins);
-            if let Err(e) = self.save(file) {
-                tracing::warn!("cannot save the pinned tool definitions: {e}");
+            let mut pinning = self.pinning.lock().unwrap_or_else(|p| p.into_inner());
+            if pinning.insert(server.to_owned()) {
+                let pins: BTreeMap<String, Pinned> = tools
+                    .iter()
+                    .map(|t| {
+                        let definition = definition(t);
+                        let pin = Pinned {
+                            hash: hash(&definition),
+                            definition,
+                        };
+                        (t.name.to_string(), pin)
+                    })
+                    .collect();
+                let (name, done) = (server.to_owned(), self.pinning.clone());
+                let first = name.clone();
+                drop(pinning);
+                // Another replica may have pinned it meanwhile: its pins stand.
+                self.save(
+                    move |file| {
+                        file.servers.entry(name.clone()).or_insert(pins.clone());
+                        Ok(())
+                    },
+                    move || {
+                        done.lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .remove(&first);
+                    },
+                );
             }
             return (tools.to_vec(), Vec::new());
         };
@@ -163,12 +235,7 @@ impl Pins {
             if same {
                 allowed.push(tool.clone());
             } else {
-                held.push(Held {
-                    server: server.to_owned(),
-                    tool: tool.name.to_string(),
-                    previous: pin.map(|p| p.definition.clone()),
-                    current: definition(tool),
-                });
+                held.push(self::held(server, tool, pin));
             }
         }
         (allowed, held)
@@ -177,7 +244,8 @@ impl Pins {
     /// The names of the tools pinned for `server` (what it listed before: known before it
     /// has started this time).
     pub fn pinned_names(&self, server: &str) -> Vec<String> {
-        self.load()
+        self.doc
+            .last()
             .servers
             .get(server)
             .map(|pinned| pinned.keys().cloned().collect())
@@ -185,9 +253,11 @@ impl Pins {
     }
 
     /// Whether `tool` of `server` is held (without pinning anything: a server not pinned yet
-    /// holds nothing).
+    /// holds nothing; pins that cannot be checked hold everything).
     pub fn is_held(&self, server: &str, tool: &Tool) -> bool {
-        let file = self.load();
+        let Ok(file) = self.load() else {
+            return true;
+        };
         file.servers.get(server).is_some_and(|pinned| {
             pinned
                 .get(tool.name.as_ref())
@@ -196,42 +266,63 @@ impl Pins {
     }
 
     /// Approves the current definition of `tool` of `server` (every held tool of it when
-    /// `None`); answers how many were approved.
-    pub fn approve(
+    /// `None`); answers how many were approved. Shared pins: on every replica within a
+    /// quarter of a second.
+    pub async fn approve(
         &self,
         server: &str,
         tool: Option<&str>,
         tools: &[Tool],
-    ) -> std::io::Result<usize> {
-        let mut file = self.load_mut();
-        let pins = file.servers.entry(server.to_owned()).or_default();
-        let mut approved = 0;
-        for t in tools.iter().filter(|t| tool.is_none_or(|n| t.name == n)) {
-            let definition = definition(t);
-            let h = hash(&definition);
-            if pins.get(t.name.as_ref()).is_none_or(|p| p.hash != h) {
-                pins.insert(
-                    t.name.to_string(),
-                    Pinned {
-                        hash: h,
-                        definition,
-                    },
-                );
-                approved += 1;
-            }
-        }
-        self.save(file)?;
-        Ok(approved)
+    ) -> Result<usize, String> {
+        let approving: Vec<(String, Pinned)> = tools
+            .iter()
+            .filter(|t| tool.is_none_or(|n| t.name == n))
+            .map(|t| {
+                let definition = definition(t);
+                let pin = Pinned {
+                    hash: hash(&definition),
+                    definition,
+                };
+                (t.name.to_string(), pin)
+            })
+            .collect();
+        self.doc
+            .change(|file| {
+                let pins = file.servers.entry(server.to_owned()).or_default();
+                let mut approved = 0;
+                for (name, pin) in &approving {
+                    if pins.get(name).is_none_or(|p| p.hash != pin.hash) {
+                        pins.insert(name.clone(), pin.clone());
+                        approved += 1;
+                    }
+                }
+                Ok(approved)
+            })
+            .await
     }
 
     /// Forgets a removed server's pins.
     pub fn forget(&self, server: &str) {
-        let mut file = self.load_mut();
-        if file.servers.remove(server).is_some()
-            && let Err(e) = self.save(file)
-        {
-            tracing::warn!("cannot save the pinned tool definitions: {e}");
+        if self.doc.last().servers.contains_key(server) {
+            let server = server.to_owned();
+            self.save(
+                move |file| {
+                    file.servers.remove(&server);
+                    Ok(())
+                },
+                || {},
+            );
         }
+    }
+}
+
+/// `tool` of `server` held, beside its approved definition (`None`: new, or not checkable).
+fn held(server: &str, tool: &Tool, pin: Option<&Pinned>) -> Held {
+    Held {
+        server: server.to_owned(),
+        tool: tool.name.to_string(),
+        previous: pin.map(|p| p.definition.clone()),
+        current: definition(tool),
     }
 }
 
@@ -250,8 +341,8 @@ mod tests {
 
     /// A listed server's definitions are hashed once per list, and the verdicts are those of
     /// `check`: a new list (another Arc) is hashed again, an approval is seen at once.
-    #[test]
-    fn listed_tools_are_checked_as_check_does_with_their_hashes_kept() {
+    #[tokio::test]
+    async fn listed_tools_are_checked_as_check_does_with_their_hashes_kept() {
         let dir = tempfile::tempdir().unwrap();
         let pins = Pins::open(dir.path());
         let v1 = Arc::new(vec![tool("read", "Reads"), tool("write", "Writes")]);
@@ -264,7 +355,7 @@ mod tests {
         let (allowed, held) = pins.check_listed("fs", &v2);
         assert_eq!((allowed.len(), held.len()), (1, 1));
         assert_eq!((allowed.clone(), held.clone()), pins.check("fs", &v2));
-        pins.approve("fs", Some("read"), &v2).unwrap();
+        pins.approve("fs", Some("read"), &v2).await.unwrap();
         assert_eq!(pins.check_listed("fs", &v2), (v2.to_vec(), vec![]));
         assert_eq!(
             pins.check_listed("fs", &v1).1.len(),
@@ -273,8 +364,30 @@ mod tests {
         );
     }
 
-    #[test]
-    fn first_listing_pins_changes_and_new_tools_are_held_until_approved() {
+    /// Shared pins that cannot be read hold every tool, pinned or not, and say why: a tool
+    /// changed and approved nowhere is never let through unchecked.
+    #[tokio::test]
+    async fn pins_that_cannot_be_checked_hold_every_tool() {
+        let dir = tempfile::tempdir().unwrap();
+        let pins = Pins::at(
+            dir.path(),
+            Some(Err("http.state cannot be used: no".into())),
+        );
+        let v1 = [tool("read", "Reads")];
+        let (allowed, held) = pins.check("fs", &v1);
+        assert!(allowed.is_empty());
+        assert_eq!(held.len(), 1);
+        assert!(pins.is_held("fs", &v1[0]));
+        assert!(pins.unchecked().unwrap().contains("http.state"));
+        assert!(pins.approve("fs", None, &v1).await.is_err());
+        assert!(
+            !dir.path().join("pins.json").exists(),
+            "nothing kept elsewhere"
+        );
+    }
+
+    #[tokio::test]
+    async fn first_listing_pins_changes_and_new_tools_are_held_until_approved() {
         let dir = tempfile::tempdir().unwrap();
         let pins = Pins::open(dir.path());
         let v1 = [tool("read", "Reads"), tool("write", "Writes")];
@@ -298,14 +411,14 @@ mod tests {
         // Another process sees the same pins; approving one releases it everywhere.
         let other = Pins::open(dir.path());
         assert_eq!(other.check("fs", &v2).1.len(), 2);
-        assert_eq!(other.approve("fs", Some("read"), &v2).unwrap(), 1);
+        assert_eq!(other.approve("fs", Some("read"), &v2).await.unwrap(), 1);
         std::thread::sleep(std::time::Duration::from_millis(20));
         let (_, held) = pins.check("fs", &v2);
         assert_eq!(
             held.iter().map(|h| h.tool.as_str()).collect::<Vec<_>>(),
             ["exec"]
         );
-        assert_eq!(pins.approve("fs", None, &v2).unwrap(), 1);
+        assert_eq!(pins.approve("fs", None, &v2).await.unwrap(), 1);
         assert!(pins.check("fs", &v2).1.is_empty());
         pins.forget("fs");
         assert!(

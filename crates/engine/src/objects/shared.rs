@@ -1,5 +1,5 @@
 //! A small JSON document that replicas on different machines share through a bucket
-//! (`http.state` in `config.json`): access tokens today. A look returns the last snapshot at
+//! (`http.state` in `config.json`): access tokens, pinned tool definitions. A look returns the last snapshot at
 //! once, never waiting on the bucket; a background task checks for a newer version every
 //! [`CHECK_EVERY`] (a GET with `If-None-Match`, so an unchanged document costs a 304). A change
 //! is a read-modify-write with a conditional PUT (`If-Match` the version read, or
@@ -38,6 +38,16 @@ struct Snapshot<T> {
     checked: Option<Instant>,
 }
 
+impl<T: Default> Snapshot<T> {
+    fn empty() -> Self {
+        Snapshot {
+            value: Arc::new(T::default()),
+            version: None,
+            checked: None,
+        }
+    }
+}
+
 pub struct SharedObject<T> {
     /// One read at a time for [`SharedObject::fresher_than`].
     reading: tokio::sync::Mutex<()>,
@@ -46,6 +56,8 @@ pub struct SharedObject<T> {
     /// `s3://bucket/prefix/name`, for messages.
     url: String,
     snapshot: Mutex<Snapshot<T>>,
+    /// Counts the versions seen (for those who recompute what depends on the document).
+    seen: tokio::sync::watch::Sender<u64>,
 }
 
 impl<T> SharedObject<T>
@@ -60,12 +72,25 @@ where
             store: bucket.store.clone(),
             key: url.key(),
             url: url.to_string(),
-            snapshot: Mutex::new(Snapshot {
-                value: Arc::default(),
-                version: None,
-                checked: None,
-            }),
+            snapshot: Mutex::new(Snapshot::empty()),
+            seen: tokio::sync::watch::channel(0).0,
         }
+    }
+
+    /// Changes whenever another version of the document is seen.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.seen.subscribe()
+    }
+
+    /// How many versions have been seen: a different number, a different document.
+    pub fn generation(&self) -> u64 {
+        *self.seen.borrow()
+    }
+
+    /// Holds `snapshot` from now on, a new version.
+    fn hold(&self, snapshot: Snapshot<T>) {
+        *self.lock() = snapshot;
+        self.seen.send_modify(|n| *n += 1);
     }
 
     pub fn url(&self) -> &str {
@@ -113,7 +138,16 @@ where
                 self.lock().checked = Some(Instant::now());
                 return Ok(());
             }
-            Fetched::Missing => (T::default(), None),
+            Fetched::Missing => {
+                let mut s = self.lock();
+                if s.version.is_none() && s.checked.is_some() {
+                    // Still none: nothing new.
+                    s.checked = Some(Instant::now());
+                    return Ok(());
+                }
+                drop(s);
+                (T::default(), None)
+            }
             Fetched::Found(bytes, version) => {
                 let value = serde_json::from_slice(&bytes).unwrap_or_else(|e| {
                     tracing::warn!("{} is not usable ({e}); it counts as empty", self.url);
@@ -122,11 +156,11 @@ where
                 (value, Some(version))
             }
         };
-        *self.lock() = Snapshot {
+        self.hold(Snapshot {
             value: Arc::new(value),
             version,
             checked: Some(Instant::now()),
-        };
+        });
         Ok(())
     }
 
@@ -192,14 +226,14 @@ where
                 .await
             {
                 Ok(put) => {
-                    *self.lock() = Snapshot {
+                    self.hold(Snapshot {
                         value: Arc::new(value),
                         version: Some(UpdateVersion {
                             e_tag: put.e_tag,
                             version: put.version,
                         }),
                         checked: Some(Instant::now()),
-                    };
+                    });
                     return Ok(out);
                 }
                 Err(

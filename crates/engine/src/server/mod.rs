@@ -115,7 +115,7 @@ pub struct OffloadServer {
 
 /// What an exposure depends on: the pool's and the configuration's change counters and the
 /// pins file's modification time (approvals in other processes).
-type ExposureKey = (u64, u64, Option<std::time::SystemTime>);
+type ExposureKey = (u64, u64, crate::shared_doc::Stamp);
 
 /// An exposure and what it was computed from.
 type CachedExposure = (ExposureKey, Arc<crate::gateway::Exposure>);
@@ -143,7 +143,7 @@ impl OffloadServer {
         let key: ExposureKey = (
             *self.engine.pool.watch().borrow(),
             *self.engine.watch().borrow(),
-            self.engine.pins.modified(),
+            self.engine.pins.stamp(),
         );
         if let Some((k, e)) = self
             .exposed
