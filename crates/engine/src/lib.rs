@@ -12,8 +12,8 @@
 //!
 //! 1. Words and values: `error`, `crypto`, `logging`, `rounds`, `sessions`, `whole_file`
 //! 2. State on disk: `shared_file`, `events`, `config`
-//! 3. The outside world: `access`, `keychain`, `oauth`, `objects`, `gateway`, `upstream`,
-//!    `urls`, `clients`, `scripts`
+//! 3. The outside world: `access`, `keychain`, `oauth`, `objects`, `shared_doc`, `gateway`,
+//!    `upstream`, `urls`, `clients`, `scripts`, `traces`
 //! 4. Files: `roots`, `store`, `refs`
 //! 5. The engine: `engine`
 //! 6. Serving: `available`, `query`, `activity`, `config_watch`, `server`
@@ -53,6 +53,7 @@ mod sessions;
 mod shared_doc;
 mod shared_file;
 mod store;
+mod traces;
 mod upstream;
 mod urls;
 mod whole_file;

@@ -217,7 +217,17 @@ impl TestContext {
     /// `offload serve --http ADDR` (with `extra` arguments) and the URL it serves MCP at, once
     /// it listens (ADDR may use port 0: the URL is read from its log).
     pub async fn http_host(&self, addr: &str, extra: &[&str]) -> (Host, String) {
-        let mut cmd = self.host_command();
+        self.http_host_from(self.host_command(), addr, extra).await
+    }
+
+    /// [`TestContext::http_host`] from `cmd` (a [`TestContext::host_command`] with more set, an
+    /// environment variable say).
+    pub async fn http_host_from(
+        &self,
+        mut cmd: tokio::process::Command,
+        addr: &str,
+        extra: &[&str],
+    ) -> (Host, String) {
         cmd.args(["--http", addr]).args(extra);
         let before = self.log().len();
         let child = cmd

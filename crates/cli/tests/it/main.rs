@@ -34,6 +34,7 @@ mod sign_in;
 mod special_files;
 mod store;
 mod team;
+mod traces;
 mod urls;
 mod workflows;
 

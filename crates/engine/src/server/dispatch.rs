@@ -52,7 +52,43 @@ impl OffloadServer {
         self.exposure().await.find(name).cloned()
     }
 
+    /// Serves a call: a span of the client's trace when it sent one (`_meta.traceparent`, or
+    /// the HTTP `traceparent` header), or when spans are exported.
     pub(super) async fn serve_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResult, McpError> {
+        let parent = context
+            .meta
+            .get_traceparent()
+            .map(str::to_owned)
+            .or_else(|| {
+                let parts = context.extensions.get::<http::request::Parts>()?;
+                Some(parts.headers.get("traceparent")?.to_str().ok()?.to_owned())
+            });
+        let span = crate::traces::Span::serving(
+            parent.as_deref(),
+            format!("tools/call {}", request.name),
+            vec![
+                ("mcp.method.name", "tools/call".into()),
+                ("gen_ai.tool.name", request.name.to_string()),
+            ],
+        );
+        let Some(span) = span else {
+            return self.serve_call_traced(request, context).await;
+        };
+        let result = span.scope(self.serve_call_traced(request, context)).await;
+        let error = match &result {
+            Err(e) => Some(e.message.to_string()),
+            Ok(r) if r.is_error == Some(true) => Some("the tool answered an error".into()),
+            Ok(_) => None,
+        };
+        span.end(error.as_deref());
+        result
+    }
+
+    async fn serve_call_traced(
         &self,
         request: CallToolRequestParams,
         mut context: RequestContext<RoleServer>,

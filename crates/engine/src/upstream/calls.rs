@@ -38,18 +38,55 @@ impl Upstream {
         }
     }
 
-    /// Calls `tool` with `arguments` on the kept-open connection.
+    /// Calls `tool` with `arguments` on the kept-open connection: a span of the trace the
+    /// call is part of, if any, whose context goes along (`_meta.traceparent`).
     pub async fn call(
         &self,
         tool: &str,
         arguments: Option<rmcp::model::JsonObject>,
         options: CallOptions,
     ) -> Result<CallToolResult, UpstreamError> {
+        let span = crate::traces::Span::upstream(
+            format!("tools/call {tool}"),
+            vec![
+                ("mcp.method.name", "tools/call".into()),
+                ("gen_ai.tool.name", tool.to_owned()),
+                ("offload.server", self.name.clone()),
+            ],
+        );
+        let traceparent = span.as_ref().map(|s| s.context().traceparent());
+        let result = self
+            .call_traced(tool, arguments, options, traceparent)
+            .await;
+        if let Some(span) = span {
+            let error = match &result {
+                Err(e) => Some(e.to_string()),
+                Ok(r) if r.is_error == Some(true) => Some("the tool answered an error".into()),
+                Ok(_) => None,
+            };
+            span.end(error.as_deref());
+        }
+        result
+    }
+
+    async fn call_traced(
+        &self,
+        tool: &str,
+        arguments: Option<rmcp::model::JsonObject>,
+        options: CallOptions,
+        traceparent: Option<String>,
+    ) -> Result<CallToolResult, UpstreamError> {
         let conn = self.connection().await?;
         let log_level = options.caller.as_ref().and_then(|c| c.log_level);
         let _caller = options.caller.map(|c| self.callers.register(c));
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
+        if let Some(traceparent) = &traceparent {
+            params
+                .meta
+                .get_or_insert_with(Default::default)
+                .set_traceparent(traceparent);
+        }
         // On 2026-07-28 a server logs only for requests that ask: ask at the caller's level.
         if let Some(level) = log_level {
             params

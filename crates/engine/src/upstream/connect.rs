@@ -336,13 +336,19 @@ async fn open_http(
             url: url.clone(),
             secrets: ctx.secrets.clone(),
         };
+        let http = super::traced::Traced(http);
         handshake(
             StreamableHttpClientTransport::with_client(http, config),
             ctx,
         )
         .await
     } else {
-        handshake(StreamableHttpClientTransport::from_config(config), ctx).await
+        let http = super::traced::Traced(crate::oauth::http_client());
+        handshake(
+            StreamableHttpClientTransport::with_client(http, config),
+            ctx,
+        )
+        .await
     };
     let client = client.map_err(|e| super::http_error::explain(&url, &e, signs_in))?;
     Ok(Opened {

@@ -22,6 +22,7 @@ mod sign_in;
 mod stderr;
 mod supervisor;
 mod tasks;
+mod traced;
 
 pub use callers::Caller;
 pub use confine::Setting as ConfineSetting;
