@@ -3,6 +3,7 @@
 //! `offload mcp` serves Offload's MCP tools on stdio for an MCP client. stdout belongs to the
 //! protocol: everything else goes to stderr (or the file named by `OFFLOAD_LOG_FILE`).
 
+mod audit;
 mod auth;
 mod doctor;
 mod files;
@@ -91,6 +92,14 @@ enum Command {
         #[command(subcommand)]
         command: token::TokenCommand,
     },
+    /// The calls served, as JSON lines: every replica's when the configuration names
+    /// `http.state` (the shared audit log), else this machine's.
+    Audit {
+        #[command(flatten)]
+        config: ConfigArg,
+        #[command(flatten)]
+        args: audit::AuditArgs,
+    },
     /// Print the configuration file path Offload uses.
     ConfigPath {
         #[command(flatten)]
@@ -142,6 +151,7 @@ fn main() -> std::process::ExitCode {
         Command::Serve { config, args } => serve::run(config.resolve(), args),
         Command::Auth { config, command } => auth::run(config.resolve(), command),
         Command::Token { config, command } => token::run(config.resolve(), command),
+        Command::Audit { config, args } => audit::run(config.resolve(), args),
         Command::Secret(command) => secret::run(command),
         Command::Tools { config, command } => tools::run(config.resolve(), command),
         Command::Schema(args) => files::schema(args),

@@ -308,6 +308,10 @@ impl Engine {
     /// version on tasks of their own, and sessions are told when tools were approved elsewhere.
     /// Must run inside a runtime.
     pub fn keep_shared_state_fresh(self: &Arc<Self>) {
+        let state = crate::objects::state_bucket(self.config().http.as_ref(), &*self.secrets);
+        if let Some(Ok(bucket)) = state {
+            crate::shared_audit::ship(&self.events, bucket);
+        }
         let engine = Arc::downgrade(self);
         self.pins
             .keep_fresh(move || engine.upgrade().map(|e| e.notify()).is_some());

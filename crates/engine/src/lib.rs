@@ -12,7 +12,7 @@
 //!
 //! 1. Words and values: `error`, `crypto`, `logging`, `rounds`, `sessions`, `whole_file`
 //! 2. State on disk: `shared_file`, `events`, `config`
-//! 3. The outside world: `access`, `keychain`, `oauth`, `objects`, `shared_doc`, `gateway`,
+//! 3. The outside world: `access`, `keychain`, `oauth`, `objects`, `shared_doc`, `shared_audit`, `gateway`,
 //!    `upstream`, `urls`, `clients`, `scripts`, `traces`
 //! 4. Files: `roots`, `store`, `refs`
 //! 5. The engine: `engine`
@@ -50,6 +50,7 @@ mod rounds;
 mod scripts;
 pub mod server;
 mod sessions;
+mod shared_audit;
 mod shared_doc;
 mod shared_file;
 mod store;

@@ -232,6 +232,76 @@ async fn a_tool_approved_through_one_replica_is_released_on_every_replica_within
 }
 
 #[tokio::test]
+#[ignore = "needs weed mini: run scripts/setup-interop.sh"]
+async fn every_replicas_calls_are_in_the_shared_audit_log_within_seconds() {
+    let weed = Weed::get().await;
+    let prefix = weed.prefix("team-audit");
+    let mut state = weed.root(&prefix, true);
+    state.as_object_mut().unwrap().remove("writable");
+    let mut replicas = Vec::new();
+    for _ in 0..2 {
+        let ctx = TestContext::new();
+        ctx.write_config(json!({
+            "roots": [ctx.root], "mcpServers": {"fx": TestContext::fixture(&[])},
+            "http": {"state": state},
+        }));
+        let (host, url) = ctx.http_host("127.0.0.1:0", &[]).await;
+        replicas.push((ctx, host, url));
+    }
+    let token = replicas[0].0.token("agent", "read,call");
+    // Each replica serves its own calls: 5 through the first, 3 through the second.
+    for ((_, _, url), n) in replicas.iter().zip([5, 3]) {
+        let client = http_client(url, &token).await;
+        for i in 0..n {
+            let r = call(&client, "fx__echo", json!({"text": format!("call {i}")})).await;
+            assert_eq!(text(&r), format!("call {i}"));
+        }
+        let _ = client.cancel().await;
+    }
+    // `offload audit` through either replica's configuration: both replicas' calls, in time
+    // order, within seconds.
+    let since = Instant::now();
+    let events = loop {
+        let out = ok(replicas[1].0.run_offload(&["audit", "--since", "10m"]));
+        let events: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .filter(|e: &Value| e["tool"] == "fx__echo")
+            .collect();
+        if events.len() >= 8 || since.elapsed() > Duration::from_secs(10) {
+            break events;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    eprintln!(
+        "both replicas' calls in the shared audit log {:?} after the last",
+        since.elapsed()
+    );
+    assert_eq!(events.len(), 8, "{events:#?}");
+    let pids: std::collections::BTreeSet<u64> =
+        events.iter().map(|e| e["pid"].as_u64().unwrap()).collect();
+    assert_eq!(pids.len(), 2, "from both replicas: {pids:?}");
+    let times: Vec<&str> = events.iter().map(|e| e["time"].as_str().unwrap()).collect();
+    let mut sorted = times.clone();
+    sorted.sort();
+    assert_eq!(times, sorted, "in time order");
+    assert!(
+        events
+            .iter()
+            .all(|e| e["outcome"] == "ok" && e["server"] == "fx")
+    );
+    // Each machine still has its own calls on its own disk.
+    for ((ctx, _, _), n) in replicas.iter().zip([5, 3]) {
+        let local = std::fs::read_to_string(ctx.home.join(".local/share/offload/audit.jsonl"))
+            .unwrap_or_default();
+        assert_eq!(local.matches("\"fx__echo\"").count(), n);
+    }
+    // `--limit` keeps the newest.
+    let out = ok(replicas[0].0.run_offload(&["audit", "--limit", "2"]));
+    assert_eq!(out.lines().count(), 2, "{out}");
+}
+
+#[tokio::test]
 async fn a_state_bucket_that_does_not_answer_accepts_no_token() {
     // Nothing listens on this port: the bucket is down from the start.
     let port = offload_testkit::free_port();

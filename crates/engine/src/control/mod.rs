@@ -29,7 +29,7 @@ pub use clients::{
     ClientChange, ImportReport, Imported, Snippet, clients, connect, disconnect, import_servers,
     snippet,
 };
-pub use log::call_log;
+pub use log::{audit_log, call_log};
 pub use notices::{Look, Notice, Notices, notifications, set_notifications};
 pub use offers::{OffersView, PromptView, ResourceView, server_log, server_offers};
 /// A stored file's summary, as the Responses screen shows it.

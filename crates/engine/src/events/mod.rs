@@ -107,6 +107,9 @@ pub struct Events {
     audit: Mutex<Option<AuditLog>>,
     /// The calls counted for `/metrics`.
     pub metrics: metrics::Metrics,
+    /// Where events are sent on as well (the shared audit log), and how many could not be.
+    tee: std::sync::OnceLock<tokio::sync::mpsc::Sender<Event>>,
+    dropped: std::sync::atomic::AtomicU64,
 }
 
 impl Events {
@@ -121,7 +124,15 @@ impl Events {
                 open: None,
             })),
             metrics: metrics::Metrics::default(),
+            tee: std::sync::OnceLock::new(),
+            dropped: Default::default(),
         }
+    }
+
+    /// Sends every event from now on to `to` as well (once: `false` when another was set). An
+    /// event that finds its queue full is not sent there (the local log has it), and counted.
+    pub fn tee(&self, to: tokio::sync::mpsc::Sender<Event>) -> bool {
+        self.tee.set(to).is_ok()
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
@@ -130,6 +141,16 @@ impl Events {
 
     pub fn emit(&self, event: Event) {
         self.metrics.observe(&event);
+        if let Some(tee) = self.tee.get()
+            && tee.try_send(event.clone()).is_err()
+        {
+            let n = self
+                .dropped
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if n.is_power_of_two() {
+                tracing::warn!("{} event(s) not sent to the shared audit log", n + 1);
+            }
+        }
         if let Some(log) = self
             .audit
             .lock()
