@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use chrono::{DateTime, Duration, Utc};
 use clap::Args;
-use offload_engine::config::{AppDirs, Config};
 use offload_engine::keychain::Keychain;
 
 use crate::mcp::ConfigChoice;
@@ -41,10 +40,6 @@ fn since(text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
 }
 
 pub fn run(config: ConfigChoice, args: AuditArgs) -> ExitCode {
-    let Some(dirs) = AppDirs::platform() else {
-        eprintln!("offload: cannot determine the home directory");
-        return ExitCode::FAILURE;
-    };
     let since = match args
         .since
         .as_deref()
@@ -57,21 +52,10 @@ pub fn run(config: ConfigChoice, args: AuditArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let Some(runtime) = crate::mcp::runtime() else {
-        return ExitCode::FAILURE;
-    };
-    runtime.block_on(async move {
-        let path = config.path.unwrap_or_else(|| dirs.config_file());
-        let http = match Config::read(&path, config.named) {
-            Ok(c) => c.http,
-            Err(e) => {
-                eprintln!("offload: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
+    crate::mcp::with_config(config, |dirs, config| async move {
         let read = offload_engine::control::audit_log(
             &dirs.data_dir,
-            http.as_ref(),
+            config.http.as_ref(),
             &Keychain::platform(),
             since,
             args.limit,

@@ -69,6 +69,30 @@ pub fn runtime() -> Option<tokio::runtime::Runtime> {
         .ok()
 }
 
+/// Runs `work` on a runtime with this machine's directories and the configuration `config`
+/// names (for the commands that work on what it says, e.g. where the shared state is).
+pub fn with_config<F, Fut>(config: ConfigChoice, work: F) -> ExitCode
+where
+    F: FnOnce(AppDirs, offload_engine::config::Config) -> Fut,
+    Fut: Future<Output = ExitCode>,
+{
+    let Some(dirs) = AppDirs::platform() else {
+        eprintln!("offload: cannot determine the home directory");
+        return ExitCode::FAILURE;
+    };
+    let Some(runtime) = runtime() else {
+        return ExitCode::FAILURE;
+    };
+    let path = config.path.unwrap_or_else(|| dirs.config_file());
+    match offload_engine::config::Config::read(&path, config.named) {
+        Ok(read) => runtime.block_on(work(dirs, read)),
+        Err(e) => {
+            eprintln!("offload: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 pub fn run(config: ConfigChoice, args: McpArgs) -> ExitCode {
     offload_engine::logging::init();
     let Some(runtime) = runtime() else {

@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use offload_engine::access::{Tokens, parse_scopes, scope_list};
-use offload_engine::config::{AppDirs, Config};
 use offload_engine::keychain::Keychain;
 
 use crate::mcp::ConfigChoice;
@@ -27,24 +26,9 @@ pub enum TokenCommand {
 }
 
 pub fn run(config: ConfigChoice, command: TokenCommand) -> ExitCode {
-    let Some(dirs) = AppDirs::platform() else {
-        eprintln!("offload: cannot determine the home directory");
-        return ExitCode::FAILURE;
-    };
-    let Some(runtime) = crate::mcp::runtime() else {
-        return ExitCode::FAILURE;
-    };
-    runtime.block_on(async move {
-        // Where the tokens are kept: `http.state` of the configuration, else the data directory.
-        let path = config.path.unwrap_or_else(|| dirs.config_file());
-        let http = match Config::read(&path, config.named) {
-            Ok(c) => c.http,
-            Err(e) => {
-                eprintln!("offload: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
-        let tokens = Tokens::of_config(&dirs.data_dir, http.as_ref(), &Keychain::platform());
+    // Where the tokens are kept: `http.state` of the configuration, else the data directory.
+    crate::mcp::with_config(config, |dirs, config| async move {
+        let tokens = Tokens::of_config(&dirs.data_dir, config.http.as_ref(), &Keychain::platform());
         answer(&tokens, command).await
     })
 }

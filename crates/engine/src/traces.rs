@@ -204,6 +204,17 @@ impl Span {
     }
 }
 
+/// Why a tool call failed, for its span: the error, or the tool's own error answer.
+pub fn failure<E: std::fmt::Display>(
+    result: &Result<rmcp::model::CallToolResult, E>,
+) -> Option<String> {
+    match result {
+        Err(e) => Some(e.to_string()),
+        Ok(r) if r.is_error == Some(true) => Some("the tool answered an error".into()),
+        Ok(_) => None,
+    }
+}
+
 /// Where spans go, and the queue to the task that sends them.
 struct Exporter {
     queue: mpsc::Sender<Value>,

@@ -195,17 +195,7 @@ impl Pins {
         let Some(pinned) = file.servers.get(server) else {
             let mut pinning = self.pinning.lock().unwrap_or_else(|p| p.into_inner());
             if pinning.insert(server.to_owned()) {
-                let pins: BTreeMap<String, Pinned> = tools
-                    .iter()
-                    .map(|t| {
-                        let definition = definition(t);
-                        let pin = Pinned {
-                            hash: hash(&definition),
-                            definition,
-                        };
-                        (t.name.to_string(), pin)
-                    })
-                    .collect();
+                let pins: BTreeMap<String, Pinned> = tools.iter().map(pin).collect();
                 let (name, done) = (server.to_owned(), self.pinning.clone());
                 let first = name.clone();
                 drop(pinning);
@@ -277,14 +267,7 @@ impl Pins {
         let approving: Vec<(String, Pinned)> = tools
             .iter()
             .filter(|t| tool.is_none_or(|n| t.name == n))
-            .map(|t| {
-                let definition = definition(t);
-                let pin = Pinned {
-                    hash: hash(&definition),
-                    definition,
-                };
-                (t.name.to_string(), pin)
-            })
+            .map(pin)
             .collect();
         self.doc
             .change(|file| {
@@ -314,6 +297,16 @@ impl Pins {
             );
         }
     }
+}
+
+/// `tool`'s name and its definition as pinned.
+fn pin(tool: &Tool) -> (String, Pinned) {
+    let definition = definition(tool);
+    let pin = Pinned {
+        hash: hash(&definition),
+        definition,
+    };
+    (tool.name.to_string(), pin)
 }
 
 /// `tool` of `server` held, beside its approved definition (`None`: new, or not checkable).

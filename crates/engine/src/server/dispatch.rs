@@ -79,12 +79,7 @@ impl OffloadServer {
             return self.serve_call_traced(request, context).await;
         };
         let result = span.scope(self.serve_call_traced(request, context)).await;
-        let error = match &result {
-            Err(e) => Some(e.message.to_string()),
-            Ok(r) if r.is_error == Some(true) => Some("the tool answered an error".into()),
-            Ok(_) => None,
-        };
-        span.end(error.as_deref());
+        span.end(crate::traces::failure(&result).as_deref());
         result
     }
 

@@ -59,12 +59,7 @@ impl Upstream {
             .call_traced(tool, arguments, options, traceparent)
             .await;
         if let Some(span) = span {
-            let error = match &result {
-                Err(e) => Some(e.to_string()),
-                Ok(r) if r.is_error == Some(true) => Some("the tool answered an error".into()),
-                Ok(_) => None,
-            };
-            span.end(error.as_deref());
+            span.end(crate::traces::failure(&result).as_deref());
         }
         result
     }
