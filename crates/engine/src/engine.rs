@@ -41,6 +41,8 @@ pub struct Engine {
     pub routes: crate::gateway::Routes,
     /// Calls waiting for a 2026-07-28 client's answers to their upstream's questions.
     pub rounds: crate::rounds::Rounds,
+    /// Which replica holds a parked call, for replicas sharing state.
+    pub replicas: crate::replicas::Replicas,
     /// The confined processes `run_script` runs scripts in.
     pub scripts: crate::scripts::Workers,
     pub dirs: AppDirs,
@@ -168,6 +170,7 @@ impl Engine {
             ),
             routes: crate::gateway::Routes::default(),
             rounds: crate::rounds::Rounds::default(),
+            replicas: crate::replicas::Replicas::default(),
             scripts: crate::scripts::Workers::new(script_worker_program()),
             dirs: dirs.clone(),
             secrets,

@@ -13,7 +13,7 @@
 //! 1. Words and values: `error`, `crypto`, `logging`, `rounds`, `sessions`, `whole_file`
 //! 2. State on disk: `shared_file`, `events`, `config`
 //! 3. The outside world: `access`, `keychain`, `oauth`, `objects`, `shared_doc`, `shared_audit`, `gateway`,
-//!    `upstream`, `urls`, `clients`, `scripts`, `traces`
+//!    `upstream`, `urls`, `clients`, `scripts`, `traces`, `replicas`
 //! 4. Files: `roots`, `store`, `refs`
 //! 5. The engine: `engine`
 //! 6. Serving: `available`, `query`, `activity`, `config_watch`, `server`
@@ -45,6 +45,7 @@ pub mod oauth;
 mod objects;
 mod query;
 mod refs;
+mod replicas;
 mod roots;
 mod rounds;
 mod scripts;

@@ -133,7 +133,8 @@ fn the_chart_lints_renders_valid_objects_and_says_what_offload_serves() {
         "config": {
             "roots": ["/files/reports"],
             "mcpServers": {"tickets": {"url": "https://tickets.example.com/mcp",
-                "headers": {"Authorization": "Bearer ${env:TICKETS_TOKEN}"}}}
+                "headers": {"Authorization": "Bearer ${env:TICKETS_TOKEN}"}}},
+            "http": {"state": {"path": "s3://team/offload-state", "region": "eu-west-1"}}
         },
         "roots": [{"name": "reports", "mountPath": "/files/reports",
             "volume": {"persistentVolumeClaim": {"claimName": "reports"}}}],
@@ -184,4 +185,14 @@ fn the_chart_lints_renders_valid_objects_and_says_what_offload_serves() {
         config["mcpServers"]["tickets"]["headers"]["Authorization"], "Bearer ${env:TICKETS_TOKEN}",
         "the secret's reference, not a value"
     );
+    // Replicas sharing state reach each other at their pod's address.
+    assert_eq!(config["http"]["advertise"], "http://${env:POD_IP}:8765/mcp");
+    assert_eq!(config["http"]["state"]["path"], "s3://team/offload-state");
+    let pod_ip = container["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "POD_IP")
+        .expect("POD_IP in the environment");
+    assert_eq!(pod_ip["valueFrom"]["fieldRef"]["fieldPath"], "status.podIP");
 }

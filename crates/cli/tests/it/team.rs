@@ -301,6 +301,50 @@ async fn every_replicas_calls_are_in_the_shared_audit_log_within_seconds() {
     assert_eq!(out.lines().count(), 2, "{out}");
 }
 
+/// A 2026-07-28 call parked for its client's answers lives in the replica that asked (the
+/// upstream call is open there): the client's retry reaching the other replica is handed to it.
+#[tokio::test]
+#[ignore = "needs weed mini: run scripts/setup-interop.sh"]
+async fn a_clients_answers_reaching_another_replica_are_handed_to_the_one_that_asked() {
+    let weed = Weed::get().await;
+    let prefix = weed.prefix("team-rounds");
+    let mut state = weed.root(&prefix, true);
+    state.as_object_mut().unwrap().remove("writable");
+    let python = offload_testkit::interop_dir().join(".venv/bin/python");
+    let asking = offload_testkit::interop_dir().join("asking_server.py");
+    let mut replicas = Vec::new();
+    for _ in 0..2 {
+        let ctx = TestContext::new();
+        ctx.write_config(json!({
+            "roots": [ctx.root], "tools": {"expose": "direct"},
+            "mcpServers": {"asking": {"command": python, "args": [asking]}},
+            "http": {"state": state},
+        }));
+        let (host, url) = ctx.http_host("127.0.0.1:0", &[]).await;
+        replicas.push((ctx, host, url));
+    }
+    let token = replicas[0].0.token("agent", "read,call");
+    let out = crate::interop::run_script_within(
+        &replicas[0].0,
+        offload_testkit::interop_dir().join(".venv/bin/python"),
+        &[
+            "asking_replicas_client.py",
+            &replicas[0].2,
+            &replicas[1].2,
+            &token,
+        ],
+        Duration::from_secs(120),
+    )
+    .await;
+    assert_eq!(
+        out.matches("ok asked by one replica, answered through the other")
+            .count(),
+        6,
+        "{out}"
+    );
+    assert!(out.contains("ok answered Frances"), "{out}");
+}
+
 #[tokio::test]
 async fn a_state_bucket_that_does_not_answer_accepts_no_token() {
     // Nothing listens on this port: the bucket is down from the start.

@@ -205,6 +205,11 @@ pub struct HttpConfig {
     /// prefix, with the settings a bucket root takes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<StateEntry>,
+    /// This replica's MCP URL as the other replicas reach it (`http://${env:POD_IP}:8765/mcp`),
+    /// to hand it retries of the calls it parked; default: the address it serves at, unless
+    /// that is a wildcard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advertise: Option<String>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

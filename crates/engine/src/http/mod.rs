@@ -62,6 +62,26 @@ pub struct HttpServer {
     stop: CancellationToken,
 }
 
+/// This replica's MCP URL as the others reach it: `http.advertise`, else the address it serves
+/// at unless that is a wildcard (then none, and the log says what to set when state is shared).
+fn replica_url(engine: &Engine, scheme: &str, addr: SocketAddr) -> Option<String> {
+    let http = engine.config().http.clone()?;
+    match http.advertise.as_deref() {
+        Some(named) => crate::config::interpolate(named, engine.secrets.as_ref())
+            .map_err(|e| tracing::warn!("http.advertise: {e}"))
+            .ok(),
+        None if !addr.ip().is_unspecified() => Some(format!("{scheme}://{addr}/mcp")),
+        None => {
+            if http.state.is_some() {
+                tracing::warn!(
+                    "serving on {addr} with shared state: set http.advertise (this replica's URL as the others reach it) so that a client's answers reaching another replica are handed here"
+                );
+            }
+            None
+        }
+    }
+}
+
 impl HttpServer {
     /// Binds `options.addr` and prepares TLS; errors are sentences for the person starting it.
     pub async fn bind(engine: Arc<Engine>, options: &HttpOptions) -> Result<Self, String> {
@@ -83,7 +103,26 @@ impl HttpServer {
             .local_addr()
             .map_err(|e| format!("cannot listen on {}: {e}", options.addr))?;
         let stop = CancellationToken::new();
-        let front = front::Front::new(engine, options, stop.child_token());
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let mut options = options.clone();
+        if let Some(url) = replica_url(&engine, scheme, addr) {
+            // Other replicas hand retries here by this name.
+            if let Some(host) = reqwest::Url::parse(&url)
+                .ok()
+                .and_then(|u| Some(u.host_str()?.to_owned()))
+            {
+                options
+                    .allowed_hosts
+                    .push(host.trim_matches(['[', ']']).to_owned());
+            }
+            let http = engine.config().http.clone();
+            if let Some(Ok(state)) =
+                crate::objects::state_bucket(http.as_ref(), engine.secrets.as_ref())
+            {
+                engine.replicas.start(url, state);
+            }
+        }
+        let front = front::Front::new(engine, &options, stop.child_token());
         if !loopback && tls.is_none() {
             tracing::warn!(
                 "serving plain HTTP on {}: put it behind a reverse proxy that terminates TLS, or pass --tls-cert/--tls-key",

@@ -393,18 +393,14 @@ impl ServerHandler for OffloadServer {
             return self.serve_call(request, context).await.map(Into::into);
         }
         let rounds = &self.engine.rounds;
-        if let Some(state) = request.request_state.as_deref() {
+        if let Some(state) = request.request_state.clone() {
             let answers = request.input_responses.clone().unwrap_or_default();
-            let running = rounds.resume(state, answers).ok_or_else(|| {
-                McpError::invalid_params(
-                    "requestState names no call waiting for answers here (it ended, was let go after 10 minutes, or belongs to another Offload process)",
-                    None,
-                )
-            })?;
-            return rounds
-                .wait(running, context.ct.clone())
-                .await
-                .into_response();
+            let Some(running) = rounds.resume(&state, answers) else {
+                return self.hand_over(&state, request, context).await;
+            };
+            self.engine.replicas.resumed(&state);
+            let outcome = rounds.wait(running, context.ct.clone()).await;
+            return self.parked(outcome).await;
         }
         let (asks, asked) = tokio::sync::mpsc::unbounded_channel();
         context.extensions.insert(Asking(asks));
@@ -418,10 +414,50 @@ impl ServerHandler for OffloadServer {
             asked,
             cancel,
         );
-        rounds
-            .wait(running, context.ct.clone())
-            .await
-            .into_response()
+        let outcome = rounds.wait(running, context.ct.clone()).await;
+        self.parked(outcome).await
+    }
+}
+
+impl OffloadServer {
+    /// The client's answer; a call parked for its answers is recorded as held here, so that
+    /// another replica the retry reaches hands it here.
+    async fn parked(&self, outcome: crate::rounds::Outcome) -> Result<CallToolResponse, McpError> {
+        if let crate::rounds::Outcome::InputRequired(asked) = &outcome
+            && let Some(state) = &asked.request_state
+        {
+            self.engine.replicas.parked_here(state).await;
+        }
+        outcome.into_response()
+    }
+
+    /// A retry whose call is not parked here: handed to the replica holding it, when the
+    /// shared state names one (once: a retry handed here is not handed on).
+    async fn hand_over(
+        &self,
+        state: &str,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let headers = context
+            .extensions
+            .get::<http::request::Parts>()
+            .map(|p| p.headers.clone())
+            .unwrap_or_default();
+        if !headers.contains_key(crate::replicas::HANDED_OVER)
+            && let Some(holder) = self.engine.replicas.holder(state).await
+        {
+            tracing::debug!("a retry handed to {holder}, which holds its call");
+            return self
+                .engine
+                .replicas
+                .hand_over(&holder, request, context.meta.clone(), &headers)
+                .await;
+        }
+        Err(McpError::invalid_params(
+            "requestState names no call waiting for answers here (it ended, was let go after 10 minutes, or belongs to another Offload process)",
+            None,
+        ))
     }
 }
 
