@@ -204,6 +204,24 @@ impl Span {
     }
 }
 
+/// The `traceparent` an outgoing message carries, if any (in a call's params, or the envelope's
+/// `_meta`).
+pub fn traceparent_of(message: &rmcp::model::ClientJsonRpcMessage) -> Option<&str> {
+    use rmcp::model::{ClientRequest, GetMeta, JsonRpcMessage};
+    let JsonRpcMessage::Request(r) = message else {
+        return None;
+    };
+    match &r.request {
+        ClientRequest::CallToolRequest(call) => call
+            .params
+            .meta
+            .as_ref()
+            .and_then(|m| m.get_traceparent())
+            .or_else(|| r.request.get_meta().get_traceparent()),
+        other => other.get_meta().get_traceparent(),
+    }
+}
+
 /// Why a tool call failed, for its span: the error, or the tool's own error answer.
 pub fn failure<E: std::fmt::Display>(
     result: &Result<rmcp::model::CallToolResult, E>,

@@ -1,8 +1,12 @@
-//! Noticing, on a live connection, that the server refused its sign-in. rmcp's HTTP worker ends
-//! the connection when a request is refused, and the caller then only sees "closed"; this
-//! wrapper around the HTTP client remembers why, so the call answers `auth_required` in words,
-//! the server shows `sign_in_required`, and a refusal for want of a scope is kept for the next
-//! sign-in (step-up).
+//! The HTTP client of a connection to a remote server. It sends each request's W3C trace context
+//! (`_meta.traceparent`, see `traces`) as the `traceparent` header too, where HTTP servers,
+//! proxies and their tracing look for it.
+//!
+//! And for a server that signs in, it notices on a live connection that the server refused the
+//! sign-in. rmcp's HTTP worker ends the connection when a request is refused, and the caller
+//! then only sees "closed"; this wrapper remembers why, so the call answers `auth_required` in
+//! words, the server shows `sign_in_required`, and a refusal for want of a scope is kept for the
+//! next sign-in (step-up).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -54,6 +58,13 @@ impl AuthWatch {
 #[derive(Clone)]
 pub struct Watched<C> {
     pub inner: C,
+    /// For a server that signs in: where its refusals are told.
+    pub sign_in: Option<SignIn>,
+}
+
+/// Where a signing-in server's refusals go.
+#[derive(Clone)]
+pub struct SignIn {
     pub watch: Arc<AuthWatch>,
     pub server: String,
     pub url: String,
@@ -66,12 +77,27 @@ impl<C> Watched<C> {
         &self,
         result: Result<T, StreamableHttpError<E>>,
     ) -> Result<T, StreamableHttpError<E>> {
-        if let Some(refusal) = refusal(&result) {
-            super::note_refusal(&self.server, &self.url, &refusal, &self.secrets).await;
-            *self.watch.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(refusal);
+        if let Some(s) = &self.sign_in
+            && let Some(refusal) = refusal(&result)
+        {
+            super::note_refusal(&s.server, &s.url, &refusal, &s.secrets).await;
+            *s.watch.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(refusal);
         }
         result
     }
+}
+
+/// `headers` with the message's trace context as `traceparent`, when it carries one.
+fn traced(
+    message: &ClientJsonRpcMessage,
+    mut headers: HashMap<HeaderName, HeaderValue>,
+) -> HashMap<HeaderName, HeaderValue> {
+    if let Some(value) = crate::traces::traceparent_of(message)
+        && let Ok(value) = HeaderValue::from_str(value)
+    {
+        headers.insert(HeaderName::from_static("traceparent"), value);
+    }
+    headers
 }
 
 /// The refusal a request's outcome is, if it is one.
@@ -103,9 +129,10 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, Failed<Self::Error>> {
+        let headers = traced(&message, custom_headers);
         self.noting(
             self.inner
-                .post_message(uri, message, session_id, auth_header, custom_headers)
+                .post_message(uri, message, session_id, auth_header, headers)
                 .await,
         )
         .await
@@ -120,6 +147,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, Failed<Self::Error>> {
+        let headers = traced(&message, custom_headers);
         self.noting(
             self.inner
                 .post_message_with_max_sse_event_size(
@@ -127,7 +155,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
                     message,
                     session_id,
                     auth_header,
-                    custom_headers,
+                    headers,
                     max_sse_event_size,
                 )
                 .await,

@@ -306,6 +306,7 @@ async fn open_http(
     signs_in: bool,
     ctx: ConnectContext<'_>,
 ) -> Result<Opened, StartError> {
+    use crate::oauth::watch::{SignIn, Watched};
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
@@ -327,23 +328,27 @@ async fn open_http(
     // A server without a static `Authorization` header may need a sign-in: its connection sends
     // the stored token, and a 401 then means `sign_in_required`.
     let client = if signs_in {
-        let http = crate::oauth::watch::Watched {
+        let http = Watched {
             inner: crate::oauth::authorized_client(ctx.name, &url, oauth, ctx.secrets)
                 .await
                 .map_err(StartError::unavailable)?,
-            watch: ctx.auth_watch.clone(),
-            server: ctx.name.to_owned(),
-            url: url.clone(),
-            secrets: ctx.secrets.clone(),
+            sign_in: Some(SignIn {
+                watch: ctx.auth_watch.clone(),
+                server: ctx.name.to_owned(),
+                url: url.clone(),
+                secrets: ctx.secrets.clone(),
+            }),
         };
-        let http = super::traced::Traced(http);
         handshake(
             StreamableHttpClientTransport::with_client(http, config),
             ctx,
         )
         .await
     } else {
-        let http = super::traced::Traced(crate::oauth::http_client());
+        let http = Watched {
+            inner: crate::oauth::http_client(),
+            sign_in: None,
+        };
         handshake(
             StreamableHttpClientTransport::with_client(http, config),
             ctx,

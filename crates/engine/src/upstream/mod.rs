@@ -22,7 +22,6 @@ mod sign_in;
 mod stderr;
 mod supervisor;
 mod tasks;
-mod traced;
 
 pub use callers::Caller;
 pub use confine::Setting as ConfineSetting;
