@@ -62,11 +62,7 @@ impl Replicas {
     }
 
     fn record(shared: &Shared, state: &str) -> Option<object_store::path::Path> {
-        // The state is ours (hex), but a client's copy is checked before it names a key.
-        let plain = !state.is_empty()
-            && state.len() <= 128
-            && state.bytes().all(|b| b.is_ascii_alphanumeric());
-        plain.then(|| {
+        plain(state).then(|| {
             shared
                 .bucket
                 .url
@@ -185,6 +181,12 @@ impl Replicas {
     }
 }
 
+/// Whether a client's `requestState` may name a record: ours are hex, and a client's copy is
+/// checked before it names a key (no separators, dots, escapes or control characters).
+fn plain(state: &str) -> bool {
+    !state.is_empty() && state.len() <= 128 && state.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
 enum Answer {
     Error(McpError),
     Unreadable(String),
@@ -230,6 +232,24 @@ fn response_of(answer: Value) -> Result<CallToolResponse, Answer> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_plain_states_name_a_record() {
+        assert!(plain("0123456789abcdef0123456789abcdef"));
+        for hostile in [
+            "",
+            "../tokens",
+            "a/b",
+            "a%2Fb",
+            "a.json",
+            "a\\b",
+            "a\u{0}b",
+            "é",
+            &"a".repeat(129),
+        ] {
+            assert!(!plain(hostile), "{hostile:?}");
+        }
+    }
 
     #[test]
     fn a_holders_answer_reads_as_the_calls_response() {

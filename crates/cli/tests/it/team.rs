@@ -345,6 +345,47 @@ async fn a_clients_answers_reaching_another_replica_are_handed_to_the_one_that_a
     assert!(out.contains("ok answered Frances"), "{out}");
 }
 
+/// Shared pins that cannot be read hold every upstream tool — a changed tool is never let
+/// through unchecked — and a call says why at once, for the model to tell the user.
+#[tokio::test]
+async fn pins_that_cannot_be_read_hold_every_tool_and_the_call_says_why() {
+    let port = offload_testkit::free_port();
+    let ctx = TestContext::new();
+    ctx.write_config(json!({
+        "roots": [ctx.root], "mcpServers": {"fx": TestContext::fixture(&[])},
+        "http": {"state": {"path": "s3://team/state", "endpoint": format!("http://127.0.0.1:{port}"),
+                           "region": "us-east-1", "accessKeyId": "k", "secretAccessKey": "s"}},
+    }));
+    let client = ctx.client().await;
+    let t = Instant::now();
+    let listed = client.list_all_tools().await.unwrap();
+    assert!(
+        !listed.iter().any(|t| t.name.starts_with("fx")),
+        "no upstream tool listed: {:?}",
+        listed
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect::<Vec<_>>()
+    );
+    let r = call(
+        &client,
+        "call_tool",
+        json!({"server": "fx", "tool_name": "echo", "tool_args": {"text": "x"}}),
+    )
+    .await;
+    assert_eq!(error_code(&r), "server_unavailable", "{}", text(&r));
+    assert!(
+        text(&r).contains("s3://team/state/pins.json"),
+        "{}",
+        text(&r)
+    );
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    // Offload's own tools work meanwhile.
+    let r = call(&client, "list_allowed_directories", json!({})).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let _ = client.cancel().await;
+}
+
 #[tokio::test]
 async fn a_state_bucket_that_does_not_answer_accepts_no_token() {
     // Nothing listens on this port: the bucket is down from the start.

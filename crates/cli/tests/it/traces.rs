@@ -246,3 +246,55 @@ async fn a_clients_trace_goes_on_through_offload_to_an_http_upstream_and_to_the_
     let _ = client2.cancel().await;
     let _ = client.cancel().await;
 }
+
+/// A collector that accepts connections and never answers (a hung peer) costs the calls nothing:
+/// spans wait in their own queue, the calls do not wait for them.
+#[tokio::test]
+async fn a_hung_collector_never_delays_a_call() {
+    // Accepts, reads nothing, answers nothing; counts who came.
+    let hung = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = hung.local_addr().unwrap().port();
+    let came = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = came.clone();
+    let _collector = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((conn, _)) = hung.accept().await {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            held.push(conn);
+        }
+    });
+    let ctx = TestContext::new();
+    ctx.write_config(json!({"roots": [ctx.root], "mcpServers": {"fx": TestContext::fixture(&[])}}));
+    let token = ctx.token("agent", "read,call");
+    let mut cmd = ctx.host_command();
+    cmd.env(
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        format!("http://127.0.0.1:{port}"),
+    );
+    let (_host, url) = ctx.http_host_from(cmd, "127.0.0.1:0", &[]).await;
+    let client = client_with(
+        &url,
+        &token,
+        Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+    )
+    .await;
+    // Calls for 3 s, while the exporter's first batches hang on the collector.
+    let started = Instant::now();
+    let (mut calls, mut slowest) = (0, Duration::ZERO);
+    while started.elapsed() < Duration::from_secs(3) {
+        let t = Instant::now();
+        let r = call(&client, "fx__echo", json!({"text": format!("n{calls}")})).await;
+        assert_eq!(text(&r), format!("n{calls}"));
+        slowest = slowest.max(t.elapsed());
+        calls += 1;
+    }
+    assert!(
+        came.load(std::sync::atomic::Ordering::SeqCst) >= 1,
+        "the exporter tried the collector"
+    );
+    assert!(
+        slowest < Duration::from_millis(500),
+        "the slowest of {calls} traced calls took {slowest:?} with the collector hung"
+    );
+    let _ = client.cancel().await;
+}
