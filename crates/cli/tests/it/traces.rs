@@ -293,7 +293,7 @@ async fn a_hung_collector_never_delays_a_call() {
         "the exporter tried the collector"
     );
     assert!(
-        slowest < Duration::from_millis(500),
+        slowest < Duration::from_secs(2),
         "the slowest of {calls} traced calls took {slowest:?} with the collector hung"
     );
     let _ = client.cancel().await;
