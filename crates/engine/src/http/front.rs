@@ -68,9 +68,9 @@ impl Front {
         if let Some(Ok(state)) = &state {
             config.session_store = Some(Arc::new(super::sessions::SharedSessions::new(state)));
         }
-        let for_sessions = engine.clone();
+        let prototype = OffloadServer::new(engine.clone());
         let mcp = StreamableHttpService::new(
-            move || Ok(OffloadServer::new(for_sessions.clone())),
+            move || Ok(prototype.for_new_session()),
             Arc::new(LocalSessionManager::default()),
             config,
         );

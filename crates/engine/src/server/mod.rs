@@ -124,16 +124,28 @@ impl OffloadServer {
     pub fn new(engine: Arc<Engine>) -> Self {
         Self {
             engine,
-            tools: Arc::new(tools::definitions()),
+            tools: tools::shared_definitions(),
             expose: None,
             exposed: Arc::default(),
             session: Session::new(),
         }
     }
 
+    /// A server for another session (or stateless request) of the same door: a session of its
+    /// own, the tool definitions and the last exposure shared (a stateless client's direct call
+    /// does not compute what is listed again each time).
+    pub fn for_new_session(&self) -> Self {
+        Self {
+            session: Session::new(),
+            ..self.clone()
+        }
+    }
+
     /// Shows upstream tools as `expose` says instead of as the configuration does.
     pub fn with_expose(mut self, expose: Option<crate::gateway::Expose>) -> Self {
         self.expose = expose;
+        // What was listed under another choice is not this one's.
+        self.exposed = Arc::default();
         self
     }
 

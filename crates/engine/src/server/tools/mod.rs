@@ -201,6 +201,14 @@ pub fn definitions() -> Vec<Tool> {
     REGISTRY.iter().map(|t| (t.definition)()).collect()
 }
 
+/// [`definitions`], made once: a server for each session, or for each stateless (2026-07-28)
+/// request, shares them instead of building their schemas again.
+pub fn shared_definitions() -> Arc<Vec<Tool>> {
+    static MADE: std::sync::LazyLock<Arc<Vec<Tool>>> =
+        std::sync::LazyLock::new(|| Arc::new(definitions()));
+    MADE.clone()
+}
+
 fn definition<T: OwnTool>() -> Tool {
     let mut tool = Tool::new(
         T::NAME,
