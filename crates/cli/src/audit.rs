@@ -25,15 +25,16 @@ fn since(text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
     if let Ok(t) = DateTime::parse_from_rfc3339(text) {
         return Ok(t.with_timezone(&Utc));
     }
-    let (n, unit) = text.split_at(text.len().saturating_sub(1));
-    let n: i64 = n
+    let neither = || format!("'{text}' is neither RFC 3339 nor a span like 30m, 2h, 7d");
+    let unit = text.chars().last().ok_or_else(neither)?;
+    let n: i64 = text[..text.len() - unit.len_utf8()]
         .parse()
-        .map_err(|_| format!("'{text}' is neither RFC 3339 nor a span like 30m, 2h, 7d"))?;
+        .map_err(|_| neither())?;
     let span = match unit {
-        "s" => Duration::seconds(n),
-        "m" => Duration::minutes(n),
-        "h" => Duration::hours(n),
-        "d" => Duration::days(n),
+        's' => Duration::seconds(n),
+        'm' => Duration::minutes(n),
+        'h' => Duration::hours(n),
+        'd' => Duration::days(n),
         _ => return Err(format!("'{text}': the span's unit is s, m, h or d")),
     };
     Ok(now - span)
@@ -99,7 +100,7 @@ mod tests {
                 .to_rfc3339(),
             "2026-11-26T08:00:00+00:00"
         );
-        for bad in ["", "m", "10y", "yesterday", "-"] {
+        for bad in ["", "m", "10y", "yesterday", "-", "é", "3é"] {
             assert!(since(bad, now).is_err(), "{bad}");
         }
     }
