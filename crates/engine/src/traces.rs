@@ -118,13 +118,10 @@ tokio::task_local! {
 }
 
 impl Span {
-    /// The span of one request Offload serves, continuing `parent` (a client's
-    /// `traceparent`); `None` when there is no trace to continue and none is exported.
-    pub fn serving(
-        parent: Option<&str>,
-        name: String,
-        attributes: Vec<(&'static str, String)>,
-    ) -> Option<Self> {
+    /// The span of one call of `tool` Offload serves, continuing `parent` (a client's
+    /// `traceparent`); `None` (and nothing made) when there is no trace to continue and none
+    /// is exported.
+    pub fn serving(parent: Option<&str>, tool: &str) -> Option<Self> {
         let parent = parent.and_then(TraceContext::parse);
         let context = match parent {
             Some(p) => p.child(),
@@ -134,24 +131,31 @@ impl Span {
         Some(Span {
             context,
             parent: parent.map(|p| p.span),
-            name,
+            name: format!("tools/call {tool}"),
             kind: Kind::Server,
             start: SystemTime::now(),
-            attributes,
+            attributes: vec![
+                ("mcp.method.name", "tools/call".into()),
+                ("gen_ai.tool.name", tool.to_owned()),
+            ],
         })
     }
 
-    /// A span for a request made upstream on behalf of the span the current task runs in
-    /// ([`Span::scope`]); `None` outside one.
-    pub fn upstream(name: String, attributes: Vec<(&'static str, String)>) -> Option<Self> {
+    /// A span for a call of `tool` on `server` made on behalf of the span the current task
+    /// runs in ([`Span::scope`]); `None` (and nothing made) outside one.
+    pub fn upstream(server: &str, tool: &str) -> Option<Self> {
         let parent = CURRENT.try_with(|c| *c).ok()?;
         Some(Span {
             context: parent.child(),
             parent: Some(parent.span),
-            name,
+            name: format!("tools/call {tool}"),
             kind: Kind::Client,
             start: SystemTime::now(),
-            attributes,
+            attributes: vec![
+                ("mcp.method.name", "tools/call".into()),
+                ("gen_ai.tool.name", tool.to_owned()),
+                ("offload.server", server.to_owned()),
+            ],
         })
     }
 
@@ -164,12 +168,14 @@ impl Span {
         CURRENT.scope(self.context, work).await
     }
 
-    /// Ends the span; `error` says why it failed, if it did.
-    pub fn end(self, error: Option<&str>) {
+    /// Ends the span of a call that answered `result` (a failure is said only when the span
+    /// is sent).
+    pub fn end<E: std::fmt::Display>(self, result: &Result<rmcp::model::CallToolResult, E>) {
         let Some(exporter) = exporter() else { return };
         if !self.context.sampled {
             return;
         }
+        let error = failure(result);
         let nanos = |t: SystemTime| {
             t.duration_since(UNIX_EPOCH)
                 .unwrap_or_default()
@@ -181,7 +187,7 @@ impl Span {
             .iter()
             .map(|(k, v)| json!({"key": k, "value": {"stringValue": v}}))
             .collect();
-        let status = match error {
+        let status = match error.as_deref() {
             Some(message) => {
                 json!({"code": 2, "message": offload_formats::clip::clip(message, 512)})
             }
@@ -223,7 +229,7 @@ pub fn traceparent_of(message: &rmcp::model::ClientJsonRpcMessage) -> Option<&st
 }
 
 /// Why a tool call failed, for its span: the error, or the tool's own error answer.
-pub fn failure<E: std::fmt::Display>(
+fn failure<E: std::fmt::Display>(
     result: &Result<rmcp::model::CallToolResult, E>,
 ) -> Option<String> {
     match result {

@@ -18,8 +18,7 @@ use sha2::{Digest, Sha256};
 use super::{Grant, Scope};
 use crate::config::{HttpConfig, SecretSource};
 use crate::objects::{Bucket, state_bucket};
-use crate::shared_doc::MAX_STALE;
-use crate::shared_doc::SharedDoc;
+use crate::shared_doc::{MAX_STALE, SharedDoc};
 
 /// What every token starts with (so secret scanners and people recognise one).
 const PREFIX: &str = "offload_";

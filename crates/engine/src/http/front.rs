@@ -38,7 +38,15 @@ pub(super) struct Front {
 }
 
 impl Front {
-    pub(super) fn new(engine: Arc<Engine>, options: &HttpOptions, stop: CancellationToken) -> Self {
+    /// The door for `engine` under `http` (the configuration's `http` section) and the state
+    /// replicas share, as `state_bucket` made it of `http.state`.
+    pub(super) fn new(
+        engine: Arc<Engine>,
+        options: &HttpOptions,
+        http: Option<crate::config::HttpConfig>,
+        state: Option<Result<crate::objects::Bucket, String>>,
+        stop: CancellationToken,
+    ) -> Self {
         let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
         let ip = options.addr.ip();
         if !ip.is_unspecified() && !ip.is_loopback() {
@@ -63,8 +71,6 @@ impl Front {
             .enforce_origin_validation()
             .with_cancellation_token(stop.clone());
         // Replicas sharing state continue each other's sessions and share their tokens.
-        let http = engine.config().http.clone();
-        let state = crate::objects::state_bucket(http.as_ref(), engine.secrets.as_ref());
         if let Some(Ok(state)) = &state {
             config.session_store = Some(Arc::new(super::sessions::SharedSessions::new(state)));
         }

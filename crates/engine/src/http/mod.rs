@@ -64,8 +64,13 @@ pub struct HttpServer {
 
 /// This replica's MCP URL as the others reach it: `http.advertise`, else the address it serves
 /// at unless that is a wildcard (then none, and the log says what to set when state is shared).
-fn replica_url(engine: &Engine, scheme: &str, addr: SocketAddr) -> Option<String> {
-    let http = engine.config().http.clone()?;
+fn replica_url(
+    engine: &Engine,
+    http: Option<&crate::config::HttpConfig>,
+    scheme: &str,
+    addr: SocketAddr,
+) -> Option<String> {
+    let http = http?;
     match http.advertise.as_deref() {
         Some(named) => crate::config::interpolate(named, engine.secrets.as_ref())
             .map_err(|e| tracing::warn!("http.advertise: {e}"))
@@ -105,7 +110,10 @@ impl HttpServer {
         let stop = CancellationToken::new();
         let scheme = if tls.is_some() { "https" } else { "http" };
         let mut options = options.clone();
-        if let Some(url) = replica_url(&engine, scheme, addr) {
+        // What replicas share, read once for the sessions, the tokens and parked calls.
+        let http = engine.config().http.clone();
+        let state = crate::objects::state_bucket(http.as_ref(), engine.secrets.as_ref());
+        if let Some(url) = replica_url(&engine, http.as_ref(), scheme, addr) {
             // Other replicas hand retries here by this name.
             if let Some(host) = reqwest::Url::parse(&url)
                 .ok()
@@ -115,14 +123,11 @@ impl HttpServer {
                     .allowed_hosts
                     .push(host.trim_matches(['[', ']']).to_owned());
             }
-            let http = engine.config().http.clone();
-            if let Some(Ok(state)) =
-                crate::objects::state_bucket(http.as_ref(), engine.secrets.as_ref())
-            {
-                engine.replicas.start(url, state);
+            if let Some(Ok(state)) = &state {
+                engine.replicas.start(url, state.clone());
             }
         }
-        let front = front::Front::new(engine, &options, stop.child_token());
+        let front = front::Front::new(engine, &options, http, state, stop.child_token());
         if !loopback && tls.is_none() {
             tracing::warn!(
                 "serving plain HTTP on {}: put it behind a reverse proxy that terminates TLS, or pass --tls-cert/--tls-key",

@@ -67,19 +67,11 @@ impl OffloadServer {
                 let parts = context.extensions.get::<http::request::Parts>()?;
                 Some(parts.headers.get("traceparent")?.to_str().ok()?.to_owned())
             });
-        let span = crate::traces::Span::serving(
-            parent.as_deref(),
-            format!("tools/call {}", request.name),
-            vec![
-                ("mcp.method.name", "tools/call".into()),
-                ("gen_ai.tool.name", request.name.to_string()),
-            ],
-        );
-        let Some(span) = span else {
+        let Some(span) = crate::traces::Span::serving(parent.as_deref(), &request.name) else {
             return self.serve_call_traced(request, context).await;
         };
         let result = span.scope(self.serve_call_traced(request, context)).await;
-        span.end(crate::traces::failure(&result).as_deref());
+        span.end(&result);
         result
     }
 

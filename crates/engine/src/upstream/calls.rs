@@ -46,20 +46,13 @@ impl Upstream {
         arguments: Option<rmcp::model::JsonObject>,
         options: CallOptions,
     ) -> Result<CallToolResult, UpstreamError> {
-        let span = crate::traces::Span::upstream(
-            format!("tools/call {tool}"),
-            vec![
-                ("mcp.method.name", "tools/call".into()),
-                ("gen_ai.tool.name", tool.to_owned()),
-                ("offload.server", self.name.clone()),
-            ],
-        );
+        let span = crate::traces::Span::upstream(&self.name, tool);
         let traceparent = span.as_ref().map(|s| s.context().traceparent());
         let result = self
             .call_traced(tool, arguments, options, traceparent)
             .await;
         if let Some(span) = span {
-            span.end(crate::traces::failure(&result).as_deref());
+            span.end(&result);
         }
         result
     }
