@@ -6,7 +6,7 @@ import threading
 import time
 
 from harness import (FIGURES, FRAMES_START, FRAMES_STOP, assert_inside, box, contrast, mcp_calls_at, mcp_script,
-                     rss_mib, set_window)
+                     rss_mib, set_window, settled_switch)
 
 SCRIPT = """const a = await tools.fixture.echo({ text: "20" });
 let b = "none";
@@ -72,10 +72,12 @@ def nothing_cut(run):
         assert page["scrollWidth"] <= page["vw"] + 1, f"the page scrolls sideways at {width}x{height}: {page}"
         wd.click("[data-testid=nav-clients]")
         wd.click("[data-testid=clients-all]")
+        settled_switch(wd, "[data-testid=clients-all]", True, f"Show all did not take the click at {width}x{height}")
         b = assert_inside(wd, "[data-testid=client-connect]", f"Connect at {width}x{height}")
         assert "0, 0, 0, 0" not in b["background"] and contrast(b["color"], b["background"]) >= 4.5, \
             f"Connect is not readable: {b}"
         wd.click("[data-testid=clients-all]")
+        settled_switch(wd, "[data-testid=clients-all]", False, f"Show all did not take the second click at {width}x{height}")
         wd.click("[data-testid=nav-servers]")
         badge = box(wd, "[data-testid=server-fixture] .state")
         assert badge["height"] < 26, f"a server's badge is {badge['height']} px high at {width}x{height}"

@@ -41,6 +41,31 @@ describe("Clients", () => {
     expect(screen.getByTestId("mode-now")).toHaveTextContent("through call_tool (auto: 1,096 upstream tools, more than 40)");
   });
 
+  it("appears whole: nothing moves under the pointer when the cost table comes after the list", async () => {
+    let answer: (view: ToolsView) => void = () => {};
+    const view = new Promise<ToolsView>((resolve) => (answer = resolve));
+    mockCommands({ clients: () => [client()], tools_view: () => view });
+    render(Clients);
+    await screen.findByText("Looking for clients…");
+    // The clients are known, the costs not yet: neither the checkbox nor a Connect button is there to aim at.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(screen.queryByTestId("clients-all")).not.toBeInTheDocument();
+    expect(screen.queryByTestId("client-connect")).not.toBeInTheDocument();
+    answer({
+      mode: "direct",
+      why: "auto",
+      exposed: [],
+      held: [],
+      skipped: [],
+      cost: { directBytes: 4_000, directTools: 10, metaBytes: 7_900, metaTools: 11 },
+    } as ToolsView);
+    // Then all at once, the table above the checkbox.
+    const all = await screen.findByTestId("clients-all");
+    const table = screen.getByTestId("mode-cost");
+    expect(table.compareDocumentPosition(all) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    expect(screen.getByTestId("client-connect")).toBeInTheDocument();
+  });
+
   it("says so when no known client is on the machine, and can show them all", async () => {
     mockCommands({ clients: () => [client({ present: false, servers: [] })] });
     render(Clients);
