@@ -213,6 +213,29 @@ pub async fn run(
     );
     let _ = host.kill().await;
 
+    // The floor: no gateway, the fixture itself served by rmcp's streamable-HTTP server (what
+    // Offload serves with), its echo answered in-process. CPU here is the fixture's.
+    let (mut child, floor_url) = start_fixture_over_http().await?;
+    let mut direct = Vec::new();
+    for _ in 0..clients {
+        direct.push(http_client(&floor_url, None).await);
+    }
+    rows.push(
+        echo_row(
+            "rmcp's HTTP server alone",
+            "echo: the fixture served by rmcp's own streamable-HTTP server (no gateway, no upstream)",
+            direct,
+            calls,
+            Echo::Named("echo".into()),
+            Some(("", child.id().unwrap_or_default())),
+        )
+        .await,
+    );
+    let _ = child.kill().await;
+    // ... and the other half of any gateway built on rmcp: its client calling the upstream over
+    // stdio, one connection shared by every caller. CPU here is this bench process's own.
+    rows.push(stdio_client_row(clients, calls).await);
+
     match mcp_proxy {
         Some(proxy) => {
             let (mut child, proxy_url) = start_mcp_proxy(&proxy).await?;
@@ -268,7 +291,7 @@ pub async fn run(
         None => println!("  mcp-hub: skipped (pass --mcp-hub; scripts/bench.sh http installs it)"),
     }
     println!(
-        "\n| echo, {clients} clients x {calls} | calls/s | p99 | gateway CPU per call (user + system) |"
+        "\n| echo, {clients} clients x {calls} | calls/s | p99 | server CPU per call (user + system) |"
     );
     println!("|---|---|---|---|");
     for r in &rows {
@@ -311,7 +334,99 @@ pub async fn run(
             b.as_micros()
         );
     }
+    let floor = rows
+        .iter()
+        .find(|r| r.name == "rmcp's HTTP server alone")
+        .and_then(|r| r.cpu_per_call);
+    let client = rows
+        .iter()
+        .find(|r| r.name == "rmcp's stdio client alone")
+        .and_then(|r| r.cpu_per_call);
+    if let (Some(floor), Some(client), Some(peer)) =
+        (floor, client, thriftier.and_then(|p| p.cpu_per_call))
+    {
+        println!(
+            "rmcp alone, the two halves a gateway on it runs: its HTTP server {} µs + its stdio client {} µs = {} µs a call, {:.2} of the thriftier peer's",
+            floor.as_micros(),
+            client.as_micros(),
+            (floor + client).as_micros(),
+            (floor + client).as_secs_f64() / peer.as_secs_f64()
+        );
+    }
     Ok(())
+}
+
+/// rmcp's stdio client alone: `tasks` callers sharing one client of the fixture, each calling
+/// echo `calls` times and checking the answer; the CPU per call is this process's.
+async fn stdio_client_row(tasks: usize, calls: usize) -> Row {
+    let client = connect(tokio::process::Command::new(offload_testkit::target_bin(
+        "offload-fixture",
+    )))
+    .await;
+    let me = std::process::id();
+    let before = cpu_secs(me);
+    let start = Instant::now();
+    let mut running = Vec::new();
+    for id in 0..tasks {
+        let peer = client.peer().clone();
+        running.push(tokio::spawn(async move {
+            let mut out = Outcome::new(calls);
+            for n in 0..calls {
+                let text = format!("caller-{id}-call-{n}");
+                let mut params = rmcp::model::CallToolRequestParams::new("echo");
+                params.arguments = json!({"text": text}).as_object().cloned();
+                let t = Instant::now();
+                let got = match peer.call_tool(params).await {
+                    Ok(r) => offload_testkit::text(&r),
+                    Err(e) => e.to_string(),
+                };
+                out.samples.push((0, t.elapsed()));
+                if got != text {
+                    out.wrong.push(format!("caller {id} call {n}: {got:?}"));
+                }
+            }
+            out
+        }));
+    }
+    let mut outcomes = Vec::new();
+    for r in running {
+        outcomes.push(r.await.expect("a caller panicked"));
+    }
+    let took = start.elapsed();
+    let total: usize = outcomes.iter().map(|o| o.samples.len()).sum();
+    let cpu = Duration::from_secs_f64((cpu_secs(me) - before).max(0.0) / total.max(1) as f64);
+    let (rate, p99) = report(
+        "echo: rmcp's client alone, to the fixture over stdio (no HTTP, no gateway)",
+        took,
+        &outcomes,
+        &format!("the client's CPU {} µs a call", cpu.as_micros()),
+    );
+    let _ = client.cancel().await;
+    Row {
+        name: "rmcp's stdio client alone",
+        rate,
+        p99,
+        cpu_per_call: Some(cpu),
+    }
+}
+
+/// `offload-fixture --http`: the fixture behind rmcp's own streamable-HTTP server; its URL.
+async fn start_fixture_over_http() -> anyhow::Result<(tokio::process::Child, String)> {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(offload_testkit::target_bin("offload-fixture"))
+        .args(["--http", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let stdout = child.stdout.take().expect("piped");
+    let mut first = String::new();
+    tokio::io::BufReader::new(stdout).read_line(&mut first).await?;
+    let url = first
+        .trim()
+        .strip_prefix("listening on ")
+        .ok_or_else(|| anyhow::anyhow!("offload-fixture --http said {first:?}"))?;
+    Ok((child, url.to_owned()))
 }
 
 /// mcp-proxy serving the fixture as the named server `fx`; its streamable-HTTP URL.

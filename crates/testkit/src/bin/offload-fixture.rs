@@ -461,6 +461,9 @@ async fn main() -> anyhow::Result<()> {
             received_log: flag_value(&args, "--received-log").map(Into::into),
         }),
     };
+    if let Some(addr) = flag_value(&args, "--http") {
+        return serve_http(fixture, &addr).await;
+    }
     // Offload's framing, so that reading a large call does not dominate what the benchmarks
     // measure (rmcp's own takes 1.3 s for 9 MB of arguments; see offload_wire).
     let running = fixture
@@ -471,4 +474,33 @@ async fn main() -> anyhow::Result<()> {
         .await?;
     running.waiting().await?;
     Ok(())
+}
+
+/// Serves the fixture over MCP's streamable HTTP at `addr` with rmcp's own server (a session
+/// per client), printing `listening on http://ADDR/mcp` once bound. What a gateway built on
+/// rmcp cannot do with less: the HTTP bench's floor.
+async fn serve_http(fixture: Fixture, addr: &str) -> anyhow::Result<()> {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+    use tower_service::Service;
+
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    println!("listening on http://{}/mcp", listener.local_addr()?);
+    let service = StreamableHttpService::new(
+        move || Ok(fixture.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let _ = stream.set_nodelay(true);
+        let service = service.clone();
+        tokio::spawn(async move {
+            let serve = hyper::service::service_fn(move |request| service.clone().call(request));
+            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), serve)
+                .await;
+        });
+    }
 }
