@@ -45,7 +45,8 @@ impl<T: Default + Serialize + DeserializeOwned> SharedJson<T> {
     pub fn load(&self) -> Arc<T> {
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         let stamp = self.stamp();
-        if stamp != cache.0 || stamp.is_none() {
+        // While there is no file, a look is one stat, not a failed open as well.
+        if stamp != cache.0 {
             let value = match std::fs::read(&self.path) {
                 Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
                     tracing::error!(
@@ -69,5 +70,35 @@ impl<T: Default + Serialize + DeserializeOwned> SharedJson<T> {
         })?;
         *self.cache.lock().unwrap_or_else(|p| p.into_inner()) = (self.stamp(), Arc::new(value));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    type Doc = BTreeMap<String, u32>;
+
+    #[test]
+    fn a_file_that_appears_changes_and_goes_is_seen_each_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("doc.json");
+        let doc = SharedJson::<Doc>::new(path.clone());
+        assert!(doc.load().is_empty(), "no file: the default");
+        assert!(doc.load().is_empty(), "still none");
+        // Another process writes it, then changes its length, then removes it.
+        std::fs::write(&path, r#"{"a": 1}"#).unwrap();
+        assert_eq!(doc.load().get("a"), Some(&1));
+        std::fs::write(&path, r#"{"a": 1, "b": 22}"#).unwrap();
+        assert_eq!(doc.load().get("b"), Some(&22));
+        std::fs::remove_file(&path).unwrap();
+        assert!(doc.load().is_empty(), "removed: the default again");
+        // Saved here, read back without a change on disk.
+        doc.save(BTreeMap::from([("c".to_owned(), 3)])).unwrap();
+        assert_eq!(doc.load().get("c"), Some(&3));
+        // A file that does not parse counts as the default.
+        std::fs::write(&path, "{ not json").unwrap();
+        assert!(doc.load().is_empty());
     }
 }
