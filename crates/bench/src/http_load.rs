@@ -421,7 +421,9 @@ async fn start_fixture_over_http() -> anyhow::Result<(tokio::process::Child, Str
         .spawn()?;
     let stdout = child.stdout.take().expect("piped");
     let mut first = String::new();
-    tokio::io::BufReader::new(stdout).read_line(&mut first).await?;
+    tokio::io::BufReader::new(stdout)
+        .read_line(&mut first)
+        .await?;
     let url = first
         .trim()
         .strip_prefix("listening on ")

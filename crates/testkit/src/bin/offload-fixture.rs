@@ -482,7 +482,9 @@ async fn main() -> anyhow::Result<()> {
 async fn serve_http(fixture: Fixture, addr: &str) -> anyhow::Result<()> {
     use hyper_util::rt::{TokioExecutor, TokioIo};
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
     use tower_service::Service;
 
     let listener = tokio::net::TcpListener::bind(addr).await?;
