@@ -127,6 +127,33 @@ async fn echo_row(
     }
 }
 
+/// Echo (as `echo`) by `clients` streamable-HTTP clients of the server `child` serves at
+/// `url`, with its CPU per call; the server is ended after.
+async fn served_row(
+    name: &'static str,
+    label: &str,
+    (mut child, url): (tokio::process::Child, &str),
+    clients: usize,
+    calls: usize,
+) -> Row {
+    let mut connected = Vec::new();
+    for _ in 0..clients {
+        connected.push(http_client(url, None).await);
+    }
+    let pid = child.id().unwrap_or_default();
+    let row = echo_row(
+        name,
+        label,
+        connected,
+        calls,
+        Echo::Named("echo".into()),
+        Some(("", pid)),
+    )
+    .await;
+    let _ = child.kill().await;
+    row
+}
+
 pub async fn run(
     clients: usize,
     calls: usize,
@@ -215,46 +242,34 @@ pub async fn run(
 
     // The floor: no gateway, the fixture itself served by rmcp's streamable-HTTP server (what
     // Offload serves with), its echo answered in-process. CPU here is the fixture's.
-    let (mut child, floor_url) = start_fixture_over_http().await?;
-    let mut direct = Vec::new();
-    for _ in 0..clients {
-        direct.push(http_client(&floor_url, None).await);
-    }
+    let (child, floor_url) = start_fixture_over_http().await?;
     rows.push(
-        echo_row(
+        served_row(
             "rmcp's HTTP server alone",
             "echo: the fixture served by rmcp's own streamable-HTTP server (no gateway, no upstream)",
-            direct,
+            (child, &floor_url),
+            clients,
             calls,
-            Echo::Named("echo".into()),
-            Some(("", child.id().unwrap_or_default())),
         )
         .await,
     );
-    let _ = child.kill().await;
     // ... and the other half of any gateway built on rmcp: its client calling the upstream over
     // stdio, one connection shared by every caller. CPU here is this bench process's own.
     rows.push(stdio_client_row(clients, calls).await);
 
     match mcp_proxy {
         Some(proxy) => {
-            let (mut child, proxy_url) = start_mcp_proxy(&proxy).await?;
-            let mut peers = Vec::new();
-            for _ in 0..clients {
-                peers.push(http_client(&proxy_url, None).await);
-            }
+            let (child, proxy_url) = start_mcp_proxy(&proxy).await?;
             rows.push(
-                echo_row(
+                served_row(
                     "mcp-proxy",
                     "echo: mcp-proxy 0.13.0 (PyPI), named server over streamable HTTP",
-                    peers,
+                    (child, &proxy_url),
+                    clients,
                     calls,
-                    Echo::Named("echo".into()),
-                    Some(("", child.id().unwrap_or_default())),
                 )
                 .await,
             );
-            let _ = child.kill().await;
         }
         None => {
             println!("  mcp-proxy: skipped (pass --mcp-proxy; scripts/bench.sh http installs it)")

@@ -488,7 +488,12 @@ async fn serve_http(fixture: Fixture, addr: &str) -> anyhow::Result<()> {
     use tower_service::Service;
 
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    println!("listening on http://{}/mcp", listener.local_addr()?);
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening on http://{}/mcp", listener.local_addr()?)?;
+        out.flush()?;
+    }
     let service = StreamableHttpService::new(
         move || Ok(fixture.clone()),
         Arc::new(LocalSessionManager::default()),
