@@ -2,8 +2,10 @@
 //! the proxy's port (loopback, inside the namespace) and carries each connection to the proxy's
 //! unix socket outside it — unix sockets are named in the file system, which the namespace
 //! does not separate. Forked before Landlock and seccomp apply, it is the server's only way out,
-//! and leads to the proxy alone. It dies with the server (a parent-death signal; the server's
-//! process group is killed with it too).
+//! and leads to the proxy alone. It ends with the server: it watches the server's process (a
+//! pidfd) and its own parent. A parent-death signal alone does not do: the server dies inside
+//! its Landlock domain, whose signal scope keeps that signal from the relay outside it (the
+//! server's process group is killed too, but a server that left its group would leave the relay).
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -33,21 +35,58 @@ pub fn start(listener: TcpListener, socket: &Path) -> std::io::Result<()> {
                 let _ = nix::unistd::dup2_stdout(&null);
                 let _ = nix::unistd::dup2_stderr(&null);
             }
-            serve(&listener, &socket);
+            serve(&listener, &socket, launcher);
             std::process::exit(0);
         }
     }
 }
 
-fn serve(listener: &TcpListener, socket: &Path) {
-    for tcp in listener.incoming().flatten() {
-        let socket: PathBuf = socket.to_owned();
-        std::thread::spawn(move || {
-            if let Ok(unix) = UnixStream::connect(&socket) {
-                carry(tcp, unix);
-            }
-        });
+/// Accepts until the server's process ends (the launcher's pid, which the exec kept).
+fn serve(listener: &TcpListener, socket: &Path, server: nix::unistd::Pid) {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let ended = process_fd(server);
+    loop {
+        // Without a pidfd (kernels before 5.3), a look at the parent once a second.
+        if nix::unistd::getppid() != server {
+            return;
+        }
+        let mut fds = vec![PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
+        if let Some(fd) = &ended {
+            fds.push(PollFd::new(fd.as_fd(), PollFlags::POLLIN));
+        }
+        match poll(&mut fds, PollTimeout::from(1000u16)) {
+            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+            Ok(_) => {}
+            Err(_) => return,
+        }
+        if fds
+            .get(1)
+            .and_then(PollFd::revents)
+            .is_some_and(|r| !r.is_empty())
+        {
+            return;
+        }
+        if let Ok((tcp, _)) = listener.accept() {
+            let socket: PathBuf = socket.to_owned();
+            std::thread::spawn(move || {
+                if let Ok(unix) = UnixStream::connect(&socket) {
+                    carry(tcp, unix);
+                }
+            });
+        }
     }
+}
+
+/// A descriptor that turns readable when `pid`'s process ends (`pidfd_open`, Linux 5.3).
+#[allow(unsafe_code)]
+fn process_fd(pid: nix::unistd::Pid) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { nix::libc::syscall(nix::libc::SYS_pidfd_open, pid.as_raw(), 0) };
+    let fd = i32::try_from(fd).ok().filter(|&fd| fd >= 0)?;
+    // SAFETY: a descriptor the kernel just made for this process, owned here alone.
+    Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
 }
 
 /// Copies both ways until each side is done.
