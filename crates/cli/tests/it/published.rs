@@ -370,6 +370,19 @@ async fn tools_are_found_in_plain_words_and_task_only_tools_are_called_as_tasks(
             structured(&r).clone()
         }
     };
+    // Searched once every server has started (an answer before then names those still
+    // starting, and a loaded machine starts mcp-server-git in seconds).
+    for _ in 0..600 {
+        let found = search("what changed in the repo").await;
+        if !found["note"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("still starting")
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     // No tool has "remember", "fact" or "person": the closest in meaning, as guesses, with a
     // memory tool among them.
     let tools = |found: &serde_json::Value| found["tools"].as_array().unwrap().clone();
