@@ -385,6 +385,31 @@ pub fn error_code(result: &CallToolResult) -> String {
         .to_owned()
 }
 
+/// The parent of `pid` (Linux: /proc).
+pub fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 2..]
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// The processes whose parent is `parent` and whose command line holds `needle` (Linux: /proc).
+pub fn children_running(parent: u32, needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+        })
+        .filter(|pid| parent_of(*pid) == Some(parent))
+        .collect()
+}
+
 /// True when a process with this id exists (Linux: /proc).
 pub fn process_alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()

@@ -469,36 +469,6 @@ fn a_repository_keeps_its_hooks_read_only_in_a_root_the_server_writes() {
     assert!(!mounts.contains(".git/hooks"), "{mounts}");
 }
 
-/// The processes whose parent is `pid` and that run the launcher (`offload sandbox-exec`):
-/// a confined server's network relay.
-fn relays_of(pid: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let status = std::fs::read_to_string(format!("/proc/{child}/status")).unwrap_or_default();
-        let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
-        if status.contains(&format!("\nPPid:\t{pid}\n"))
-            && String::from_utf8_lossy(&cmdline).contains("sandbox-exec")
-        {
-            found.push(child);
-        }
-    }
-    found
-}
-
-/// Running, not ended (a zombie nobody reaps has ended).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rsplit_once(')')
-                .map(|(_, rest)| rest.trim_start().to_owned())
-        })
-        .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
-}
-
 #[test]
 fn a_servers_network_relay_ends_with_the_server() {
     // The server dies inside its Landlock domain, whose signal scope keeps its death signal from
@@ -519,7 +489,7 @@ fn a_servers_network_relay_ends_with_the_server() {
         .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let relay = loop {
-        if let Some(&r) = relays_of(server.id()).first() {
+        if let Some(&r) = offload_testkit::children_running(server.id(), "sandbox-exec").first() {
             break r;
         }
         assert!(
@@ -530,11 +500,14 @@ fn a_servers_network_relay_ends_with_the_server() {
     };
     // Positive control: the relay serves while the server runs.
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    assert!(alive(relay), "the relay ended while its server ran");
+    assert!(
+        offload_testkit::process_alive(relay),
+        "the relay ended while its server ran"
+    );
     server.kill().unwrap();
     server.wait().unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
-    while alive(relay) {
+    while offload_testkit::process_alive(relay) {
         assert!(
             std::time::Instant::now() < deadline,
             "the relay {relay} outlived its server by 3 s"

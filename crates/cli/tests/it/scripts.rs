@@ -331,34 +331,14 @@ async fn a_crashed_worker_costs_its_one_script() {
     client.cancel().await.unwrap();
 }
 
-/// The parent of `pid`.
-fn parent(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat[stat.rfind(')')? + 2..]
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
 /// The `offload script-worker` processes of `client`'s gateway (the parent of its fixture
 /// server), not the other tests' workers, which run at the same time.
 async fn worker_pids(client: &Client) -> Vec<u32> {
     let fixture: u32 = text(&crate::fx(client, "pid", json!({})).await)
         .parse()
         .unwrap();
-    let gateway = parent(fixture).expect("the fixture's gateway");
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| c.contains("script-worker"))
-        })
-        .filter(|pid| parent(*pid) == Some(gateway))
-        .collect()
+    let gateway = offload_testkit::parent_of(fixture).expect("the fixture's gateway");
+    offload_testkit::children_running(gateway, "script-worker")
 }
 
 #[tokio::test]
