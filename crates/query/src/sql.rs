@@ -84,13 +84,14 @@ impl Querier {
         let tables = tables(sources, limits)?;
         self.runtime().block_on(async {
             let make = |schema: SchemaRef| RowsBuilder::new(&schema, limits.rows, limits.budget);
+            let mut progress = Progress::new(progress);
             let mut plan = Plan {
                 infer_rows: INFER_ROWS,
                 partitions: cores(),
             };
             loop {
                 let ctx = context(&tables, limits, plan, cancel).await?;
-                match guarded(execute(&ctx, sql, cancel, progress, make)).await {
+                match guarded(execute(&ctx, sql, cancel, &mut progress, make)).await {
                     // A later CSV value does not fit the types of the first rows: type over
                     // the whole file.
                     Err(QueryError::Source(m))
@@ -101,7 +102,10 @@ impl Querier {
                         plan.infer_rows = usize::MAX;
                     }
                     // DataFusion failed inside (a panic in a parallel plan): once more on one
-                    // partition, the plan with the fewest moving parts.
+                    // partition, the plan with the fewest moving parts. Seen: DataFusion 55's
+                    // nested-loop join, when its build side does not fit in memory, runs that
+                    // side a second time to spill it, and a repartition under it panics
+                    // (apache/datafusion#24661).
                     Err(QueryError::Internal(m)) if plan.partitions > 1 => {
                         tracing::warn!(
                             "query failed inside DataFusion ({m}); running it on one partition"
@@ -136,9 +140,13 @@ impl Querier {
                 partitions: cores(),
             };
             let ctx = context(&tables, limits, plan, cancel).await?;
-            guarded(execute(&ctx, sql, cancel, progress, move |schema| {
-                render::BatchWriter::new(format, schema, out)
-            }))
+            guarded(execute(
+                &ctx,
+                sql,
+                cancel,
+                &mut Progress::new(progress),
+                move |schema| render::BatchWriter::new(format, schema, out),
+            ))
             .await
         })
     }
@@ -377,10 +385,11 @@ async fn execute<S: Sink>(
     ctx: &SessionContext,
     sql: &str,
     cancel: &CancellationToken,
-    progress: &mut (dyn FnMut(u64) + Send),
+    progress: &mut Progress<'_>,
     make: impl FnOnce(SchemaRef) -> Result<S, QueryError>,
 ) -> Result<S::Out, QueryError> {
     check_read_only(sql)?;
+    progress.new_attempt();
     let options = SQLOptions::new()
         .with_allow_ddl(false)
         .with_allow_dml(false)
@@ -403,19 +412,11 @@ async fn execute<S: Sink>(
     }));
     let mut ticker = tokio::time::interval(Duration::from_millis(500));
     ticker.tick().await;
-    // Progress only when it moved (MCP wants each report above the last).
-    let mut reported = 0;
     loop {
         tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(QueryError::Cancelled),
-            _ = ticker.tick() => {
-                let rows = scanned(plan.as_ref());
-                if rows > reported {
-                    reported = rows;
-                    progress(rows);
-                }
-            }
+            _ = ticker.tick() => progress.scanned(scanned(plan.as_ref())),
             next = rx.recv() => match next {
                 Some(Ok(batch)) => sink.push(&batch)?,
                 Some(Err(_)) if cancel.is_cancelled() => return Err(QueryError::Cancelled),
@@ -426,6 +427,41 @@ async fn execute<S: Sink>(
                     None => sink.finish(),
                 },
             }
+        }
+    }
+}
+
+/// A query's progress over its attempts (a query may be planned again, see [`Querier::answer`]):
+/// the rows its attempts have read, reported only when it grew. MCP wants each report above
+/// the last, and clients take a report as a sign of life (it restarts their timeout), so a
+/// second attempt counting from 0 again adds to what was reported rather than going quiet
+/// until it passes it.
+struct Progress<'a> {
+    report: &'a mut (dyn FnMut(u64) + Send),
+    /// Rows reported by the attempts before this one.
+    before: u64,
+    reported: u64,
+}
+
+impl<'a> Progress<'a> {
+    fn new(report: &'a mut (dyn FnMut(u64) + Send)) -> Self {
+        Self {
+            report,
+            before: 0,
+            reported: 0,
+        }
+    }
+
+    fn new_attempt(&mut self) {
+        self.before = self.reported;
+    }
+
+    /// This attempt has read `rows` rows.
+    fn scanned(&mut self, rows: u64) {
+        let total = self.before + rows;
+        if total > self.reported {
+            self.reported = total;
+            (self.report)(total);
         }
     }
 }
@@ -465,5 +501,28 @@ fn scanned(plan: &dyn ExecutionPlan) -> u64 {
         plan.metrics().and_then(|m| m.output_rows()).unwrap_or(0) as u64
     } else {
         children.iter().map(|c| scanned(c.as_ref())).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Progress;
+
+    /// A query planned again after a failure starts counting its rows from 0; what the client
+    /// hears still grows at every report, and never goes quiet while the second attempt reads.
+    #[test]
+    fn progress_grows_across_attempts() {
+        let mut heard = Vec::new();
+        let mut report = |n| heard.push(n);
+        let mut progress = Progress::new(&mut report);
+        progress.new_attempt();
+        for rows in [0, 6000, 6000, 9000] {
+            progress.scanned(rows);
+        }
+        progress.new_attempt();
+        for rows in [0, 3000, 3000, 12_000] {
+            progress.scanned(rows);
+        }
+        assert_eq!(heard, [6000, 9000, 12_000, 21_000]);
     }
 }

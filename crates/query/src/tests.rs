@@ -454,6 +454,10 @@ fn a_long_join_reports_progress_and_cancels() {
         "{:?}",
         started.elapsed()
     );
+    // Heard while it ran, each report above the last: on two or more cores the first plan's
+    // join runs out of memory and DataFusion panics (see `Querier::answer`), and the rows the
+    // second plan reads add to those already reported.
+    assert!(!seen.is_empty());
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
 }
 
