@@ -10,10 +10,12 @@
 //! tools); SQL executes on a runtime of its own, so a long query never occupies the threads that
 //! answer other requests, and a cancelled token stops it.
 
+mod around;
 mod blob;
 mod error;
 mod jq;
 mod json_lines;
+mod nested_loop;
 mod opened;
 pub mod parquet;
 mod render;

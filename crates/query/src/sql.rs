@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::QueryError;
 use crate::json_lines;
+use crate::nested_loop::NestedLoopsInMemory;
 use crate::opened::{OnlyOpened, OpenedFiles};
 use crate::render::{self, OutFormat, RowsBuilder};
 use crate::yielding::CancelBetweenBatches;
@@ -282,10 +283,13 @@ async fn context(
         .with_disk_manager_builder(DiskManagerBuilder::default().with_mode(disk))
         .build_arc()
         .map_err(|e| QueryError::Query(e.to_string()))?;
+    let nested_loops =
+        NestedLoopsInMemory::new(&runtime).map_err(|e| QueryError::Query(e.to_string()))?;
     let state = SessionStateBuilder::new()
         .with_config(config)
         .with_runtime_env(runtime)
         .with_default_features()
+        .with_physical_optimizer_rule(Arc::new(nested_loops))
         .with_physical_optimizer_rule(Arc::new(CancelBetweenBatches(cancel.clone())))
         .build();
     let ctx = SessionContext::new_with_state(state);

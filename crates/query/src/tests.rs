@@ -429,7 +429,7 @@ fn a_three_way_self_join_plans_and_runs() {
 fn a_long_join_reports_progress_and_cancels() {
     let dir = tempfile::tempdir().unwrap();
     let mut text = String::from("n,group\n");
-    for i in 0..3000 {
+    for i in 0..1500 {
         text.push_str(&format!("{i},g{}\n", i % 7));
     }
     let cancel = CancellationToken::new();
@@ -440,6 +440,7 @@ fn a_long_join_reports_progress_and_cancels() {
     });
     let mut seen = Vec::new();
     let started = std::time::Instant::now();
+    // 3.4 billion rows to filter, holding 2.25 million (within the pool).
     let r = Querier::new().answer(Query {
         sources: vec![csv(&dir, "n.csv", &text)],
         sql: "SELECT COUNT(*) FROM data a, data b, data c WHERE a.n + b.n + c.n = -1",
@@ -454,9 +455,7 @@ fn a_long_join_reports_progress_and_cancels() {
         "{:?}",
         started.elapsed()
     );
-    // Heard while it ran, each report above the last: on two or more cores the first plan's
-    // join runs out of memory and DataFusion panics (see `Querier::answer`), and the rows the
-    // second plan reads add to those already reported.
+    // Heard while it ran, each report above the last.
     assert!(!seen.is_empty());
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
 }
@@ -544,4 +543,78 @@ fn json_arrays_pretty_compact_and_wrapped_query_like_csv() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("bad.json"), "{e}");
+}
+
+/// A nested-loop join whose held side does not fit in memory says so, answered and written
+/// alike (DataFusion 55's own way out panics or fails inside: see `nested_loop`); with room it
+/// answers; a sort under such a join still spills to disk.
+#[test]
+fn a_join_too_big_for_memory_says_so_and_its_inputs_still_spill() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("n,group\n");
+    for i in 0..200 {
+        text.push_str(&format!("{i},g{}\n", i % 7));
+    }
+    let sql = "SELECT COUNT(*) AS c FROM data a, data b, data c WHERE a.n + b.n + c.n = 3";
+    let q = Querier::new();
+    let run = |limits: &Limits, sql: &str| {
+        let answer = q.answer(Query {
+            sources: vec![csv(&dir, "n.csv", &text)],
+            sql,
+            limits,
+            cancel: &CancellationToken::new(),
+            progress: &mut |_| {},
+        });
+        let mut out: Vec<u8> = Vec::new();
+        let written = q
+            .write(
+                Query {
+                    sources: vec![csv(&dir, "n.csv", &text)],
+                    sql,
+                    limits,
+                    cancel: &CancellationToken::new(),
+                    progress: &mut |_| {},
+                },
+                OutFormat::Csv,
+                &mut out,
+            )
+            .map(|w| (w.row_count, String::from_utf8(out).unwrap()));
+        (answer, written)
+    };
+    let tight = Limits {
+        memory: 1 << 20,
+        ..limits(&dir)
+    };
+    let (answer, written) = run(&tight, sql);
+    for e in [answer.unwrap_err(), written.unwrap_err()] {
+        assert!(matches!(e, QueryError::Memory(_)), "{e:?}");
+        assert!(
+            e.to_string().contains("raise limits.queryMemoryBytes"),
+            "{e}"
+        );
+    }
+    let (answer, written) = run(&limits(&dir), sql);
+    assert_eq!(answer.unwrap().rows, vec![vec![json!(10)]]);
+    assert_eq!(written.unwrap(), (1, "c\n10\n".into()));
+
+    // The sort of 40,000 rows needs more than the pool: it spills, under the join too (the
+    // window ranks by group, then n downwards: groups 0-2 hold 17,144, and 3 is group 3's last).
+    let mut many = String::from("n,group\n");
+    for i in 0..40_000 {
+        many.push_str(&format!("{i},g{}\n", i % 7));
+    }
+    let sorted = "SELECT MAX(a.r) AS r FROM (SELECT 3 AS k) b, (SELECT n, ROW_NUMBER() OVER (ORDER BY \"group\", n DESC) AS r FROM data) a WHERE a.n + b.k = 6";
+    let a = q
+        .answer(Query {
+            sources: vec![csv(&dir, "many.csv", &many)],
+            sql: sorted,
+            limits: &Limits {
+                memory: 1 << 20,
+                ..limits(&dir)
+            },
+            cancel: &CancellationToken::new(),
+            progress: &mut |_| {},
+        })
+        .unwrap();
+    assert_eq!(a.rows, vec![vec![json!(22_858)]]);
 }

@@ -13,14 +13,15 @@ use std::task::{Context, Poll};
 
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
-use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
-use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
+use datafusion::physical_plan::ExecutionPlan;
 use futures::Stream;
 use tokio_util::sync::CancellationToken;
+
+use crate::around::{Around, Wrapped};
 
 /// The message of the error a cancelled stream ends with.
 pub const CANCELLED: &str = "offload: query cancelled";
@@ -43,10 +44,10 @@ impl PhysicalOptimizerRule for CancelBetweenBatches {
             if node.name() == Cancellable::NAME {
                 return Ok(Transformed::no(node));
             }
-            Ok(Transformed::yes(Arc::new(Cancellable {
-                input: node,
-                cancel: self.0.clone(),
-            }) as Arc<dyn ExecutionPlan>))
+            Ok(Transformed::yes(Wrapped::plan(
+                node,
+                Cancellable(self.0.clone()),
+            )))
         })
         .map(|t| t.data)
     }
@@ -57,72 +58,21 @@ impl PhysicalOptimizerRule for CancelBetweenBatches {
 }
 
 /// An operator's output, ended as soon as the query is cancelled.
-#[derive(Debug)]
-pub struct Cancellable {
-    input: Arc<dyn ExecutionPlan>,
-    cancel: CancellationToken,
-}
+#[derive(Debug, Clone)]
+pub struct Cancellable(CancellationToken);
 
-impl Cancellable {
-    const NAME: &str = "Cancellable";
-}
-
-impl DisplayAs for Cancellable {
-    fn fmt_as(&self, _: DisplayFormatType, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", Self::NAME)
-    }
-}
-
-impl ExecutionPlan for Cancellable {
-    fn name(&self) -> &str {
-        Self::NAME
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        self.input.properties()
-    }
-
-    fn maintains_input_order(&self) -> Vec<bool> {
-        vec![true]
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
-
-    fn apply_expressions(
-        &self,
-        _: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
-    ) -> Result<TreeNodeRecursion> {
-        // It holds no expressions of its own.
-        Ok(TreeNodeRecursion::Continue)
-    }
-
-    fn with_new_children(
-        self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        if children.len() != 1 {
-            return Err(DataFusionError::Internal(format!(
-                "{} takes one input, not {}",
-                Self::NAME,
-                children.len()
-            )));
-        }
-        Ok(Arc::new(Self {
-            input: children.swap_remove(0),
-            cancel: self.cancel.clone(),
-        }))
-    }
+impl Around for Cancellable {
+    const NAME: &'static str = "Cancellable";
 
     fn execute(
         &self,
+        input: &Arc<dyn ExecutionPlan>,
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         Ok(Box::pin(CancellableStream {
-            input: self.input.execute(partition, context)?,
-            cancel: self.cancel.clone(),
+            input: input.execute(partition, context)?,
+            cancel: self.0.clone(),
         }))
     }
 }
