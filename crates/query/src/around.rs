@@ -12,7 +12,7 @@ use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Pla
 /// How a [`Wrapped`] operator runs its input.
 pub trait Around: std::fmt::Debug + Clone + Send + Sync + 'static {
     /// The operator's name in plans.
-    const NAME: &'static str;
+    fn name(&self) -> &'static str;
 
     fn execute(
         &self,
@@ -37,13 +37,13 @@ impl<A: Around> Wrapped<A> {
 
 impl<A: Around> DisplayAs for Wrapped<A> {
     fn fmt_as(&self, _: DisplayFormatType, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", A::NAME)
+        write!(f, "{}", self.around.name())
     }
 }
 
 impl<A: Around> ExecutionPlan for Wrapped<A> {
     fn name(&self) -> &str {
-        A::NAME
+        self.around.name()
     }
 
     fn properties(&self) -> &Arc<PlanProperties> {
@@ -73,7 +73,7 @@ impl<A: Around> ExecutionPlan for Wrapped<A> {
         if children.len() != 1 {
             return Err(DataFusionError::Internal(format!(
                 "{} takes one input, not {}",
-                A::NAME,
+                self.around.name(),
                 children.len()
             )));
         }

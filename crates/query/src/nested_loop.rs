@@ -64,13 +64,13 @@ impl PhysicalOptimizerRule for NestedLoopsInMemory {
             let inputs = node
                 .children()
                 .into_iter()
-                .map(|input| Wrapped::plan(input.clone(), WithDisk(self.with_disk.clone())))
+                .map(|input| {
+                    Wrapped::plan(input.clone(), InRuntime::new("WithDisk", &self.with_disk))
+                })
                 .collect();
             let join = replace_children_if_necessary(node, inputs)?;
-            Ok(Transformed::yes(Wrapped::plan(
-                join,
-                WithoutDisk(self.without_disk.clone()),
-            )))
+            let without_disk = InRuntime::new("WithoutDisk", &self.without_disk);
+            Ok(Transformed::yes(Wrapped::plan(join, without_disk)))
         })
         .map(|t| t.data)
     }
@@ -80,29 +80,24 @@ impl PhysicalOptimizerRule for NestedLoopsInMemory {
     }
 }
 
-/// Runs a join without the disk.
+/// Runs its input in a runtime of its own: a join without the disk, its inputs with it.
 #[derive(Debug, Clone)]
-struct WithoutDisk(Arc<RuntimeEnv>);
+struct InRuntime {
+    name: &'static str,
+    runtime: Arc<RuntimeEnv>,
+}
 
-/// Runs a join's input with the disk again.
-#[derive(Debug, Clone)]
-struct WithDisk(Arc<RuntimeEnv>);
-
-impl Around for WithoutDisk {
-    const NAME: &'static str = "WithoutDisk";
-
-    fn execute(
-        &self,
-        input: &Arc<dyn ExecutionPlan>,
-        partition: usize,
-        context: Arc<TaskContext>,
-    ) -> Result<SendableRecordBatchStream> {
-        input.execute(partition, in_runtime(&context, &self.0))
+impl InRuntime {
+    fn new(name: &'static str, runtime: &Arc<RuntimeEnv>) -> Self {
+        let runtime = runtime.clone();
+        Self { name, runtime }
     }
 }
 
-impl Around for WithDisk {
-    const NAME: &'static str = "WithDisk";
+impl Around for InRuntime {
+    fn name(&self) -> &'static str {
+        self.name
+    }
 
     fn execute(
         &self,
@@ -110,7 +105,7 @@ impl Around for WithDisk {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        input.execute(partition, in_runtime(&context, &self.0))
+        input.execute(partition, in_runtime(&context, &self.runtime))
     }
 }
 

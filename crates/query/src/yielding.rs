@@ -61,8 +61,14 @@ impl PhysicalOptimizerRule for CancelBetweenBatches {
 #[derive(Debug, Clone)]
 pub struct Cancellable(CancellationToken);
 
-impl Around for Cancellable {
+impl Cancellable {
     const NAME: &'static str = "Cancellable";
+}
+
+impl Around for Cancellable {
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
 
     fn execute(
         &self,
