@@ -23,28 +23,20 @@ use datafusion::physical_plan::{ExecutionPlan, replace_children_if_necessary};
 
 use crate::around::{Around, Wrapped};
 
-/// Runs each nested-loop join without the disk and its inputs with it.
+/// Runs each nested-loop join without the disk and its inputs with it, in queries run in
+/// the runtime it holds.
 #[derive(Debug)]
-pub struct NestedLoopsInMemory {
-    with_disk: Arc<RuntimeEnv>,
-    without_disk: Arc<RuntimeEnv>,
-}
+pub struct NestedLoopsInMemory(pub Arc<RuntimeEnv>);
 
-impl NestedLoopsInMemory {
-    /// For queries run in `runtime`.
-    pub fn new(runtime: &Arc<RuntimeEnv>) -> Result<Self> {
-        let mut builder = RuntimeEnvBuilder::from_runtime_env(runtime);
-        builder.disk_manager = None;
-        let without_disk = builder
-            .with_disk_manager_builder(
-                DiskManagerBuilder::default().with_mode(DiskManagerMode::Disabled),
-            )
-            .build_arc()?;
-        Ok(Self {
-            with_disk: runtime.clone(),
-            without_disk,
-        })
-    }
+/// `runtime` with the disk turned off (the same memory pool and files).
+fn without_disk(runtime: &RuntimeEnv) -> Result<Arc<RuntimeEnv>> {
+    let mut builder = RuntimeEnvBuilder::from_runtime_env(runtime);
+    builder.disk_manager = None;
+    builder
+        .with_disk_manager_builder(
+            DiskManagerBuilder::default().with_mode(DiskManagerMode::Disabled),
+        )
+        .build_arc()
 }
 
 impl PhysicalOptimizerRule for NestedLoopsInMemory {
@@ -57,20 +49,24 @@ impl PhysicalOptimizerRule for NestedLoopsInMemory {
         plan: Arc<dyn ExecutionPlan>,
         _config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        // The runtime without the disk is made for the first such join (most plans have none).
+        let mut no_disk = None;
         plan.transform_up(|node| {
             if !node.is::<NestedLoopJoinExec>() {
                 return Ok(Transformed::no(node));
             }
+            let runtime = match &no_disk {
+                Some(runtime) => Arc::clone(runtime),
+                None => no_disk.insert(without_disk(&self.0)?).clone(),
+            };
             let inputs = node
                 .children()
                 .into_iter()
-                .map(|input| {
-                    Wrapped::plan(input.clone(), InRuntime::new("WithDisk", &self.with_disk))
-                })
+                .map(|input| Wrapped::plan(input.clone(), InRuntime::new("WithDisk", &self.0)))
                 .collect();
             let join = replace_children_if_necessary(node, inputs)?;
-            let without_disk = InRuntime::new("WithoutDisk", &self.without_disk);
-            Ok(Transformed::yes(Wrapped::plan(join, without_disk)))
+            let join_alone = InRuntime::new("WithoutDisk", &runtime);
+            Ok(Transformed::yes(Wrapped::plan(join, join_alone)))
         })
         .map(|t| t.data)
     }

@@ -103,10 +103,8 @@ impl Querier {
                         plan.infer_rows = usize::MAX;
                     }
                     // DataFusion failed inside (a panic in a parallel plan): once more on one
-                    // partition, the plan with the fewest moving parts. Seen: DataFusion 55's
-                    // nested-loop join, when its build side does not fit in memory, runs that
-                    // side a second time to spill it, and a repartition under it panics
-                    // (apache/datafusion#24661).
+                    // partition, the plan with the fewest moving parts. (The one seen so far,
+                    // the nested-loop join's spill, is kept from happening: see `nested_loop`.)
                     Err(QueryError::Internal(m)) if plan.partitions > 1 => {
                         tracing::warn!(
                             "query failed inside DataFusion ({m}); running it on one partition"
@@ -283,8 +281,7 @@ async fn context(
         .with_disk_manager_builder(DiskManagerBuilder::default().with_mode(disk))
         .build_arc()
         .map_err(|e| QueryError::Query(e.to_string()))?;
-    let nested_loops =
-        NestedLoopsInMemory::new(&runtime).map_err(|e| QueryError::Query(e.to_string()))?;
+    let nested_loops = NestedLoopsInMemory(runtime.clone());
     let state = SessionStateBuilder::new()
         .with_config(config)
         .with_runtime_env(runtime)
