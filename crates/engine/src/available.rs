@@ -21,14 +21,18 @@ pub fn needs_tasks(tool: &Tool) -> bool {
 }
 
 /// The upstream tools a client may use, by server (disabled and held tools removed), and the
-/// held ones.
-pub async fn usable(engine: &Engine) -> (Vec<(String, Vec<Tool>)>, Vec<Held>) {
+/// held ones; servers whose tools are not known yet waited for up to `wait` (see
+/// `Pool::list_tools`).
+pub async fn usable(
+    engine: &Engine,
+    wait: std::time::Duration,
+) -> (Vec<(String, Vec<Tool>)>, Vec<Held>) {
     let config = engine.config();
     let pin = config.pin_tools.unwrap_or(true);
     if pin {
         engine.pins.settle().await;
     }
-    let listed = engine.pool.list_tools(None).await;
+    let listed = engine.pool.list_tools(None, wait).await;
     let mut held = Vec::new();
     let none = ServerEntry::default();
     let servers = listed
@@ -38,7 +42,12 @@ pub async fn usable(engine: &Engine) -> (Vec<(String, Vec<Tool>)>, Vec<Held>) {
             let input = input(&name, config.server(&name).unwrap_or(&none), &[]);
             // Every tool is pinned, also those turned off now (turning one on later must not
             // make it look new); held ones are reported only when they are in use.
-            let checked = if pin && !s.tools.is_empty() {
+            let checked = if pin && s.remembered {
+                // What it listed last time was pinned then: checked, never pinned again.
+                let (ok, h) = engine.pins.check_remembered(&name, &s.tools);
+                held.extend(h.into_iter().filter(|h| input.allows(&h.tool)));
+                ok
+            } else if pin && !s.tools.is_empty() {
                 let (ok, h) = engine.pins.check_listed(&name, &s.tools);
                 held.extend(h.into_iter().filter(|h| input.allows(&h.tool)));
                 ok
@@ -171,14 +180,21 @@ fn input<'a>(name: &'a str, entry: &'a ServerEntry, tools: &'a [Tool]) -> Server
     }
 }
 
-/// What a session shows: the mode in effect and the exposed tools. `own` are Offload's tools.
-pub async fn exposure(engine: &Engine, expose: Option<Expose>, own: &[Tool]) -> Exposure {
+/// What a session shows: the mode in effect and the exposed tools. `own` are Offload's tools;
+/// servers whose tools are not known yet are waited for up to `wait` (`LIST_WAIT` for a
+/// client's list, `SEARCH_WAIT` for what the app shows).
+pub async fn exposure(
+    engine: &Engine,
+    expose: Option<Expose>,
+    own: &[Tool],
+    wait: std::time::Duration,
+) -> Exposure {
     let config = engine.config();
     let expose = expose.unwrap_or(config.tools.expose);
     if expose == Expose::Meta {
         return decide(expose, 0, &[], &[]);
     }
-    let (servers, _) = usable(engine).await;
+    let (servers, _) = usable(engine, wait).await;
     let none = ServerEntry::default();
     // Servers still starting: the tools they listed last time.
     let expected: Vec<Vec<String>> = servers

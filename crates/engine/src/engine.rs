@@ -181,6 +181,7 @@ impl Engine {
             reloading: tokio::sync::Mutex::new(()),
         };
         engine.pool.set_roots(offered);
+        engine.pool.remember_in(dirs.data_dir.join("catalog.json"));
         engine
             .pool
             .set_confinement(engine.confinement(&engine.roots()));

@@ -217,76 +217,36 @@ async fn progress_resets_the_call_timer() {
     client.cancel().await.unwrap();
 }
 
-/// A server slow to start (a cold `npx -y` takes 20 s) holds nothing up in the default
-/// configuration (`auto`, no `tools.expose`): `tools/list` answers at once with what is ready,
-/// Offload's own tools answer at once, and the slow server's tools arrive with
-/// `tools/list_changed` when it is ready. In meta mode `list_available_tools` says it is still
-/// starting instead of waiting for it.
+/// A server slow to start (a cold `npx -y` takes 20 s) holds up no tool of Offload's: in meta
+/// mode, on its first start ever (nothing remembered), `tools/list` and the file tools answer
+/// at once and `list_available_tools` says it is still starting instead of waiting for it. (In
+/// direct and `auto` modes the first list waits for it, as a client connected to it directly
+/// would: see `first_minute`.)
 #[tokio::test]
-async fn a_server_slow_to_start_holds_up_no_listing_and_no_tool() {
+async fn a_server_slow_to_start_holds_up_no_tool_of_offloads() {
     let ctx = TestContext::new();
     let mut slow = TestContext::fixture(&["--start-delay-ms", "6000"]);
     slow["startTimeoutSecs"] = json!(30);
     ctx.write_config(json!({
         "roots": [ctx.root],
+        "tools": {"expose": "meta"},
         "mcpServers": {"fx": TestContext::fixture(&[]), "slow": slow},
     }));
     std::fs::write(ctx.root.join("notes.txt"), "one\ntwo\n").unwrap();
-    let started = Instant::now();
     let client = ctx.client().await;
-    let listed = Instant::now();
-    let tools = client.list_all_tools().await.unwrap();
-    let took = listed.elapsed();
-    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert!(
-        took < Duration::from_millis(1500),
-        "tools/list took {took:?}"
-    );
-    assert!(names.contains(&"fx__echo"), "{names:?}");
-    assert!(names.contains(&"read_file"), "{names:?}");
-    assert!(!names.contains(&"slow__echo"), "{names:?}");
-
-    let read = Instant::now();
-    let r = call(&client, "read_file", json!({"path": "notes.txt"})).await;
-    assert!(
-        read.elapsed() < Duration::from_millis(1000),
-        "{:?}",
-        read.elapsed()
-    );
-    assert!(text(&r).contains("two"), "{}", text(&r));
-    let r = call(&client, "fx__echo", json!({"text": "now"})).await;
-    assert_eq!(text(&r), "now");
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "all before the slow server is up"
-    );
-
-    // Ready: the client is told, and lists it.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let changed = client
-            .service()
-            .tool_list_changed
-            .load(std::sync::atomic::Ordering::SeqCst);
-        if changed > 0 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "no tools/list_changed");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let tools = client.list_all_tools().await.unwrap();
-    assert!(tools.iter().any(|t| t.name == "slow__echo"));
-    let r = call(&client, "slow__echo", json!({"text": "late"})).await;
-    assert_eq!(text(&r), "late");
-    client.cancel().await.unwrap();
-
-    // Meta mode, in a new process (the slow server starts again): search answers at once and
-    // says who is still starting.
-    let client = ctx.client_with(&["--expose", "meta"]).await;
     let asked = Instant::now();
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(
+        asked.elapsed() < Duration::from_millis(1000),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert!(tools.iter().any(|t| t.name == "read_file"));
+    let r = call(&client, "read_file", json!({"path": "notes.txt"})).await;
+    assert!(text(&r).contains("two"), "{}", text(&r));
     let r = call(&client, "list_available_tools", json!({"query": "echo"})).await;
     assert!(
-        asked.elapsed() < Duration::from_millis(1500),
+        asked.elapsed() < Duration::from_millis(2500),
         "{:?}",
         asked.elapsed()
     );

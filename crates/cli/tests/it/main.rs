@@ -16,6 +16,7 @@ mod escape;
 mod faults;
 mod file_content;
 mod file_tools;
+mod first_minute;
 mod hostile;
 mod http;
 mod image;

@@ -47,8 +47,9 @@ pub fn held_count(engine: &Engine) -> usize {
 
 pub async fn tools_view(engine: &Engine) -> ToolsView {
     let own = crate::server::tool_definitions();
-    let exposure = available::exposure(engine, None, &own).await;
-    let (_, held) = available::usable(engine).await;
+    let wait = crate::upstream::SEARCH_WAIT;
+    let exposure = available::exposure(engine, None, &own, wait).await;
+    let (_, held) = available::usable(engine, wait).await;
     ToolsView {
         mode: match exposure.mode {
             crate::gateway::Mode::Direct => "direct".into(),

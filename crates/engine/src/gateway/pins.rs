@@ -168,13 +168,19 @@ impl Pins {
                 }
             }
         };
-        self.check_hashed(server, tools, Some(&hashes))
+        self.check_hashed(server, tools, Some(&hashes), true)
+    }
+
+    /// [`Pins::check`] for the tools a server listed last time (remembered while it starts):
+    /// they were pinned when it listed them, so a server not pinned now pins nothing from them.
+    pub fn check_remembered(&self, server: &str, tools: &[Tool]) -> (Vec<Tool>, Vec<Held>) {
+        self.check_hashed(server, tools, None, false)
     }
 
     /// The tools of `server` that may be used, and those held. A server seen for the first time
     /// is pinned whole; a tool that went away stays pinned (it may come back unchanged).
     pub fn check(&self, server: &str, tools: &[Tool]) -> (Vec<Tool>, Vec<Held>) {
-        self.check_hashed(server, tools, None)
+        self.check_hashed(server, tools, None, true)
     }
 
     /// `check`, with each tool's definition hash when it is known already.
@@ -183,6 +189,7 @@ impl Pins {
         server: &str,
         tools: &[Tool],
         hashes: Option<&[String]>,
+        pin_first: bool,
     ) -> (Vec<Tool>, Vec<Held>) {
         let file = match self.load() {
             Ok(file) => file,
@@ -193,6 +200,9 @@ impl Pins {
             }
         };
         let Some(pinned) = file.servers.get(server) else {
+            if !pin_first {
+                return (tools.to_vec(), Vec::new());
+            }
             let mut pinning = self.pinning.lock().unwrap_or_else(|p| p.into_inner());
             if pinning.insert(server.to_owned()) {
                 let pins: BTreeMap<String, Pinned> = tools.iter().map(pin).collect();

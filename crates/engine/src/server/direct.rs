@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 use super::tools::{ListAvailableTools, ListToolDetails, OwnTool};
 use super::{call, store};
 use crate::gateway::{Exposed, Exposure, Mode};
+use crate::upstream::ServerState;
 use crate::{Engine, ErrorCode, ToolError};
 
 pub use crate::available::{exposure, refusal};
@@ -27,18 +28,27 @@ pub use crate::available::{exposure, refusal};
 const DISCOVERY: [&str; 2] = [ListAvailableTools::NAME, ListToolDetails::NAME];
 
 /// The tools a session lists: in meta mode Offload's own; in direct mode its storage, file and
-/// call tools and every exposed upstream tool (and the discovery tools while some tools stay
-/// behind `call_tool`).
+/// call tools and every exposed upstream tool, and the discovery tools while some tools stay
+/// behind `call_tool` or some server is failing (`list_available_tools` says which and why).
 pub fn listing(own: &[Tool], exposure: &Exposure, engine: &Engine) -> Vec<Tool> {
     if exposure.mode == Mode::Meta {
         return own.to_vec();
     }
     let config = engine.config();
+    let failing = || {
+        engine.pool.servers().iter().any(|s| {
+            matches!(
+                s.status().status,
+                ServerState::Error | ServerState::SignInRequired
+            )
+        })
+    };
     let some_hidden = !exposure.skipped.is_empty()
         || config
             .mcp_servers
             .iter()
-            .any(|(_, e)| !e.disabled && e.expose == Some(false));
+            .any(|(_, e)| !e.disabled && e.expose == Some(false))
+        || failing();
     let mut tools: Vec<Tool> = own
         .iter()
         .filter(|t| some_hidden || !DISCOVERY.contains(&t.name.as_ref()))

@@ -154,7 +154,11 @@ pub async fn list_available_tools(
             format!("limit must be between 1 and {MOST_RESULTS}"),
         ));
     }
-    let listed = engine.pool.list_tools(p.filter_by_server.as_deref()).await;
+    let wait = crate::upstream::SEARCH_WAIT;
+    let listed = engine
+        .pool
+        .list_tools(p.filter_by_server.as_deref(), wait)
+        .await;
     let servers: Vec<ListedServer> = listed
         .iter()
         .map(|s| {
@@ -164,7 +168,7 @@ pub async fn list_available_tools(
         })
         .collect();
     // Tools the user turned off or that are held for review are not offered.
-    let (usable, held) = crate::available::usable(engine).await;
+    let (usable, held) = crate::available::usable(engine, wait).await;
     let usable_names: std::collections::HashSet<(&str, &str)> = usable
         .iter()
         .flat_map(|(s, tools)| tools.iter().map(move |t| (s.as_str(), t.name.as_ref())))
@@ -244,7 +248,7 @@ pub async fn list_available_tools(
     }
     let starting: Vec<&str> = servers
         .iter()
-        .filter(|s| s.status == "starting" || s.status == "idle")
+        .filter(|s| (s.status == "starting" || s.status == "idle") && s.tool_count == 0)
         .map(|s| s.name.as_str())
         .collect();
     if !starting.is_empty() {

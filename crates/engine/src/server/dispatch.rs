@@ -31,6 +31,9 @@ impl OffloadServer {
         if let Some(found) = self.exposure().await.find(name) {
             return Some(found.clone());
         }
+        if let Some(listed) = self.still_offered(name) {
+            return Some(listed);
+        }
         let starting: Vec<_> = self
             .engine
             .pool
@@ -50,6 +53,23 @@ impl OffloadServer {
         }
         futures::future::join_all(starting.iter().map(|s| s.tools())).await;
         self.exposure().await.find(name).cloned()
+    }
+
+    /// An upstream tool listed to this session earlier under `name`, while its server still
+    /// offers it (as it lists it now, or, while it starts, as it listed it last) and the user
+    /// has neither turned it off nor has it changed since they approved it.
+    fn still_offered(&self, name: &str) -> Option<crate::gateway::Exposed> {
+        let mut listed = self.session.shown.find(name)?;
+        let server = self.engine.pool.get(&listed.server).ok()?;
+        if server.entry().disabled {
+            return None;
+        }
+        if let Some(tools) = server.cached_tools() {
+            listed.tool = tools.iter().find(|t| t.name == listed.tool.name)?.clone();
+        }
+        crate::available::refusal(&self.engine, &listed.server, &listed.tool)
+            .is_none()
+            .then_some(listed)
     }
 
     /// Serves a call: a span of the client's trace when it sent one (`_meta.traceparent`, or

@@ -26,6 +26,7 @@ mod resources;
 mod scopes;
 mod script;
 mod search;
+mod shown;
 mod store;
 mod tools;
 mod typescript;
@@ -64,6 +65,8 @@ pub(crate) struct Session {
     level: Arc<std::sync::Mutex<Option<rmcp::model::LoggingLevel>>>,
     /// The upstream resources it subscribed to, by the URI it used.
     subscriptions: announce::Subscriptions,
+    /// The mode its tools are shown in, and the upstream tools it was shown.
+    shown: shown::Shown,
 }
 
 impl Session {
@@ -73,6 +76,7 @@ impl Session {
             id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             level: Arc::default(),
             subscriptions: Arc::default(),
+            shown: shown::Shown::default(),
         }
     }
 
@@ -114,9 +118,14 @@ pub struct OffloadServer {
     session: Session,
 }
 
-/// What an exposure depends on: the pool's and the configuration's change counters and the
-/// pins file's modification time (approvals in other processes).
-type ExposureKey = (u64, u64, crate::shared_doc::Stamp);
+/// What an exposure depends on: the pool's and the configuration's change counters, the
+/// pins file's modification time (approvals in other processes) and the mode asked for.
+type ExposureKey = (
+    u64,
+    u64,
+    crate::shared_doc::Stamp,
+    Option<crate::gateway::Expose>,
+);
 
 /// An exposure and what it was computed from.
 type CachedExposure = (ExposureKey, Arc<crate::gateway::Exposure>);
@@ -151,12 +160,17 @@ impl OffloadServer {
     }
 
     /// What this session lists, computed again only when something it depends on changed (a
-    /// direct call looks it up, and must cost no more than `call_tool`).
+    /// direct call looks it up, and must cost no more than `call_tool`). The mode is the one
+    /// the session settled on at its first look while the configuration stays the same: `auto`
+    /// never changes mode under a client because more servers started.
     async fn exposure(&self) -> Arc<crate::gateway::Exposure> {
+        let config = *self.engine.watch().borrow();
+        let expose = self.session.shown.mode(config).or(self.expose);
         let key: ExposureKey = (
             *self.engine.pool.watch().borrow(),
-            *self.engine.watch().borrow(),
+            config,
             self.engine.pins.stamp(),
+            expose,
         );
         if let Some((k, e)) = self
             .exposed
@@ -165,9 +179,19 @@ impl OffloadServer {
             .as_ref()
             && *k == key
         {
+            self.session.shown.settle(config, e.mode);
             return e.clone();
         }
-        let exposure = Arc::new(direct::exposure(&self.engine, self.expose, &self.tools).await);
+        let exposure = Arc::new(
+            direct::exposure(
+                &self.engine,
+                expose,
+                &self.tools,
+                crate::upstream::LIST_WAIT,
+            )
+            .await,
+        );
+        self.session.shown.settle(config, exposure.mode);
         // Computing may have started servers (and changed the counters): key it by what it saw
         // before, so the next look computes once more and then settles.
         *self.exposed.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, exposure.clone()));
@@ -221,6 +245,7 @@ impl ServerHandler for OffloadServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let exposure = self.exposure().await;
+        self.session.shown.listed(&exposure.tools);
         Ok(ListToolsResult::with_all_items(direct::listing(
             &self.tools,
             &exposure,
@@ -460,7 +485,8 @@ pub struct ListingCost {
 pub async fn listing_cost(engine: &Engine, own: &[Tool]) -> ListingCost {
     use crate::config::Expose;
     let listed = async |expose| {
-        let exposure = direct::exposure(engine, Some(expose), own).await;
+        let exposure =
+            direct::exposure(engine, Some(expose), own, crate::upstream::SEARCH_WAIT).await;
         let tools = direct::listing(own, &exposure, engine);
         (
             serde_json::to_vec(&tools).map_or(0, |v| v.len()),

@@ -218,6 +218,8 @@ async fn open_stdio(
             "the child's stdio could not be captured",
         ));
     };
+    // What this start prints, apart from earlier runs' lines.
+    let since = ctx.stderr.pushed();
     if let Some(stderr) = child.stderr().take() {
         let ring = ctx.stderr.clone();
         let name = ctx.name.to_owned();
@@ -264,11 +266,11 @@ async fn open_stdio(
         Err(e) => {
             // Give the stderr reader a moment: the child usually says why it died.
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            let tail = stderr_ring.tail(3);
-            let hint = if tail.is_empty() {
+            let cause = stderr_ring.cause(Some(since), 400);
+            let hint = if cause.is_empty() {
                 String::new()
             } else {
-                format!("; stderr: {}", offload_formats::clip::clip(&tail, 400))
+                format!("; stderr: {cause}")
             };
             Err(StartError::unavailable(format!(
                 "MCP handshake failed: {e}{hint}"

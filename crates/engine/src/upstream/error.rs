@@ -60,15 +60,20 @@ fn suggest(names: &[String]) -> String {
     }
 }
 
+/// The stderr lines that say why (`StderrRing::cause`), quoted on one line.
 fn stderr_hint(stderr: &str) -> String {
-    let line = stderr.lines().rev().find(|l| !l.trim().is_empty());
-    match line {
-        Some(l) => format!(
-            "; its last stderr line: {}",
-            offload_formats::clip::clip(l.trim(), 200)
-        ),
-        None => String::new(),
+    let said: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if said.is_empty() {
+        return String::new();
     }
+    format!(
+        "; stderr: {}",
+        offload_formats::clip::clip(&said.join(" | "), 400)
+    )
 }
 
 impl UpstreamError {

@@ -6,6 +6,7 @@
 
 mod callers;
 mod calls;
+mod catalog;
 mod confine;
 mod connect;
 mod egress;
@@ -60,6 +61,8 @@ pub struct PoolContext {
     roots: ArcSwap<Vec<rmcp::model::Root>>,
     /// How confined servers are started (the roots on disk, the launcher, what is never theirs).
     confinement: ArcSwap<confine::Setting>,
+    /// Each server's last tool list, shown while it starts.
+    catalog: catalog::Catalog,
 }
 
 impl PoolContext {
@@ -127,13 +130,23 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-/// How long listing tools waits for a server that has not listed its tools yet.
-pub const LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+/// How long listing tools waits for a server that has not listed its tools yet and has none
+/// remembered (its first start ever, or its entry now starts another program); never more
+/// than its own start timeout. Clients wait tens of seconds for a server connected directly
+/// (Claude Code 30 s), and a first `npx` start fetches its package: 20 s lets a slow first
+/// start be listed in the first answer, and only a server's first listings wait for it.
+pub const LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// How long a search (`list_available_tools`, one of Offload's own tools) waits for the same:
+/// a moment for fast servers, never a slow one's start (it says who is still starting).
+pub const SEARCH_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The result of asking one server for its tools.
 pub struct ServerTools {
     pub status: ServerStatus,
     pub tools: Arc<Vec<Tool>>,
+    /// The tools are the ones it listed last time (it has not listed them yet this time).
+    pub remembered: bool,
 }
 
 pub struct Pool {
@@ -172,6 +185,7 @@ impl Pool {
             notices: tokio::sync::broadcast::Sender::new(256),
             roots: ArcSwap::default(),
             confinement: ArcSwap::default(),
+            catalog: catalog::Catalog::default(),
         });
         let servers = servers
             .iter()
@@ -182,6 +196,11 @@ impl Pool {
             servers: ArcSwap::from_pointee(servers),
             applying: tokio::sync::Mutex::default(),
         }
+    }
+
+    /// Remembers each server's tool list in `path` from now on, and reads what it holds.
+    pub fn remember_in(&self, path: std::path::PathBuf) {
+        self.ctx.catalog.open(path);
     }
 
     /// Wakes when a server changes state or an upstream's tool list changed.
@@ -315,6 +334,9 @@ impl Pool {
             .filter(|n| !change.restarted.contains(n))
             .collect();
         self.servers.store(Arc::new(next));
+        for name in &change.removed {
+            self.ctx.catalog.forget(name);
+        }
         futures::future::join_all(gone.iter().map(|s| s.stop())).await;
         self.ctx.bump();
         if !change.is_empty() {
@@ -331,38 +353,42 @@ impl Pool {
     }
 
     /// Asks every listed server for its tools in parallel (disabled ones are reported, not
-    /// started). A server that has not answered within [`LIST_WAIT`] of the first listing that
-    /// asked it (starting, or slow to list) is reported as it is, without tools: its start
-    /// and listing go on in the background, and the pool's change signal tells when its
-    /// tools are known. So the first listings give fast servers a moment to start, and none
-    /// waits longer than that for a slow or hung server.
-    pub async fn list_tools(&self, only: Option<&str>) -> Vec<ServerTools> {
+    /// started). A server that has not listed its tools yet answers with the tools it listed
+    /// last time, at once, while it starts in the background. One with nothing remembered is
+    /// waited for up to `wait` (and its start timeout) from the first listing that
+    /// asked it, then reported as it is, without tools: its start goes on and the pool's change
+    /// signal tells when its tools are known. So a listing never waits for a server twice, nor
+    /// for one whose tools are known. `wait` is [`LIST_WAIT`] or [`SEARCH_WAIT`].
+    pub async fn list_tools(
+        &self,
+        only: Option<&str>,
+        wait: std::time::Duration,
+    ) -> Vec<ServerTools> {
         let servers = self.servers();
         let selected = servers
             .iter()
             .filter(|s| only.is_none_or(|o| s.name() == o));
         let asks = selected.map(|server| async move {
+            let as_it_is = |tools: Arc<Vec<Tool>>, remembered: bool| ServerTools {
+                status: server.status(),
+                tools,
+                remembered,
+            };
             if server.entry().disabled {
-                return ServerTools {
-                    status: server.status(),
-                    tools: Arc::default(),
-                };
+                return as_it_is(Arc::default(), false);
             }
             if let Some(tools) = server.cached_tools() {
-                return ServerTools {
-                    status: server.status(),
-                    tools,
-                };
+                return as_it_is(tools, false);
             }
             let listing = tokio::spawn({
                 let server = server.clone();
                 async move { server.tools().await }
             });
-            match tokio::time::timeout(server.listing_wait(), listing).await {
-                Ok(Ok(Ok(tools))) => ServerTools {
-                    status: server.status(),
-                    tools,
-                },
+            if let Some(tools) = server.remembered_tools() {
+                return as_it_is(Arc::new(tools), true);
+            }
+            match tokio::time::timeout(server.listing_wait(wait), listing).await {
+                Ok(Ok(Ok(tools))) => as_it_is(tools, false),
                 Ok(Ok(Err(e))) => {
                     let mut status = server.status();
                     status.status = ServerState::Error;
@@ -370,13 +396,11 @@ impl Pool {
                     ServerTools {
                         status,
                         tools: Arc::default(),
+                        remembered: false,
                     }
                 }
                 // Still starting or listing (or the task failed): as it is now.
-                Ok(Err(_)) | Err(_) => ServerTools {
-                    status: server.status(),
-                    tools: Arc::default(),
-                },
+                Ok(Err(_)) | Err(_) => as_it_is(Arc::default(), false),
             }
         });
         futures::future::join_all(asks).await

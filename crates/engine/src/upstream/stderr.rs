@@ -22,6 +22,50 @@ struct Lines {
     lines: VecDeque<StderrLine>,
     /// The text bytes in `lines` (kept, not summed on each push).
     bytes: usize,
+    /// Every line ever pushed, counted (older ones may have made room).
+    pushed: u64,
+}
+
+/// How many lines `StderrRing::cause` quotes from the first error line on.
+pub const CAUSE_LINES: usize = 4;
+
+/// Whether a line reads as the statement of an error: it starts with a word ending in `Error`
+/// or `Exception` followed by `:` or ` [` (JavaScript, Python, Java), or with `error:`,
+/// `fatal:`, `panic:`, `Error:`, or is a Rust panic.
+fn says_error(line: &str) -> bool {
+    let t = line.trim_start();
+    let lower = t.to_ascii_lowercase();
+    if [
+        "error:",
+        "error[",
+        "fatal:",
+        "fatal error",
+        "panic:",
+        "critical:",
+    ]
+    .iter()
+    .any(|p| lower.starts_with(p))
+        || t.contains("panicked at")
+    {
+        return true;
+    }
+    let word: &str = t
+        .split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '_'))
+        .next()
+        .unwrap_or("");
+    (word.ends_with("Error") || word.ends_with("Exception"))
+        && t[word.len()..].starts_with([':', ' '])
+        && (t[word.len()..].starts_with(':') || t[word.len()..].starts_with(" ["))
+}
+
+/// A stack frame (`    at f (file:1:2)`, `  File "x.py", line 3`) or punctuation alone
+/// (`^`, `}`): where, not what.
+fn is_frame(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("at ")
+        || t.starts_with("File \"")
+        || line.starts_with("    ")
+        || !t.chars().any(char::is_alphanumeric)
 }
 
 #[derive(Debug)]
@@ -59,6 +103,7 @@ impl StderrRing {
         let text = offload_formats::clip::clip(line, self.max_line).into_owned();
         let mut kept = self.lines.lock().unwrap_or_else(|p| p.into_inner());
         kept.bytes += text.len();
+        kept.pushed += 1;
         kept.lines.push_back(StderrLine {
             time: Utc::now(),
             text,
@@ -80,6 +125,51 @@ impl StderrRing {
             .map(|l| l.text.as_str())
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    /// How many lines were ever pushed: what `cause` takes to look only at later ones.
+    pub fn pushed(&self) -> u64 {
+        self.lines.lock().unwrap_or_else(|p| p.into_inner()).pushed
+    }
+
+    /// The lines that say what went wrong, among those pushed after the first `since` (the
+    /// last 50 kept when `None`): the first line that reads as an error (`Error [ERR_MODULE_NOT_FOUND]:
+    /// ...`, `ModuleNotFoundError: ...`, `error: ...`, a panic) and the lines that follow it,
+    /// stack frames left out, at most [`CAUSE_LINES`] and `budget` bytes; the last line too when
+    /// it reads as an error and was not among them (a Python traceback ends with its cause).
+    /// Without such a line, the last three lines, as before.
+    pub fn cause(&self, since: Option<u64>, budget: usize) -> String {
+        let kept = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        let fresh = since.map_or(50, |s| {
+            usize::try_from(kept.pushed.saturating_sub(s)).unwrap_or(usize::MAX)
+        });
+        let lines: Vec<&str> = kept
+            .lines
+            .iter()
+            .skip(kept.lines.len().saturating_sub(fresh))
+            .map(|l| l.text.as_str())
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        let picked: Vec<&str> = match lines.iter().position(|l| says_error(l)) {
+            None => lines[lines.len().saturating_sub(3)..].to_vec(),
+            Some(first) => {
+                let mut picked: Vec<&str> = lines[first..]
+                    .iter()
+                    .copied()
+                    .filter(|l| !is_frame(l))
+                    .take(CAUSE_LINES)
+                    .collect();
+                if let Some(last) = lines.last()
+                    && says_error(last)
+                    && !picked.contains(last)
+                {
+                    picked.push("…");
+                    picked.push(last);
+                }
+                picked
+            }
+        };
+        offload_formats::clip::clip(&picked.join("\n"), budget).into_owned()
     }
 
     /// Every line kept, oldest first.
@@ -152,6 +242,77 @@ async fn read_line_bounded<R: AsyncBufReadExt + Unpin>(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_start_error_quotes_the_lines_that_say_what_went_wrong() {
+        let node = "node:internal/modules/esm/resolve:873
+  throw new ERR_MODULE_NOT_FOUND(packageName, fileURLToPath(base), null);
+        ^
+
+Error [ERR_MODULE_NOT_FOUND]: Cannot find package '@modelcontextprotocol/sdk' imported from /p/dist/index.js
+    at packageResolve (node:internal/modules/esm/resolve:873:9)
+    at moduleResolve (node:internal/modules/esm/resolve:946:18)
+    at defaultResolve (node:internal/modules/esm/resolve:1188:11)
+    at ModuleLoader.defaultResolve (node:internal/modules/esm/loader:642:12)
+    at #cachedDefaultResolve (node:internal/modules/esm/loader:591:25)
+    at ModuleLoader.resolve (node:internal/modules/esm/loader:574:38)
+    at ModuleLoader.getModuleJobForImport (node:internal/modules/esm/loader:236:38)
+    at ModuleJob._link (node:internal/modules/esm/module_job:130:49) {
+  code: 'ERR_MODULE_NOT_FOUND'
+}
+
+Node.js v20.20.2";
+        let ring = StderrRing::new(64 * 1024);
+        ring.push("an earlier run's line: Error: old");
+        let since = ring.pushed();
+        for l in node.lines() {
+            ring.push(l);
+        }
+        let cause = ring.cause(Some(since), 400);
+        assert!(
+            cause.starts_with(
+                "Error [ERR_MODULE_NOT_FOUND]: Cannot find package '@modelcontextprotocol/sdk'"
+            ),
+            "{cause}"
+        );
+        assert!(!cause.contains("old") && !cause.contains(" at "), "{cause}");
+        // Before, the last three lines: `  code: ...`, `}`, `Node.js v20.20.2`.
+        assert!(!ring.tail(3).contains("Cannot find package"));
+
+        let python = "Traceback (most recent call last):
+  File \"/srv/server.py\", line 3, in <module>
+    import missing_module
+  File \"/srv/helper.py\", line 1, in <module>
+    import other
+ModuleNotFoundError: No module named 'other'";
+        let ring = StderrRing::new(64 * 1024);
+        for l in python.lines() {
+            ring.push(l);
+        }
+        assert_eq!(
+            ring.cause(None, 400),
+            "ModuleNotFoundError: No module named 'other'"
+        );
+
+        let rust = "starting\nthread 'main' panicked at src/main.rs:3:5:\nno config\nnote: run with RUST_BACKTRACE=1";
+        let ring = StderrRing::new(64 * 1024);
+        for l in rust.lines() {
+            ring.push(l);
+        }
+        assert!(
+            ring.cause(None, 400)
+                .starts_with("thread 'main' panicked at src/main.rs:3:5:\nno config")
+        );
+
+        // No error line: the last three lines, as before; and the budget holds.
+        let ring = StderrRing::new(64 * 1024);
+        for l in ["one", "two", "three", "four"] {
+            ring.push(l);
+        }
+        assert_eq!(ring.cause(None, 400), "two\nthree\nfour");
+        ring.push(&format!("Error: {}", "x".repeat(1000)));
+        assert!(ring.cause(None, 100).len() <= 100);
+    }
     use super::*;
 
     #[test]

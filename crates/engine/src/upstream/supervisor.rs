@@ -44,7 +44,7 @@ pub struct Upstream {
     /// (by a call, a listing, the app) only once the sign-in changed, not on every request.
     pub(super) sign_in_tried: std::sync::Mutex<Option<u64>>,
     /// When a listing of its tools first found none known (it was starting, or listing):
-    /// listings wait for it until [`super::LIST_WAIT`] after that, then no more.
+    /// listings wait for it until their bound after that, then no more.
     listing_since: std::sync::Mutex<Option<std::time::Instant>>,
     /// Itself, for the background starter (which must not keep a removed server alive).
     me: Weak<Upstream>,
@@ -88,13 +88,13 @@ pub struct CallOptions {
     pub as_task: bool,
 }
 
-/// What a crash looks like in messages: the process exited, with its last stderr line.
+/// What a crash looks like in messages: the process exited, with the stderr lines that say why.
 fn exited(stderr: &StderrRing) -> String {
-    let tail = stderr.tail(1);
+    let tail = stderr.cause(None, 400);
     if tail.is_empty() {
         "the server process exited".into()
     } else {
-        format!("the server process exited; last stderr: {tail}")
+        format!("the server process exited; stderr: {tail}")
     }
 }
 
@@ -132,13 +132,21 @@ impl Upstream {
         &self.name
     }
 
-    /// How long a listing may still wait for this server's tools: [`super::LIST_WAIT`] from
+    /// How long a listing may still wait for this server's tools: `bound` (and its start timeout) from
     /// the first listing that found them unknown, so only the first listings after a start
     /// wait, and never more than that.
-    pub(super) fn listing_wait(&self) -> Duration {
+    pub(super) fn listing_wait(&self, bound: Duration) -> Duration {
         let mut since = self.listing_since.lock().unwrap_or_else(|p| p.into_inner());
         let since = *since.get_or_insert_with(std::time::Instant::now);
-        super::LIST_WAIT.saturating_sub(since.elapsed())
+        bound
+            .min(self.entry.start_timeout())
+            .saturating_sub(since.elapsed())
+    }
+
+    /// The tools it listed the last time it ran (see `catalog`), while it has not listed them
+    /// this time.
+    pub fn remembered_tools(&self) -> Option<Vec<Tool>> {
+        self.ctx.catalog.tools(&self.name, &self.entry)
     }
 
     fn listing_done(&self) {
@@ -450,6 +458,7 @@ impl Upstream {
             }
         };
         conn.tools.store(generation, tools.clone());
+        self.ctx.catalog.remember(&self.name, &self.entry, &tools);
         self.listing_done();
         self.ctx.bump();
         self.life.with_health(|h| h.tool_count = Some(tools.len()));
@@ -476,7 +485,7 @@ impl Upstream {
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
                 UpstreamError::Closed {
                     name,
-                    stderr: self.stderr.tail(3),
+                    stderr: self.stderr.cause(None, 400),
                 }
             }
             other => UpstreamError::Rpc {
