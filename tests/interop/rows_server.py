@@ -4,14 +4,18 @@ rows, as data servers do: a list of dicts (the SDK sends it as structuredContent
 that format their answers by hand do) and as pretty-printed JSON text; and one order at a
 time (`get_order`), as lookups a script makes row by row.
 
-Usage: python rows_server.py   (serves MCP on stdio)
+Usage: python rows_server.py   (serves MCP on stdio; ROWS_START_DELAY=3 makes its start take 3 s
+more, a slow server among fast ones)
 """
 
 import json
+import os
+import time
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
+time.sleep(float(os.environ.get("ROWS_START_DELAY", "0")))
 app = MCPServer("orders")
 REGIONS = ["north", "south", "east", "west"]
 

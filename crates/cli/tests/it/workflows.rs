@@ -115,3 +115,42 @@ async fn scripts_in_every_mode_through_the_python_sdk() {
     }
     eprintln!("{}", table.join("\n"));
 }
+
+/// A new user's first session through a real agent client — Claude Code's CLI, headless,
+/// against a scripted stand-in for the model API (tests/interop/agent) — in every mode, cold,
+/// with a hand-written configuration and a server that takes 3 s to start among fast ones
+/// (tests/interop/agent_workflows.py): store → query, file → tool, search → call. Each step is
+/// checked there; here, the bytes of each tool_result that reached the model.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn a_first_session_through_claude_code_in_every_mode() {
+    let figures = run_client("agent_workflows.py", Duration::from_secs(900)).await;
+    let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("a number: {v}"));
+    let mut table = vec![format!(
+        "{:<8} {:>7} {:>9} {:>8} {:>7} {:>7} {:>8} {:>6} {:>8}",
+        "mode", "listed", "list B", "export", "count", "load", "search", "time", "seconds"
+    )];
+    for mode in ["meta", "direct", "auto"] {
+        let f = &figures[mode];
+        table.push(format!(
+            "{mode:<8} {:>7} {:>9} {:>8} {:>7} {:>7} {:>8} {:>6} {:>8}",
+            n(&f["listed"]),
+            n(&f["listing_bytes"]),
+            n(&f["export"]),
+            n(&f["count"]),
+            n(&f["load"]),
+            n(&f["search"]),
+            n(&f["time"]),
+            f["seconds"]
+        ));
+        // 50,000 rows stored and counted: a link and a count reach the model, not the rows.
+        assert!(
+            n(&f["export"]) < 4_000 && n(&f["count"]) < 2_000,
+            "{mode}: {f}"
+        );
+        assert!(n(&f["load"]) < 2_000, "{mode}: {f}");
+    }
+    // The default configuration with four servers lists each tool directly, as direct does.
+    assert_eq!(figures["auto"]["listed"], figures["direct"]["listed"]);
+    eprintln!("{}", table.join("\n"));
+}

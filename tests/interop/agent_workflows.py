@@ -1,0 +1,183 @@
+"""A new user's first session through a real agent client: Claude Code (the CLI, headless) with
+`offload mcp` as its one MCP server, the model played by a scripted stand-in (agent/), in each
+exposure mode — meta, direct, and the default auto (no `tools.expose`) — each cold: a fresh
+HOME for Claude Code and a fresh data directory for Offload (nothing remembered), servers not
+yet started. The configuration is written by hand as users write it: the published
+mcp-server-time (PyPI) and server-memory (npm), and servers written with the official Python
+SDK — `data`, whose start takes 3 s (a slow server among fast ones), answering 50,000 orders,
+and `db`, a SQLite bulk insert.
+
+The client waits for its servers (MCP_CONNECTION_NONBLOCKING=false, as a user's first turn
+does) and lists once. Per mode, one session of scripted steps:
+
+  1. the slow server's tool in the first list (direct, auto) — or `call_tool` (meta);
+  2. store -> query: 50,000 orders exported (stored, a link reaches the model), then counted
+     with query_file; checked against the rows the server makes;
+  3. file -> tool: a 20,000-row CSV into the bulk tool with call_tool_with_file_content;
+     checked in SQLite;
+  4. search -> call: the current time in a time zone (found with list_available_tools in meta,
+     listed by its own name otherwise), then called.
+
+Every step asserts the answer, and the bytes of each tool_result the client sent to the model
+are counted. The last line is `figures {...}` (JSON).
+
+Usage: python agent_workflows.py OFFLOAD_BINARY WORK_DIR
+"""
+
+import json
+import re
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+from agent.claude import run_claude
+from agent.model import Text, ToolUse, Turn
+from checks import check
+
+OFFLOAD, WORK = sys.argv[1], Path(sys.argv[2])
+HERE = Path(__file__).resolve().parent
+PY = str(HERE / ".venv/bin/python")
+MEMORY = str(HERE / "node_modules/@modelcontextprotocol/server-memory/dist/index.js")
+ORDERS = 50_000
+USERS = 20_000
+QTY = sum(i % 13 for i in range(ORDERS))
+AGES = sum(18 + i % 60 for i in range(USERS))
+
+
+
+def stored_path(text: str) -> str:
+    """The stored file's path as the model reads it: Claude Code shows a resource link and the
+    structured content (`"path": ...`); a client showing the text block reads "Stored ... at"."""
+    m = re.search(r'"path":\s*"([^"]+)"', text) or re.search(r" at (/[^ ]+?)(?:\.(?:\s|$)| \()", text)
+    if not m:
+        raise AssertionError(f"no stored path in the answer: {text[:400]}")
+    return m.group(1)
+
+
+def upstream(mode: str, server: str, tool: str, args: dict) -> ToolUse:
+    if mode == "meta":
+        return ToolUse("call_tool", {"server": server, "tool_name": tool, "tool_args": args}, server="offload")
+    return ToolUse(f"{server}__{tool}", args, server="offload")
+
+
+def session(mode: str, work: Path, config: Path, data: Path, db_path: Path) -> dict:
+    seen: dict = {}
+
+    def first(turn: Turn):
+        names = turn.mcp_tools("offload")
+        seen["first_list"] = names
+        if mode == "meta":
+            if "call_tool" not in names or any("__" in n for n in names):
+                raise AssertionError(f"meta lists Offload's own tools: {names}")
+        else:
+            for wanted in ["data__list_orders", "db__insert_rows", "time__get_current_time", "memory__read_graph"]:
+                if wanted not in names:
+                    raise AssertionError(f"{wanted} not in the first list: {names}")
+        return upstream(mode, "data", "list_orders", {"n": ORDERS})
+
+    def count(turn: Turn):
+        seen["export"] = turn.result_text
+        seen["export_bytes"] = len(turn.result_text.encode())
+        return ToolUse("query_file", {"path": stored_path(turn.result_text),
+                                      "sql": "SELECT COUNT(*) AS n, SUM(qty) AS q FROM data"}, server="offload")
+
+    def load(turn: Turn):
+        seen["count"] = turn.result_text
+        seen["count_bytes"] = len(turn.result_text.encode())
+        return ToolUse("call_tool_with_file_content", {
+            "server": "db", "tool_name": "insert_rows", "file_path": str(data / "users.csv"),
+            "data_key": "rows", "tool_args": {"table": f"users_{mode}"}, "batch_size": 5000}, server="offload")
+
+    def find(turn: Turn):
+        seen["load"] = turn.result_text
+        seen["load_bytes"] = len(turn.result_text.encode())
+        if mode == "meta":
+            return ToolUse("list_available_tools", {"query": "current time in a time zone"}, server="offload")
+        return upstream(mode, "time", "get_current_time", {"timezone": "Asia/Tokyo"})
+
+    def call_found(turn: Turn):
+        if mode != "meta":
+            return answer(turn)
+        seen["search"] = turn.result_text
+        seen["search_bytes"] = len(turn.result_text.encode())
+        found = json.loads(turn.result_text) if turn.result_text.lstrip().startswith("{") else None
+        if found is None and "time/get_current_time" not in turn.result_text and "get_current_time" not in turn.result_text:
+            raise AssertionError(f"the search did not find get_current_time: {turn.result_text[:500]}")
+        return upstream(mode, "time", "get_current_time", {"timezone": "Asia/Tokyo"})
+
+    def answer(turn: Turn):
+        seen["time"] = turn.result_text
+        seen["time_bytes"] = len(turn.result_text.encode())
+        return Text(f"orders: {seen['count']}\nloaded: {seen['load'][:200]}\ntime: {turn.result_text[:200]}")
+
+    steps = [first, count, load, find, call_found] + ([answer] if mode == "meta" else [])
+    env = {
+        "OFFLOAD_CONFIG": str(config),
+        "HOME": str(work / "offload-home"),
+        "XDG_CONFIG_HOME": str(work / "offload-home/.config"),
+        "XDG_DATA_HOME": str(work / "offload-home/.local/share"),
+        "XDG_RUNTIME_DIR": str(work / "offload-home/.run"),
+    }
+    args = ["mcp"] + ([] if mode == "auto" else ["--expose", mode])
+    started = time.monotonic()
+    t = run_claude(
+        "Export the 50,000 orders and count them with their total quantity, load users.csv into "
+        "the users table, and tell me the time in Tokyo.",
+        {"offload": {"command": OFFLOAD, "args": args, "env": env}},
+        steps, work / "claude", timeout=600)
+    seconds = time.monotonic() - started
+
+    check(not t.failures, f"{mode}: the stand-in recorded no failure {t.failures}")
+    check([s["status"] for s in t.init.get("mcp_servers", [])] == ["connected"],
+          f"{mode}: the client connected to Offload ({t.init.get('mcp_servers')})")
+    check(len(t.main) == len(steps), f"{mode}: {len(steps)} model turns ({len(t.main)})")
+    check("stored" in seen["export"].lower() and seen["export_bytes"] < 4_000,
+          f"{mode}: the 50,000 orders were stored; {seen['export_bytes']} bytes reached the model")
+    check(str(ORDERS) in seen["count"] and str(QTY) in seen["count"],
+          f"{mode}: query_file counts {ORDERS} orders, qty {QTY}: {seen['count'][:200]}")
+    with sqlite3.connect(db_path) as db:
+        n, ages = db.execute(f"select count(*), sum(age) from users_{mode}").fetchone()
+    check((n, ages) == (USERS, AGES), f"{mode}: {n} users in SQLite, ages add up")
+    check("Asia/Tokyo" in seen["time"], f"{mode}: the time in Tokyo: {seen['time'][:200]}")
+    check(str(ORDERS) in t.result.get("result", ""), f"{mode}: the session's answer quotes the count")
+    return {
+        "seconds": round(seconds, 1),
+        "listed": len(seen["first_list"]),
+        "listing_bytes": len(json.dumps([tl for tl in t.main[0]["tools"] if tl["name"].startswith("mcp__offload__")]).encode()),
+        "export": seen["export_bytes"],
+        "count": seen["count_bytes"],
+        "load": seen["load_bytes"],
+        "search": seen.get("search_bytes", 0),
+        "time": seen["time_bytes"],
+    }
+
+
+def main() -> None:
+    data = WORK / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    (WORK / "db").mkdir(exist_ok=True)
+    db_path = WORK / "db" / "bulk.db"
+    with open(data / "users.csv", "w") as f:
+        f.write("name,email,age,city\n")
+        for i in range(USERS):
+            f.write(f"user {i},u{i}@example.org,{18 + i % 60},c{i % 5}\n")
+    config = WORK / "config.json"
+    # Written by hand, as a user pastes servers from their READMEs.
+    config.write_text(json.dumps({
+        "roots": [str(data)],
+        "mcpServers": {
+            "data": {"command": PY, "args": [str(HERE / "rows_server.py")], "env": {"ROWS_START_DELAY": "3"}},
+            "db": {"command": PY, "args": [str(HERE / "bulk_server.py"), str(db_path)]},
+            "time": {"command": str(HERE / ".venv/bin/mcp-server-time")},
+            "memory": {"command": "node", "args": [MEMORY], "env": {"MEMORY_FILE_PATH": str(WORK / "db" / "memory.jsonl")}},
+        },
+    }, indent=2))
+    figures = {}
+    for mode in ["meta", "direct", "auto"]:
+        figures[mode] = session(mode, WORK / mode, config, data, db_path)
+    print("figures " + json.dumps(figures), flush=True)
+
+
+if __name__ == "__main__":
+    main()
