@@ -261,6 +261,12 @@ impl Engine {
             .pool
             .apply(&config.mcp_servers, config.limits.max_upstream_answer_bytes)
             .await;
+        // A server whose entry the user changed (its command, arguments, environment, sandbox)
+        // is pinned afresh at its next listing: what it shows may follow from the change (a
+        // server unconfined describes more folders), and the user made it.
+        for name in &servers.restarted {
+            self.pins.forget(name);
+        }
         *self.lock_config() = (Arc::new(config), None);
         self.changed.send_modify(|n| *n += 1);
         Reloaded { servers, warnings }

@@ -149,11 +149,14 @@ async fn a_stale_remembered_list_is_corrected_and_auto_keeps_its_mode() {
         &ctx,
         &[("big", &big, vec![tool("echo"), tool("retired_tool")])],
     );
-    ctx.write_config(json!({
-        "roots": [ctx.root],
-        "tools": {"directLimit": fx_tools + 5},
-        "mcpServers": {"fx": fx, "big": big},
-    }));
+    let config = |direct_limit: usize| {
+        json!({
+            "roots": [ctx.root],
+            "tools": {"directLimit": direct_limit},
+            "mcpServers": {"fx": fx, "big": big},
+        })
+    };
+    ctx.write_config(config(fx_tools + 5));
     let client = ctx.client().await;
     let first = names(&client.list_all_tools().await.unwrap());
     assert!(first.contains(&"big__retired_tool".to_owned()), "{first:?}");
@@ -179,7 +182,24 @@ async fn a_stale_remembered_list_is_corrected_and_auto_keeps_its_mode() {
     assert_eq!(text(&r), "kept");
     let r = call(&client, "big__echo", json!({"text": "big"})).await;
     assert_eq!(text(&r), "big");
+
+    // The configuration changes: the mode is decided again and the client told; a tool it was
+    // listed stays callable by that name for the session while its server offers it.
+    let told = client.service().tool_list_changed.load(Ordering::SeqCst);
+    ctx.write_config(config(1));
+    until_told(&client, told, Duration::from_secs(20)).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while names(&client.list_all_tools().await.unwrap()).contains(&"fx__echo".to_owned()) {
+        assert!(
+            Instant::now() < deadline,
+            "meta after the configuration changed"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let r = call(&client, "fx__echo", json!({"text": "still"})).await;
+    assert_eq!(text(&r), "still");
     client.cancel().await.unwrap();
+    ctx.write_config(config(fx_tools + 5));
 
     // A new session decides from the whole known catalog: meta, at once.
     let client = ctx.client().await;

@@ -515,3 +515,35 @@ fn a_servers_network_relay_ends_with_the_server() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// A new user pastes a server into a hand-written configuration: `offload doctor` says it is
+/// confined with the network off, before Offload first ran and after (the one-time upgrade of
+/// servers from before confinement is for files an earlier Offload ran with, not this one), and
+/// the file is left as the user wrote it.
+#[tokio::test]
+async fn a_new_users_hand_written_servers_stay_confined_with_the_network_off() {
+    let ctx = offload_testkit::TestContext::new();
+    let written = serde_json::to_string_pretty(&json!({
+        "roots": [ctx.root],
+        "mcpServers": {"fx": offload_testkit::TestContext::fixture(&[])},
+    }))
+    .unwrap();
+    std::fs::write(&ctx.config_path, &written).unwrap();
+    let config = ctx.config_path.to_str().unwrap().to_owned();
+    let servers_line = || {
+        let out = ctx.run_offload(&["doctor", "--config", &config]);
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        said.lines()
+            .find(|l| l.starts_with("servers"))
+            .unwrap_or_else(|| panic!("no servers line: {said}"))
+            .to_owned()
+    };
+    assert!(servers_line().ends_with("1 confined"), "{}", servers_line());
+    let client = ctx.client().await;
+    let r = offload_testkit::call(&client, "fx__echo", json!({"text": "hi"})).await;
+    assert_eq!(offload_testkit::text(&r), "hi");
+    client.cancel().await.unwrap();
+    let after = servers_line();
+    assert!(after.ends_with("1 confined"), "{after}");
+    assert_eq!(std::fs::read_to_string(&ctx.config_path).unwrap(), written);
+}

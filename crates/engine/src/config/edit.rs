@@ -356,11 +356,13 @@ pub fn set_tool_enabled(
 /// Where the configuration files already upgraded for confinement are listed.
 const SANDBOX_UPGRADED: &str = "sandbox-upgraded";
 
-/// Once per configuration file (listed in `<data>/sandbox-upgraded`): the stdio servers it held
-/// before Offload confined servers get `"sandbox": {"network": "all"}`, so what worked keeps
-/// working (their files are confined from then on; the app offers to close the network).
-/// Entries added later get the defaults. Answers the names upgraded; a file that does not parse
-/// is left alone and tried again next time.
+/// Once per configuration file (listed in `<data>/sandbox-upgraded`), and only where an Offload
+/// from before confinement ran — it left its data directory but no such list, which every
+/// Offload since writes —: the stdio servers the file held then get `"sandbox": {"network":
+/// "all"}`, so what worked keeps working (their files are confined from then on; the app offers
+/// to close the network). A new user's files, hand-written or named with `--config`, and
+/// entries added later, get the defaults. Answers the names upgraded; a file that does not
+/// parse is left alone and tried again next time.
 pub fn upgrade_for_sandbox(path: &Path, data_dir: &Path) -> Result<Vec<String>, EditError> {
     let marker = data_dir.join(SANDBOX_UPGRADED);
     // The file's real path; a file not made yet, by its directory's.
@@ -377,7 +379,13 @@ pub fn upgrade_for_sandbox(path: &Path, data_dir: &Path) -> Result<Vec<String>, 
     if done.lines().any(|l| l == key) {
         return Ok(Vec::new());
     }
-    let text = read_text(path)?;
+    let ran_before_confinement =
+        !marker.exists() && std::fs::read_dir(data_dir).is_ok_and(|mut d| d.next().is_some());
+    let text = if ran_before_confinement {
+        read_text(path)?
+    } else {
+        String::new()
+    };
     let before_confinement = |doc: &Map<String, Value>| -> Vec<String> {
         let servers = doc
             .get("mcpServers")

@@ -183,6 +183,9 @@ fn servers_from_before_confinement_keep_their_network_once_per_file() {
     let path = dir.path().join("config.json");
     let read =
         || -> serde_json::Value { serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap() };
+    // An Offload from before confinement ran here: it left its data directory.
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("pins.json"), "{}").unwrap();
     // A file that does not parse is left alone, and tried again once it does.
     std::fs::write(&path, "{oops").unwrap();
     assert!(edit::upgrade_for_sandbox(&path, &data).is_err());
@@ -230,4 +233,29 @@ fn servers_from_before_confinement_keep_their_network_once_per_file() {
     assert!(edit::upgrade_for_sandbox(&fresh, &data).unwrap().is_empty());
     std::fs::write(&fresh, r#"{"mcpServers": {"e": {"command": "node"}}}"#).unwrap();
     assert!(edit::upgrade_for_sandbox(&fresh, &data).unwrap().is_empty());
+}
+
+/// A new user (no data directory yet) pastes servers into a hand-written config, or names a file
+/// with `--config`: nothing was there before confinement, so every server is confined with the
+/// network off; and once any file was seen, later files are new too.
+#[test]
+fn a_new_users_servers_are_confined_with_the_network_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let servers = r#"{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}}"#;
+    for name in ["config.json", "other.json"] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, servers).unwrap();
+        assert!(
+            edit::upgrade_for_sandbox(&path, &data).unwrap().is_empty(),
+            "{name}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            servers,
+            "{name} untouched"
+        );
+        // Offload's own files appear in the data directory once it runs.
+        std::fs::write(data.join("pins.json"), "{}").unwrap();
+    }
 }

@@ -12,13 +12,10 @@ async fn edits_on_disk_are_picked_up_while_running() {
     server_tools(&engine, "a").await.unwrap();
     let a = engine.pool.get("a").unwrap();
 
-    // Saved the way editors save: a new file renamed over the old one ("a" as the file has it
-    // now, with the sandbox entry its first reading gave it).
+    // Saved the way editors save: a new file renamed over the old one ("a" as the file has it:
+    // a new user's entry, confined by default, left as written).
     let on_disk: Value = serde_json::from_slice(&std::fs::read(&t.config_path).unwrap()).unwrap();
-    assert_eq!(
-        on_disk["mcpServers"]["a"]["sandbox"],
-        json!({"network": "all"})
-    );
+    assert!(on_disk["mcpServers"]["a"].get("sandbox").is_none());
     let next = json!({"roots": [t.root], "mcpServers": {
         "a": on_disk["mcpServers"]["a"],
         "b": TestContext::fixture(&[]),

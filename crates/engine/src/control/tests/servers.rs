@@ -334,6 +334,50 @@ async fn held_tools_are_counted_without_asking_any_server() {
     assert_eq!(crate::control::tools::held_count(&engine), 0);
 }
 
+/// A server whose entry the user changed (here its environment; turning its sandbox off is the
+/// same) is pinned afresh: what it lists may follow from the change (desktop-commander's
+/// descriptions name what it can see). The control: the same new definition from a server
+/// whose entry did not change is held.
+#[tokio::test]
+async fn a_server_whose_entry_the_user_changed_is_pinned_afresh() {
+    let t = TestContext::new();
+    let flag = |n: &str| t.root.join(format!("echo-changed-{n}"));
+    let entry = |n: &str, env: Value| {
+        json!({"command": target_bin("offload-fixture"),
+               "args": ["--echo-changed-file", flag(n)], "env": env})
+    };
+    let config = |env_a: Value| json!({"roots": [t.root], "mcpServers": {"a": entry("a", env_a), "b": entry("b", json!({}))}});
+    t.write_config(config(json!({})));
+    let engine = engine(&t);
+    for name in ["a", "b"] {
+        let tools = engine.pool.get(name).unwrap().tools().await.unwrap();
+        engine.pins.check(name, &tools);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await; // pins saved
+    // Both servers now describe echo otherwise; the user changed a's entry, not b's.
+    std::fs::write(flag("a"), "").unwrap();
+    std::fs::write(flag("b"), "").unwrap();
+    t.write_config(config(json!({"MODE": "2"})));
+    let reloaded = engine.reload().await.unwrap();
+    assert_eq!(reloaded.servers.restarted, ["a"]);
+    engine.pool.restart("b").await.unwrap();
+    engine.pool.get("a").unwrap().tools().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await; // pins forgotten
+    let (usable, held) = crate::available::usable(&engine, crate::upstream::LIST_WAIT).await;
+    let has_echo = |s: &str| {
+        usable
+            .iter()
+            .any(|(n, tools)| n == s && tools.iter().any(|t| t.name == "echo"))
+    };
+    assert!(has_echo("a"), "a was pinned afresh: {held:?}");
+    assert!(!has_echo("b"), "the control: b's changed echo is held");
+    assert!(
+        held.iter().any(|h| h.server == "b" && h.tool == "echo"),
+        "{held:?}"
+    );
+    engine.shutdown().await;
+}
+
 /// *Test connection*: the server as the editor has it starts, lists its tools and stops again;
 /// nothing is saved, nothing keeps running, a broken one answers why (with its stderr) in time.
 #[tokio::test]

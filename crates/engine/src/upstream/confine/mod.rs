@@ -161,6 +161,21 @@ pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
     if let Some(interpreter) = shebang(program) {
         read.extend(runtime_of(&interpreter));
     }
+    // A program inside a project's `node_modules` (`node_modules/.bin/<bin>`, or a package's
+    // script run as the command): the project around it, where Node finds what it imports.
+    for p in [
+        Some(program.to_owned()),
+        std::fs::canonicalize(program).ok(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if p.ancestors()
+            .any(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        {
+            read.extend(script_home(&p));
+        }
+    }
     for dir in std::env::split_paths(path_var) {
         if dir.is_absolute() {
             let broad = |p: &PathBuf| too_broad(p, setting.home.as_deref());
@@ -181,11 +196,14 @@ pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
     // whose `node_modules` holds it (where Node finds its packages).
     read.extend(
         named
+            .read
             .iter()
+            .chain(&named.write)
             .filter(|p| p.is_file())
             .filter_map(|p| script_home(p)),
     );
-    write.extend(named);
+    read.extend(named.read);
+    write.extend(named.write);
     write.extend(cwd.map(Path::to_owned));
     let (more_read, more_write): (Vec<PathBuf>, Vec<PathBuf>) = (
         sandbox.read.iter().map(|p| expand_tilde(p)).collect(),

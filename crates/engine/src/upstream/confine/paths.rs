@@ -69,21 +69,77 @@ pub(super) fn too_broad(dir: &Path, home: Option<&Path>) -> bool {
             .any(|d| dir == Path::new(d))
 }
 
+/// Where programs live: what is named there (a browser's binary, a server's own package, a
+/// virtual environment) is read, never written — a server must not rewrite code that runs
+/// later. System folders and installed packages.
+pub(super) fn is_program_place(path: &Path) -> bool {
+    const SYSTEM_PLACES: &[&str] = &[
+        "/usr",
+        "/bin",
+        "/sbin",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/opt",
+        "/etc",
+        "/boot",
+        "/snap",
+        "/nix/store",
+        "/System",
+        "/Library",
+        "/Applications",
+    ];
+    SYSTEM_PLACES.iter().any(|s| path.starts_with(s))
+        || path.components().any(|c| {
+            matches!(
+                c.as_os_str().to_str(),
+                Some("node_modules" | "site-packages" | "dist-packages" | ".venv")
+            )
+        })
+}
+
+/// A program's own code: a script by its extension or its `#!` line.
+fn is_script(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "js" | "mjs" | "cjs" | "ts" | "py" | "pyc" | "rb" | "pl"))
+        || shebang(path).is_some()
+}
+
+/// What the entry's paths grant: `(write, read)`.
+#[derive(Debug, Default)]
+pub(super) struct Named {
+    pub write: Vec<PathBuf>,
+    pub read: Vec<PathBuf>,
+}
+
 /// Absolute or `~` paths in arguments and environment values (`--root=/srv/x` too): a file
 /// that exists is granted with the directory that holds it (databases write journals beside
 /// themselves, servers save by renaming a temporary file over theirs) unless that directory is
 /// the home or one shared by everything (`/tmp`); anything else as the directory that holds it.
+/// A script, or anything in a program place (`is_program_place`), is granted for reading alone,
+/// and its directory not at all: the user named a program to run, not a place to write.
 pub(super) fn named_paths<'a>(
     values: impl Iterator<Item = &'a String>,
     home: Option<&Path>,
-) -> Vec<PathBuf> {
-    let mut out = Vec::new();
+) -> Named {
+    let mut out = Named::default();
     for value in values {
         let text = value.rsplit_once('=').map_or(value.as_str(), |(_, v)| v);
         if !(text.starts_with('/') || text.starts_with("~/")) || text == "/" {
             continue;
         }
         let path = expand_tilde(text);
+        let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        if is_program_place(&path)
+            || is_program_place(&real)
+            || (path.is_file() && is_script(&path))
+        {
+            if path.exists() && !out.read.contains(&path) {
+                out.read.push(path);
+            }
+            continue;
+        }
         let parent = path
             .parent()
             .filter(|p| !too_broad(p, home))
@@ -96,8 +152,8 @@ pub(super) fn named_paths<'a>(
             parent.into_iter().collect()
         };
         for g in granted {
-            if !out.contains(&g) {
-                out.push(g);
+            if !out.write.contains(&g) {
+                out.write.push(g);
             }
         }
     }

@@ -262,3 +262,79 @@ fn a_repository_the_server_may_write_keeps_its_hooks_and_config_read_only() {
         [repo.join(".git/hooks"), repo.join(".git/config")]
     );
 }
+
+/// The user named a program's file (a browser's binary, the server's own script): it is read,
+/// and neither it nor its folder is written — a server cannot rewrite code that runs later, nor
+/// anything under a system folder. A data file named beside it is still written, with its
+/// folder (journals, temporary files).
+#[test]
+fn a_named_program_is_read_and_never_written_with_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let package = dir.path().join("proj/node_modules/@scope/server/dist");
+    std::fs::create_dir_all(&package).unwrap();
+    std::fs::write(package.join("cli.js"), "console.log(1)").unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("db.sqlite"), "").unwrap();
+    let args = vec![
+        package.join("cli.js").display().to_string(),
+        "--executable-path".into(),
+        "/usr/bin/env".into(),
+        format!("--db={}", data.join("db.sqlite").display()),
+    ];
+    let launch = launch(
+        server(&SandboxPolicy::default(), Path::new("/usr/bin/node"), &args),
+        &setting(dir.path()),
+    )
+    .unwrap();
+    let (read, write) = (&launch.policy.read, &launch.policy.write);
+    for program in [package.join("cli.js"), PathBuf::from("/usr/bin/env")] {
+        assert!(
+            !write.iter().any(|w| program.starts_with(w)),
+            "{} writable: {write:?}",
+            program.display()
+        );
+        assert!(read.iter().any(|r| program.starts_with(r)), "{read:?}");
+    }
+    // Its project is read (where Node finds its packages).
+    assert!(read.contains(&dir.path().join("proj")), "{read:?}");
+    // The control: a data file named the same way is written, with its folder.
+    assert!(
+        write.contains(&data) && write.contains(&data.join("db.sqlite")),
+        "{write:?}"
+    );
+}
+
+/// A server installed in a project's `node_modules` and started by its `.bin` link or by the
+/// package's script as the command: the project is read, so its dependencies one level up load.
+#[test]
+fn a_locally_installed_package_reads_its_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("proj");
+    let script = proj.join("node_modules/some-server/dist/index.js");
+    std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+    std::fs::create_dir_all(proj.join("node_modules/.bin")).unwrap();
+    std::fs::create_dir_all(proj.join("node_modules/dependency")).unwrap();
+    std::fs::write(&script, "#!/usr/bin/env node\n").unwrap();
+    let bin = proj.join("node_modules/.bin/some-server");
+    std::os::unix::fs::symlink("../some-server/dist/index.js", &bin).unwrap();
+    for program in [&bin, &script] {
+        let launch = launch(
+            server(&SandboxPolicy::default(), program, &[]),
+            &setting(dir.path()),
+        )
+        .unwrap();
+        let read = &launch.policy.read;
+        assert!(
+            read.iter()
+                .any(|r| proj.join("node_modules/dependency").starts_with(r)),
+            "{}: {read:?}",
+            program.display()
+        );
+        assert!(
+            !launch.policy.write.iter().any(|w| script.starts_with(w)),
+            "{:?}",
+            launch.policy.write
+        );
+    }
+}
