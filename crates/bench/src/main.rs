@@ -10,6 +10,7 @@ mod buckets;
 mod confine;
 mod file_content;
 mod files;
+mod first_minute;
 mod gateway;
 mod http_load;
 mod latency;
@@ -43,6 +44,12 @@ enum Bench {
         /// Measured calls per side (after warm-up).
         #[arg(long, default_value_t = 2000)]
         calls: usize,
+    },
+    /// A client's first minute with slow servers configured: the first tools/list and the first
+    /// own-tool call, cold and remembered, beside a client connected directly to the slowest.
+    FirstMinute {
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
     },
     /// call_tool in the default mode (auto) beside meta, and a direct tool's call, alternating.
     Modes {
@@ -182,6 +189,7 @@ async fn main() -> anyhow::Result<()> {
         Bench::Latency { calls } => latency::run(calls).await,
         Bench::Gateway { calls } => gateway::run(calls).await,
         Bench::Modes { calls } => modes::run(calls).await,
+        Bench::FirstMinute { rounds } => first_minute::run(rounds).await,
         Bench::App { calls } => app::run(calls).await,
         Bench::Store => store::run().await,
         Bench::FileContent { gigabytes } => file_content::run(gigabytes).await,

@@ -220,6 +220,7 @@ async fn open_stdio(
     };
     // What this start prints, apart from earlier runs' lines.
     let since = ctx.stderr.pushed();
+    let confined = sandbox.is_some();
     if let Some(stderr) = child.stderr().take() {
         let ring = ctx.stderr.clone();
         let name = ctx.name.to_owned();
@@ -267,11 +268,18 @@ async fn open_stdio(
             // Give the stderr reader a moment: the child usually says why it died.
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             let cause = stderr_ring.cause(Some(since), 400);
-            let hint = if cause.is_empty() {
+            let mut hint = if cause.is_empty() {
                 String::new()
             } else {
                 format!("; stderr: {cause}")
             };
+            if confined
+                && let Some(advice) = super::refusals::advice(
+                    stderr_ring.fresh(Some(since)).iter().map(String::as_str),
+                )
+            {
+                hint.push_str(&format!(". {advice}"));
+            }
             Err(StartError::unavailable(format!(
                 "MCP handshake failed: {e}{hint}"
             )))

@@ -98,6 +98,15 @@ impl Refusals {
 
 /// The absolute path a refusal on `line` names: quoted after the refusal (Node, Python), or
 /// just before `: permission denied` (Go, C).
+/// For a confined server that failed: the first path its stderr `lines` say it was refused,
+/// with the entry change that allows it (what the app's *Allow* writes).
+pub fn advice<'a>(lines: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let path = lines.into_iter().find_map(refused_path)?;
+    Some(format!(
+        "Offload confines this server and it was refused {path}: to allow it, add \"sandbox\": {{\"read\": [\"{path}\"]}} to its entry (\"write\" to write there)"
+    ))
+}
+
 fn refused_path(line: &str) -> Option<&str> {
     let lower = line.to_ascii_lowercase();
     let at = [
@@ -151,6 +160,16 @@ mod tests {
         ] {
             assert_eq!(refused_path(line), path, "{line}");
         }
+        assert_eq!(
+            advice(["starting", "cat: /srv/x: Permission denied"]).as_deref(),
+            Some(
+                "Offload confines this server and it was refused /srv/x: to allow it, add \"sandbox\": {\"read\": [\"/srv/x\"]} to its entry (\"write\" to write there)"
+            )
+        );
+        assert_eq!(
+            advice(["ready", "failed: Permission denied (os error 13)"]),
+            None
+        );
         let refusals = Refusals::default();
         assert!(refusals.stderr_line("PermissionError: [Errno 13] Permission denied: '/a'"));
         assert!(refusals.stderr_line("PermissionError: [Errno 13] Permission denied: '/a'"));

@@ -127,6 +127,19 @@ impl StderrRing {
             .join("\n")
     }
 
+    /// The lines pushed after the first `since` that are still kept (the last 50 when `None`).
+    pub fn fresh(&self, since: Option<u64>) -> Vec<String> {
+        let kept = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        let fresh = since.map_or(50, |s| {
+            usize::try_from(kept.pushed.saturating_sub(s)).unwrap_or(usize::MAX)
+        });
+        kept.lines
+            .iter()
+            .skip(kept.lines.len().saturating_sub(fresh))
+            .map(|l| l.text.clone())
+            .collect()
+    }
+
     /// How many lines were ever pushed: what `cause` takes to look only at later ones.
     pub fn pushed(&self) -> u64 {
         self.lines.lock().unwrap_or_else(|p| p.into_inner()).pushed
@@ -139,15 +152,10 @@ impl StderrRing {
     /// it reads as an error and was not among them (a Python traceback ends with its cause).
     /// Without such a line, the last three lines, as before.
     pub fn cause(&self, since: Option<u64>, budget: usize) -> String {
-        let kept = self.lines.lock().unwrap_or_else(|p| p.into_inner());
-        let fresh = since.map_or(50, |s| {
-            usize::try_from(kept.pushed.saturating_sub(s)).unwrap_or(usize::MAX)
-        });
-        let lines: Vec<&str> = kept
-            .lines
+        let lines = self.fresh(since);
+        let lines: Vec<&str> = lines
             .iter()
-            .skip(kept.lines.len().saturating_sub(fresh))
-            .map(|l| l.text.as_str())
+            .map(String::as_str)
             .filter(|l| !l.trim().is_empty())
             .collect();
         let picked: Vec<&str> = match lines.iter().position(|l| says_error(l)) {
