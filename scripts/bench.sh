@@ -73,6 +73,8 @@ if [ "$#" -eq 0 ]; then
   echo
   "$bench" latency
   echo
+  "$bench" first-minute
+  echo
   "$bench" gateway
   echo
   "$bench" scripts
