@@ -44,10 +44,7 @@ async fn round(ctx: &TestContext) -> anyhow::Result<Round> {
     client.cancel().await?;
     Ok(Round {
         list,
-        listed: tools
-            .iter()
-            .filter(|t| t.name.contains("__"))
-            .count(),
+        listed: tools.iter().filter(|t| t.name.contains("__")).count(),
         read,
     })
 }
