@@ -138,10 +138,15 @@ async fn tokens_made_and_revoked_through_one_replica_hold_on_every_replica_withi
 /// What calling `fx__echo` through `client` answers now: its text, or the error's code.
 async fn echo_through(client: &offload_testkit::Client) -> String {
     let r = call(client, "fx__echo", json!({"text": "approved"})).await;
-    if r.is_error == Some(true) {
-        error_code(&r)
-    } else {
-        text(&r)
+    match r.is_error {
+        // A direct call's own errors carry their code in the text alone (no structured content:
+        // it would have to match the upstream tool's output schema).
+        Some(true) if r.structured_content.is_none() => text(&r)
+            .strip_prefix("Error [")
+            .and_then(|t| t.split_once(']'))
+            .map_or_else(|| text(&r), |(code, _)| code.to_owned()),
+        Some(true) => error_code(&r),
+        _ => text(&r),
     }
 }
 

@@ -118,7 +118,7 @@ async fn scripts_in_every_mode_through_the_python_sdk() {
 
 /// A new user's first session through a real agent client — Claude Code's CLI, headless,
 /// against a scripted stand-in for the model API (tests/interop/agent) — in every mode, cold,
-/// with a hand-written configuration and a server that takes 3 s to start among fast ones
+/// with a hand-written configuration and a server slow to start among fast ones
 /// (tests/interop/agent_workflows.py): store → query, file → tool, search → call. Each step is
 /// checked there; here, the bytes of each tool_result that reached the model.
 #[tokio::test]

@@ -31,7 +31,7 @@ impl OffloadServer {
         if let Some(found) = self.exposure().await.find(name) {
             return Some(found.clone());
         }
-        if let Some(listed) = self.still_offered(name) {
+        if let Some(listed) = self.still_offered(name).await {
             return Some(listed);
         }
         let starting: Vec<_> = self
@@ -56,17 +56,20 @@ impl OffloadServer {
     }
 
     /// An upstream tool listed to this session earlier under `name`, while its server still
-    /// offers it (as it lists it now, or, while it starts, as it listed it last) and the user
+    /// offers it (as it lists it now, waiting for its start or listing) and the user
     /// has neither turned it off nor has it changed since they approved it.
-    fn still_offered(&self, name: &str) -> Option<crate::gateway::Exposed> {
+    async fn still_offered(&self, name: &str) -> Option<crate::gateway::Exposed> {
         let mut listed = self.session.shown.find(name)?;
         let server = self.engine.pool.get(&listed.server).ok()?;
         if server.entry().disabled {
             return None;
         }
-        if let Some(tools) = server.cached_tools() {
-            listed.tool = tools.iter().find(|t| t.name == listed.tool.name)?.clone();
-        }
+        // As the server lists it now (asked again when its list changed), not as it was shown.
+        let tools = match server.cached_tools() {
+            Some(tools) => tools,
+            None => server.tools().await.ok()?,
+        };
+        listed.tool = tools.iter().find(|t| t.name == listed.tool.name)?.clone();
         crate::available::refusal(&self.engine, &listed.server, &listed.tool)
             .is_none()
             .then_some(listed)

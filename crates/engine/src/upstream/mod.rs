@@ -132,12 +132,14 @@ fn is_zero(n: &u32) -> bool {
 
 /// How long listing tools waits for a server that has not listed its tools yet and has none
 /// remembered (its first start ever, or its entry now starts another program); never more
-/// than its own start timeout. Clients wait tens of seconds for a server connected directly
-/// (Claude Code 30 s), and a first `npx` start fetches its package: 20 s lets a slow first
-/// start be listed in the first answer, and only a server's first listings wait for it.
-pub const LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+/// than its own start timeout. Long enough for a server that takes a few seconds to start to be
+/// in the first answer; short enough that a client's own wait for Offload holds the whole
+/// handshake: Claude Code headless gives its servers 5 s (`MCP_CONNECT_TIMEOUT_MS`) before its
+/// first request, and a list slower than that would leave every tool of Offload's out of it.
+pub const LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(4);
 
-/// How long a search (`list_available_tools`, one of Offload's own tools) waits for the same:
+/// How long a search (`list_available_tools`, one of Offload's own tools) and a merged
+/// `prompts/list` or `resources/list` wait for the same:
 /// a moment for fast servers, never a slow one's start (it says who is still starting).
 pub const SEARCH_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
