@@ -6,11 +6,11 @@ use std::sync::Arc;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CacheScope, ErrorCode, ServerCapabilities};
 
-use crate::upstream::{Pool, SEARCH_WAIT, Upstream, UpstreamError};
+use crate::upstream::{LIST_WAIT, Pool, Upstream, UpstreamError};
 
 /// The enabled servers whose declared capabilities satisfy `offers`, in configuration order.
-/// Servers are started if need be, all at once; one that has not started within
-/// [`SEARCH_WAIT`] is left out for now and goes on starting (when it offers what the list
+/// Servers are started if need be, all at once; one that has not started within what is left
+/// of [`LIST_WAIT`] since its first listing is left out for now and goes on starting (when it offers what the list
 /// holds, the client is told the list changed: `announce`), one that does not start is left
 /// out (its state and tools listing say why). So a client's first `prompts/list` or
 /// `resources/list` never waits for a slow server's start.
@@ -19,20 +19,10 @@ pub async fn offering(
     offers: impl Fn(&ServerCapabilities) -> bool,
 ) -> Vec<Arc<Upstream>> {
     let servers = pool.servers();
-    let asks = servers.iter().filter(|s| !s.entry().disabled).map(|s| {
-        let starting = tokio::spawn({
-            let s = s.clone();
-            async move { s.started_capabilities().await }
-        });
-        async move {
-            let caps = match tokio::time::timeout(SEARCH_WAIT, starting).await {
-                Ok(Ok(caps)) => caps.map_err(|e| e.to_string()),
-                Ok(Err(e)) => Err(e.to_string()),
-                Err(_) => Err("still starting".to_owned()),
-            };
-            (s.clone(), caps)
-        }
-    });
+    let asks = servers
+        .iter()
+        .filter(|s| !s.entry().disabled)
+        .map(|s| async move { (s.clone(), s.capabilities_within(LIST_WAIT).await) });
     futures::future::join_all(asks)
         .await
         .into_iter()

@@ -136,10 +136,11 @@ fn is_zero(n: &u32) -> bool {
 /// in the first answer; short enough that a client's own wait for Offload holds the whole
 /// handshake: Claude Code headless gives its servers 5 s (`MCP_CONNECT_TIMEOUT_MS`) before its
 /// first request, and a list slower than that would leave every tool of Offload's out of it.
+/// Merged `prompts/list` and `resources/list` share the same window (see
+/// `Upstream::capabilities_within`), so the three lists together never wait longer.
 pub const LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(4);
 
-/// How long a search (`list_available_tools`, one of Offload's own tools) and a merged
-/// `prompts/list` or `resources/list` wait for the same:
+/// How long a search (`list_available_tools`, one of Offload's own tools) waits for the same:
 /// a moment for fast servers, never a slow one's start (it says who is still starting).
 pub const SEARCH_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 

@@ -143,6 +143,25 @@ impl Upstream {
             .saturating_sub(since.elapsed())
     }
 
+    /// Its capabilities once it has started, waiting for its start at most what is left of
+    /// `bound` from the first listing that found it unknown (the window tool listings use, so
+    /// a client's lists after the first do not wait again); its start goes on in the background.
+    pub async fn capabilities_within(
+        self: &Arc<Self>,
+        bound: Duration,
+    ) -> Result<ServerCapabilities, String> {
+        if let Some(caps) = self.capabilities() {
+            return Ok(caps);
+        }
+        let me = self.clone();
+        let starting = tokio::spawn(async move { me.started_capabilities().await });
+        match tokio::time::timeout(self.listing_wait(bound), starting).await {
+            Ok(Ok(caps)) => caps.map_err(|e| e.to_string()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err("still starting".to_owned()),
+        }
+    }
+
     /// The tools it listed the last time it ran (see `catalog`), while it has not listed them
     /// this time.
     pub fn remembered_tools(&self) -> Option<Vec<Tool>> {
