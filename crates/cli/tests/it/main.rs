@@ -22,6 +22,7 @@ mod http;
 mod image;
 mod interop;
 mod liveness;
+mod new_user;
 mod published;
 mod query;
 mod relay;

@@ -210,7 +210,6 @@ fn read_allowed(context: &RequestContext<RoleServer>, what: &str) -> Result<(), 
     }
 }
 
-/// Parses a tool's arguments; a mismatch is a JSON-RPC invalid-params error (-32602).
 impl ServerHandler for OffloadServer {
     #[allow(deprecated)] // logging: deprecated by 2026-07-28, relayed for older revisions
     fn get_info(&self) -> ServerConfig {
