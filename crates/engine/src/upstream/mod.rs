@@ -387,9 +387,18 @@ impl Pool {
                 let server = server.clone();
                 async move { server.tools().await }
             });
-            if let Some(tools) = server.remembered_tools() {
-                return as_it_is(Arc::new(tools), true);
+            // A client's list answers from memory at once; the others (a search, what the app
+            // and `offload tools list` show) take the live list when it comes within `wait`.
+            let remembered = server.remembered_tools().map(Arc::new);
+            if wait == LIST_WAIT
+                && let Some(tools) = remembered
+            {
+                return as_it_is(tools, true);
             }
+            let (known, from_memory) = match remembered {
+                Some(tools) => (tools, true),
+                None => (Arc::default(), false),
+            };
             match tokio::time::timeout(server.listing_wait(wait), listing).await {
                 Ok(Ok(Ok(tools))) => as_it_is(tools, false),
                 Ok(Ok(Err(e))) => {
@@ -398,12 +407,12 @@ impl Pool {
                     status.error = Some(e.to_string());
                     ServerTools {
                         status,
-                        tools: Arc::default(),
-                        remembered: false,
+                        tools: known,
+                        remembered: from_memory,
                     }
                 }
                 // Still starting or listing (or the task failed): as it is now.
-                Ok(Err(_)) | Err(_) => as_it_is(Arc::default(), false),
+                Ok(Err(_)) | Err(_) => as_it_is(known, from_memory),
             }
         });
         futures::future::join_all(asks).await
