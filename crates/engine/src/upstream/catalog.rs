@@ -95,19 +95,9 @@ impl Catalog {
         let name = name.to_owned();
         let saving = self.saving.clone();
         let save = move || {
-            let _one_at_a_time = saving.lock().unwrap_or_else(|p| p.into_inner());
-            // Another process may have saved its servers meanwhile: change only this one.
-            let mut file = read(&path);
-            file.servers.insert(name, r);
-            let written = crate::whole_file::replace(&path, |w| {
-                serde_json::to_writer(w, &file).map_err(std::io::Error::other)
-            });
-            if let Err(e) = written {
-                tracing::warn!(
-                    "the tool catalog could not be saved to {}: {e}",
-                    path.display()
-                );
-            }
+            rewrite(&saving, &path, |file| {
+                file.servers.insert(name, r);
+            })
         };
         match tokio::runtime::Handle::try_current() {
             Ok(rt) => drop(rt.spawn_blocking(save)),
@@ -129,13 +119,26 @@ impl Catalog {
         let Some(path) = self.path.lock().unwrap_or_else(|p| p.into_inner()).clone() else {
             return;
         };
-        let _one_at_a_time = self.saving.lock().unwrap_or_else(|p| p.into_inner());
-        let mut file = read(&path);
-        if file.servers.remove(name).is_some() {
-            let _ = crate::whole_file::replace(&path, |w| {
-                serde_json::to_writer(w, &file).map_err(std::io::Error::other)
-            });
-        }
+        rewrite(&self.saving, &path, |file| {
+            file.servers.remove(name);
+        });
+    }
+}
+
+/// Reads the file again (another process may have saved its servers meanwhile), changes it
+/// and writes it whole, one rewrite at a time in this process.
+fn rewrite(saving: &Mutex<()>, path: &std::path::Path, change: impl FnOnce(&mut File)) {
+    let _one_at_a_time = saving.lock().unwrap_or_else(|p| p.into_inner());
+    let mut file = read(path);
+    change(&mut file);
+    let written = crate::whole_file::replace(path, |w| {
+        serde_json::to_writer(w, &file).map_err(std::io::Error::other)
+    });
+    if let Err(e) = written {
+        tracing::warn!(
+            "the tool catalog could not be saved to {}: {e}",
+            path.display()
+        );
     }
 }
 

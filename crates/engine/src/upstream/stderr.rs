@@ -53,9 +53,9 @@ fn says_error(line: &str) -> bool {
         .split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '_'))
         .next()
         .unwrap_or("");
+    let rest = &t[word.len()..];
     (word.ends_with("Error") || word.ends_with("Exception"))
-        && t[word.len()..].starts_with([':', ' '])
-        && (t[word.len()..].starts_with(':') || t[word.len()..].starts_with(" ["))
+        && (rest.starts_with(':') || rest.starts_with(" ["))
 }
 
 /// A stack frame (`    at f (file:1:2)`, `  File "x.py", line 3`) or punctuation alone
