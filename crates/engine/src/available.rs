@@ -6,6 +6,7 @@ use rmcp::model::Tool;
 
 use crate::config::ServerEntry;
 use crate::gateway::{Expose, Exposure, Held, ServerInput, decide};
+use crate::upstream::Listing;
 use crate::{Engine, ErrorCode, ToolError};
 
 /// Whether `tool` runs only as an MCP task (`execution.taskSupport: "required"`): Offload then
@@ -21,18 +22,15 @@ pub fn needs_tasks(tool: &Tool) -> bool {
 }
 
 /// The upstream tools a client may use, by server (disabled and held tools removed), and the
-/// held ones; servers whose tools are not known yet waited for up to `wait` (see
+/// held ones; servers whose tools are not known yet waited for as `listing` says (see
 /// `Pool::list_tools`).
-pub async fn usable(
-    engine: &Engine,
-    wait: std::time::Duration,
-) -> (Vec<(String, Vec<Tool>)>, Vec<Held>) {
+pub async fn usable(engine: &Engine, listing: Listing) -> (Vec<(String, Vec<Tool>)>, Vec<Held>) {
     let config = engine.config();
     let pin = config.pin_tools.unwrap_or(true);
     if pin {
         engine.pins.settle().await;
     }
-    let listed = engine.pool.list_tools(None, wait).await;
+    let listed = engine.pool.list_tools(None, listing).await;
     let mut held = Vec::new();
     let none = ServerEntry::default();
     let servers = listed
@@ -155,7 +153,10 @@ pub fn refusal_by_name(engine: &Engine, name: &str) -> Option<ToolError> {
     let none = ServerEntry::default();
     engine.pool.servers().iter().find_map(|server| {
         let entry = config.server(server.name()).unwrap_or(&none);
-        let tools = server.cached_tools()?;
+        // While it lists again (its list changed), as it listed last.
+        let tools = server
+            .cached_tools()
+            .or_else(|| server.remembered_tools().map(std::sync::Arc::new))?;
         let tool = tools.iter().find(|t| {
             let wanted =
                 crate::gateway::names::exposed(server.name(), &t.name, &entry.tool_prefix());
@@ -181,20 +182,19 @@ fn input<'a>(name: &'a str, entry: &'a ServerEntry, tools: &'a [Tool]) -> Server
 }
 
 /// What a session shows: the mode in effect and the exposed tools. `own` are Offload's tools;
-/// servers whose tools are not known yet are waited for up to `wait` (`LIST_WAIT` for a
-/// client's list, `SEARCH_WAIT` for what the app shows).
+/// servers whose tools are not known yet are waited for as `listing` says.
 pub async fn exposure(
     engine: &Engine,
     expose: Option<Expose>,
     own: &[Tool],
-    wait: std::time::Duration,
+    listing: Listing,
 ) -> Exposure {
     let config = engine.config();
     let expose = expose.unwrap_or(config.tools.expose);
     if expose == Expose::Meta {
         return decide(expose, 0, &[], &[]);
     }
-    let (servers, _) = usable(engine, wait).await;
+    let (servers, _) = usable(engine, listing).await;
     let none = ServerEntry::default();
     // Servers still starting: the tools they listed last time.
     let expected: Vec<Vec<String>> = servers

@@ -275,3 +275,38 @@ async fn a_server_that_fails_is_visible_in_direct_mode_with_its_cause() {
     assert_eq!(text(&r), "healthy");
     client.cancel().await.unwrap();
 }
+
+/// What is remembered is only for starts: a running server whose list changed is listed as it
+/// lists now. (The change here is a "rug pull", so the list it replaces must not come back,
+/// not even while the server takes its time to list again.)
+#[tokio::test]
+async fn a_running_servers_changed_list_is_never_answered_from_memory() {
+    let ctx = TestContext::new();
+    ctx.write_config(json!({
+        "roots": [ctx.root],
+        "tools": {"expose": "direct"},
+        "mcpServers": {"fx": TestContext::fixture(&["--changed-list-delay-ms", "1500"])},
+    }));
+    let client = ctx.client().await;
+    let listed = names(&client.list_all_tools().await.unwrap());
+    assert!(listed.contains(&"fx__echo".to_owned()), "{listed:?}");
+    let r = call(&client, "fx__echo", json!({"text": "approved"})).await;
+    assert_eq!(text(&r), "approved");
+
+    // The server changes echo and says its list changed; a call in the window before its new
+    // list is held (it waits for the list), and so is every call after.
+    let told = client.service().tool_list_changed.load(Ordering::SeqCst);
+    call(&client, "fx__change_echo", json!({})).await;
+    let r = call(&client, "fx__echo", json!({"text": "in the window"})).await;
+    assert!(text(&r).starts_with("Error [tool_changed]"), "{}", text(&r));
+    until_told(&client, told, Duration::from_secs(20)).await;
+    let listed = names(&client.list_all_tools().await.unwrap());
+    assert!(
+        !listed.contains(&"fx__echo".to_owned()),
+        "the changed echo is held, not listed as remembered: {listed:?}"
+    );
+    assert!(listed.contains(&"fx__change_echo".to_owned()), "{listed:?}");
+    let r = call(&client, "fx__echo", json!({"text": "x"})).await;
+    assert!(text(&r).starts_with("Error [tool_changed]"), "{}", text(&r));
+    client.cancel().await.unwrap();
+}

@@ -47,9 +47,9 @@ pub fn held_count(engine: &Engine) -> usize {
 
 pub async fn tools_view(engine: &Engine) -> ToolsView {
     let own = crate::server::tool_definitions();
-    let wait = crate::upstream::SEARCH_WAIT;
-    let exposure = available::exposure(engine, None, &own, wait).await;
-    let (_, held) = available::usable(engine, wait).await;
+    let look = crate::upstream::Listing::Look;
+    let exposure = available::exposure(engine, None, &own, look).await;
+    let (_, held) = available::usable(engine, look).await;
     ToolsView {
         mode: match exposure.mode {
             crate::gateway::Mode::Direct => "direct".into(),

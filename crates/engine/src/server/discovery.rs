@@ -154,10 +154,10 @@ pub async fn list_available_tools(
             format!("limit must be between 1 and {MOST_RESULTS}"),
         ));
     }
-    let wait = crate::upstream::SEARCH_WAIT;
+    let listing = crate::upstream::Listing::Look;
     let listed = engine
         .pool
-        .list_tools(p.filter_by_server.as_deref(), wait)
+        .list_tools(p.filter_by_server.as_deref(), listing)
         .await;
     let servers: Vec<ListedServer> = listed
         .iter()
@@ -168,7 +168,7 @@ pub async fn list_available_tools(
         })
         .collect();
     // Tools the user turned off or that are held for review are not offered.
-    let (usable, held) = crate::available::usable(engine, wait).await;
+    let (usable, held) = crate::available::usable(engine, listing).await;
     let usable_names: std::collections::HashSet<(&str, &str)> = usable
         .iter()
         .flat_map(|(s, tools)| tools.iter().map(move |t| (s.as_str(), t.name.as_ref())))

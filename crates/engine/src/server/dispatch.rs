@@ -25,8 +25,9 @@ pub(crate) struct Asking(pub crate::rounds::Asks);
 
 impl OffloadServer {
     /// The upstream tool listed under `name`. A name not listed now may belong to a server
-    /// still starting (its tools are not listed yet): those servers are waited for, each up to
-    /// its start timeout, and the name looked up once more. Only unknown names wait.
+    /// still starting or listing again (its tools are not known yet): those servers are
+    /// waited for, each up to its start timeout, and the name looked up once more. Only
+    /// unknown names wait.
     async fn direct_tool(&self, name: &str) -> Option<crate::gateway::Exposed> {
         if let Some(found) = self.exposure().await.find(name) {
             return Some(found.clone());
@@ -41,10 +42,8 @@ impl OffloadServer {
             .iter()
             .filter(|s| !s.entry().disabled && s.cached_tools().is_none())
             .filter(|s| {
-                matches!(
-                    s.status().status,
-                    crate::upstream::ServerState::Starting | crate::upstream::ServerState::Idle
-                )
+                use crate::upstream::ServerState::{Idle, Ready, Starting};
+                matches!(s.status().status, Starting | Idle | Ready)
             })
             .cloned()
             .collect();

@@ -187,7 +187,7 @@ impl OffloadServer {
                 &self.engine,
                 expose,
                 &self.tools,
-                crate::upstream::LIST_WAIT,
+                crate::upstream::Listing::Client,
             )
             .await,
         );
@@ -485,7 +485,7 @@ pub async fn listing_cost(engine: &Engine, own: &[Tool]) -> ListingCost {
     use crate::config::Expose;
     let listed = async |expose| {
         let exposure =
-            direct::exposure(engine, Some(expose), own, crate::upstream::SEARCH_WAIT).await;
+            direct::exposure(engine, Some(expose), own, crate::upstream::Listing::Look).await;
         let tools = direct::listing(own, &exposure, engine);
         (
             serde_json::to_vec(&tools).map_or(0, |v| v.len()),

@@ -144,6 +144,27 @@ pub const LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(4);
 /// a moment for fast servers, never a slow one's start (it says who is still starting).
 pub const SEARCH_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// Whom a tool listing is for: how long it waits for a starting server, and whether it may
+/// answer with what a server listed last time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// A client's `tools/list`: a starting server's remembered tools at once; one with nothing
+    /// remembered waited for up to [`LIST_WAIT`].
+    Client,
+    /// A search, what the app and `offload tools list` show: a server's live list when it comes
+    /// within [`SEARCH_WAIT`], what it listed last time otherwise.
+    Look,
+}
+
+impl Listing {
+    pub fn wait(self) -> std::time::Duration {
+        match self {
+            Self::Client => LIST_WAIT,
+            Self::Look => SEARCH_WAIT,
+        }
+    }
+}
+
 /// The result of asking one server for its tools.
 pub struct ServerTools {
     pub status: ServerStatus,
@@ -356,17 +377,14 @@ impl Pool {
     }
 
     /// Asks every listed server for its tools in parallel (disabled ones are reported, not
-    /// started). A server that has not listed its tools yet answers with the tools it listed
-    /// last time, at once, while it starts in the background. One with nothing remembered is
-    /// waited for up to `wait` (and its start timeout) from the first listing that
-    /// asked it, then reported as it is, without tools: its start goes on and the pool's change
-    /// signal tells when its tools are known. So a listing never waits for a server twice, nor
-    /// for one whose tools are known. `wait` is [`LIST_WAIT`] or [`SEARCH_WAIT`].
-    pub async fn list_tools(
-        &self,
-        only: Option<&str>,
-        wait: std::time::Duration,
-    ) -> Vec<ServerTools> {
+    /// started). For a client, a server not running yet answers with the tools it listed last
+    /// time, at once, while it starts in the background. Otherwise a server is waited for up
+    /// to `listing`'s wait (and its start timeout) from the first listing that asked it, then
+    /// reported as it is, with what it listed last time if anything: its start goes on and the
+    /// pool's change signal tells when its tools are known. So a listing never waits for a
+    /// server twice, nor for one whose tools are known. A running server listing again (its
+    /// list changed) is waited for the same way: what it listed before may be what changed.
+    pub async fn list_tools(&self, only: Option<&str>, listing: Listing) -> Vec<ServerTools> {
         let servers = self.servers();
         let selected = servers
             .iter()
@@ -383,23 +401,23 @@ impl Pool {
             if let Some(tools) = server.cached_tools() {
                 return as_it_is(tools, false);
             }
-            let listing = tokio::spawn({
+            let asked = tokio::spawn({
                 let server = server.clone();
                 async move { server.tools().await }
             });
-            // A client's list answers from memory at once; the others (a search, what the app
-            // and `offload tools list` show) take the live list when it comes within `wait`.
+            let running = server.status().status == ServerState::Ready;
             let remembered = server.remembered_tools().map(Arc::new);
-            if wait == LIST_WAIT
-                && let Some(tools) = remembered
+            if listing == Listing::Client
+                && !running
+                && let Some(tools) = &remembered
             {
-                return as_it_is(tools, true);
+                return as_it_is(tools.clone(), true);
             }
             let (known, from_memory) = match remembered {
                 Some(tools) => (tools, true),
                 None => (Arc::default(), false),
             };
-            match tokio::time::timeout(server.listing_wait(wait), listing).await {
+            match tokio::time::timeout(server.listing_wait(listing.wait()), asked).await {
                 Ok(Ok(Ok(tools))) => as_it_is(tools, false),
                 Ok(Ok(Err(e))) => {
                     let mut status = server.status();

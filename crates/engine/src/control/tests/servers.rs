@@ -363,7 +363,7 @@ async fn a_server_whose_entry_the_user_changed_is_pinned_afresh() {
     engine.pool.restart("b").await.unwrap();
     engine.pool.get("a").unwrap().tools().await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await; // pins forgotten
-    let (usable, held) = crate::available::usable(&engine, crate::upstream::LIST_WAIT).await;
+    let (usable, held) = crate::available::usable(&engine, crate::upstream::Listing::Client).await;
     let has_echo = |s: &str| {
         usable
             .iter()
