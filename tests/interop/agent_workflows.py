@@ -15,7 +15,8 @@ does) and lists once. Per mode, one session of scripted steps:
 
   1. the slow server's tool in the first list (direct, auto) — or `call_tool` (meta);
   2. store -> query: 50,000 orders exported (stored, a link reaches the model), then counted
-     with query_file; checked against the rows the server makes;
+     with query_file; checked against the rows the server makes; then a mid-size answer (700
+     orders, over the 16 KiB inline budget) stored with its preview, and summed from the file;
   3. file -> tool: a 20,000-row CSV into the bulk tool with call_tool_with_file_content;
      checked in SQLite;
   4. search -> call: the current time in a time zone (found with list_available_tools in meta,
@@ -45,6 +46,8 @@ MEMORY = str(HERE / "node_modules/@modelcontextprotocol/server-memory/dist/index
 ORDERS = 50_000
 USERS = 20_000
 QTY = sum(i % 13 for i in range(ORDERS))
+MID = 700  # a mid-size answer: ~60 KB as the server sends it (rows and their text twin)
+MID_QTY = sum(i % 13 for i in range(MID))
 AGES = sum(18 + i % 60 for i in range(USERS))
 
 
@@ -85,9 +88,19 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path) -> d
         return ToolUse("query_file", {"path": stored_path(turn.result_text),
                                       "sql": "SELECT COUNT(*) AS n, SUM(qty) AS q FROM data"}, server="offload")
 
-    def load(turn: Turn):
+    def midsize(turn: Turn):
         seen["count"] = turn.result_text
         seen["count_bytes"] = len(turn.result_text.encode())
+        return upstream(mode, "data", "list_orders", {"n": MID})
+
+    def mid_query(turn: Turn):
+        seen["mid"] = turn.result_text
+        seen["mid_bytes"] = len(turn.result_text.encode())
+        return ToolUse("query_file", {"path": stored_path(turn.result_text),
+                                      "sql": "SELECT SUM(qty) AS q FROM data"}, server="offload")
+
+    def load(turn: Turn):
+        seen["mid_sum"] = turn.result_text
         return ToolUse("call_tool_with_file_content", {
             "server": "db", "tool_name": "insert_rows", "file_path": str(data / "users.csv"),
             "data_key": "rows", "tool_args": {"table": f"users_{mode}"}, "batch_size": 5000}, server="offload")
@@ -114,7 +127,7 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path) -> d
         seen["time_bytes"] = len(turn.result_text.encode())
         return Text(f"orders: {seen['count']}\nloaded: {seen['load'][:200]}\ntime: {turn.result_text[:200]}")
 
-    steps = [first, count, load, find, call_found] + ([answer] if mode == "meta" else [])
+    steps = [first, count, midsize, mid_query, load, find, call_found] + ([answer] if mode == "meta" else [])
     # One Offload installation for the three sessions, as on a user's machine: the first (meta)
     # is its first start ever; the later ones start every server again (a new process each) with
     # the tool lists remembered.
@@ -143,6 +156,10 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path) -> d
           f"{mode}: the 50,000 orders were stored; {seen['export_bytes']} bytes reached the model")
     check(str(ORDERS) in seen["count"] and str(QTY) in seen["count"],
           f"{mode}: query_file counts {ORDERS} orders, qty {QTY}: {seen['count'][:200]}")
+    check("stored" in seen["mid"].lower() and "First rows (CSV)" in seen["mid"]
+          and seen["mid_bytes"] < 4_096,
+          f"{mode}: the {MID} orders were stored with a preview; {seen['mid_bytes']} bytes reached the model")
+    check(str(MID_QTY) in seen["mid_sum"], f"{mode}: their qty adds up to {MID_QTY}: {seen['mid_sum'][:200]}")
     with sqlite3.connect(db_path) as db:
         n, ages = db.execute(f"select count(*), sum(age) from users_{mode}").fetchone()
     check((n, ages) == (USERS, AGES), f"{mode}: {n} users in SQLite, ages add up")
@@ -154,6 +171,7 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path) -> d
         "listing_bytes": len(json.dumps([tl for tl in t.main[0]["tools"] if tl["name"].startswith("mcp__offload__")]).encode()),
         "export": seen["export_bytes"],
         "count": seen["count_bytes"],
+        "midsize": seen["mid_bytes"],
         "load": seen["load_bytes"],
         "search": seen.get("search_bytes", 0),
         "time": seen["time_bytes"],

@@ -440,7 +440,7 @@ impl Default for Limits {
         Self {
             max_input_bytes: 10 * 1024 * 1024,
             max_upstream_message_bytes: 8 * 1024 * 1024,
-            inline_bytes: 100 * 1024,
+            inline_bytes: 16 * 1024,
             max_upstream_answer_bytes: 256 * 1024 * 1024,
             query_memory_bytes: 256 * 1024 * 1024,
             script_timeout_ms: 30_000,

@@ -33,6 +33,11 @@ pub struct StoredAnswer {
     /// Why it was stored, when Offload decided it (automatic offload).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// A table's header and first rows (CSV), a text's first lines and headings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
+    /// How to read or query it.
+    pub next: String,
 }
 
 pub async fn call_tool_and_store(
@@ -153,10 +158,16 @@ pub fn stored_answer(stored: &Stored, note: Option<String>) -> CallToolResult {
         .with_mime_type(r.mime_type.clone())
         .with_size(r.bytes)
         .with_description(description);
-    let text = match &note {
+    let next = next_step(&r.path, &stored.summary.kind);
+    let mut text = match &note {
         Some(n) => format!("{n} {}", stored.text),
         None => stored.text.clone(),
     };
+    if let Some(preview) = &stored.preview {
+        text.push('\n');
+        text.push_str(preview);
+    }
+    text.push_str(&next);
     let out = StoredAnswer {
         uri: r.uri.clone(),
         path: r.path.clone(),
@@ -166,29 +177,48 @@ pub fn stored_answer(stored: &Stored, note: Option<String>) -> CallToolResult {
         summary: stored.summary.clone(),
         files: r.files.iter().map(|f| f.path.clone()).collect(),
         note,
+        preview: stored.preview.clone(),
+        next: next.trim().to_owned(),
     };
     let mut result = answer::structured(&out, String::new());
     result.content = vec![ContentBlock::resource_link(link), ContentBlock::text(text)];
     result
 }
 
-/// The size of an answer as it would travel: text, binary data and structured content.
+/// The one line saying how to go on from a stored file of this kind.
+fn next_step(path: &str, kind: &str) -> String {
+    let path = serde_json::to_string(path).unwrap_or_default();
+    match kind {
+        "table" | "tables" => format!(
+            "\nAsk it with query_file {{\"path\": {path}, \"sql\": \"SELECT ... FROM data\"}}, or read rows with read_file."
+        ),
+        "text" => format!(
+            "\nRead it by lines with read_file {{\"path\": {path}, \"offset\": 0, \"length\": 200}}."
+        ),
+        _ => format!(
+            "\nAsk it with query_file {{\"path\": {path}, \"jq\": \"...\"}}, or read it with read_file."
+        ),
+    }
+}
+
+/// The size of an answer as a model receives it: a client shows the model either the text or
+/// the structured content (its twin, as the spec asks servers to send both), so the larger of
+/// the two counts, once; binary data and other blocks count as they travel.
 pub fn answer_size(result: &CallToolResult) -> u64 {
-    let content: usize = result
-        .content
-        .iter()
-        .map(|c| match c {
-            ContentBlock::Text(t) => t.text.len(),
-            ContentBlock::Image(i) => i.data.len(),
-            ContentBlock::Audio(a) => a.data.len(),
-            other => serde_json::to_vec(other).map(|v| v.len()).unwrap_or(0),
-        })
-        .sum();
+    let (mut text, mut other) = (0usize, 0usize);
+    for c in &result.content {
+        match c {
+            ContentBlock::Text(t) => text += t.text.len(),
+            ContentBlock::Image(i) => other += i.data.len(),
+            ContentBlock::Audio(a) => other += a.data.len(),
+            c => other += serde_json::to_vec(c).map(|v| v.len()).unwrap_or(0),
+        }
+    }
     let structured = result
         .structured_content
         .as_ref()
         .map_or(0, |v| serde_json::to_vec(v).map(|v| v.len()).unwrap_or(0));
-    (content + structured) as u64
+    (text.max(structured) + other) as u64
 }
 
 /// Stores an answer that is over the inline budget and answers with the link instead.

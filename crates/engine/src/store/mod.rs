@@ -9,6 +9,7 @@ mod download;
 mod names;
 mod payload;
 mod place;
+mod preview;
 mod records;
 mod summary;
 mod write;
@@ -54,6 +55,8 @@ pub struct Stored {
     pub summary: Summary,
     /// The short paragraph for the model (at most 600 bytes).
     pub text: String,
+    /// A table's first rows, a text's first lines and headings (at most 3 KiB), when it has them.
+    pub preview: Option<String>,
 }
 
 pub struct Store {
@@ -144,10 +147,13 @@ impl Store {
 
     /// Writes `req.result` as a file and records it.
     pub fn store(&self, roots: &Roots, req: StoreRequest<'_>) -> Result<Stored, ToolError> {
-        let (format, codec) = choose_format(req.format, req.filename, Format::Json)?;
+        let (mut format, codec) = choose_format(req.format, req.filename, Format::Json)?;
+        // Neither the format nor the filename's extension says: the answer's own kind does.
+        let defaulted =
+            req.format.is_none() && req.filename.is_none_or(|n| names::extension(n).is_none());
         let place = Place::of(roots, req.storage_path, &self.staging)?;
         let dir = place.dir().to_path_buf();
-        let name = file_name(req.server, req.tool, req.filename, format, codec)?;
+        let mut name = file_name(req.server, req.tool, req.filename, format, codec)?;
         let stem = name
             .strip_suffix(&format!(".{}", extension_of(format, codec)))
             .or_else(|| name.rsplit_once('.').map(|(s, _)| s))
@@ -160,6 +166,15 @@ impl Store {
                     format!("the tool's answer cannot be stored: {e}"),
                 )
             })?;
+        // A text answer is stored as the text: Markdown where it reads as Markdown.
+        if defaulted && let output::Payload::Text(text) = &payload {
+            format = if output::looks_like_markdown(text) {
+                Format::Md
+            } else {
+                Format::Txt
+            };
+            name = format!("{stem}.{}", extension_of(format, codec));
+        }
 
         // Binaries first, then the main file; on failure remove what was written.
         let mut written: Vec<PathBuf> = Vec::new();
@@ -295,7 +310,9 @@ impl Store {
             at: final_place,
             files: side_files,
         };
-        Ok(self.finish(place.bucket(), origin, placed, summary, &notes.join("; ")))
+        let mut stored = self.finish(place.bucket(), origin, placed, summary, &notes.join("; "));
+        stored.preview = preview::of(&payload);
+        Ok(stored)
     }
 
     /// Writes a file with `fill` (given the chosen format and the file) and records it like a
@@ -377,6 +394,7 @@ impl Store {
             record,
             summary,
             text,
+            preview: None,
         }
     }
 

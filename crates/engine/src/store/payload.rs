@@ -1,7 +1,10 @@
 //! What is stored from a tool result: `structuredContent` if present (a lone string field that
-//! holds JSON is that JSON); else a single text block (parsed as JSON when it is JSON, as rows
-//! when it is a Python literal list of dicts); else the list of content blocks. Image, audio and blob
-//! blocks are decoded into binary files of their own; the payload refers to them by name.
+//! holds JSON is that JSON; a text wrapper such as `{"content": "<text>"}` is the text); else a
+//! single text block (parsed as JSON when it is JSON, as rows when it is a Python literal list
+//! of dicts, the text otherwise); else several text blocks that are not JSON as one text; else
+//! the list of content blocks. A table sent as rows of values (`{columns, rows}`, `{values}`)
+//! becomes rows of objects. Image, audio and blob blocks are decoded into binary files of their
+//! own; the payload refers to them by name.
 
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
@@ -35,20 +38,37 @@ pub fn extract(
         for block in &content {
             block_json(block, &mut binaries, &name_for)?;
         }
-        return Ok((Payload::from_structured(structured), binaries));
+        return Ok((tidy(Payload::from_structured(structured)), binaries));
     }
     if content.len() == 1
         && matches!(content[0], ContentBlock::Text(_))
         && let Some(ContentBlock::Text(t)) = content.pop()
     {
         // The common case: one (possibly huge) text. It is moved, never copied.
-        return Ok((Payload::from_text(t.text), binaries));
+        return Ok((tidy(Payload::from_text(t.text)), binaries));
+    }
+    // Several texts, none of them JSON (a page in parts, a log and its footer): one text.
+    let texts: Option<Vec<&str>> = content
+        .iter()
+        .map(|b| b.as_text().map(|t| t.text.as_str()))
+        .collect();
+    if let Some(texts) = texts.filter(|t| !t.is_empty())
+        && !texts
+            .iter()
+            .any(|t| matches!(t.trim_start().as_bytes().first(), Some(b'{' | b'[')))
+    {
+        return Ok((Payload::Text(texts.join("\n")), binaries));
     }
     let blocks = content
         .iter()
         .map(|b| block_json(b, &mut binaries, &name_for))
         .collect::<Result<Vec<_>, _>>()?;
     Ok((Payload::Json(Value::Array(blocks)), binaries))
+}
+
+/// A table sent as rows of values as objects; one string as that text.
+fn tidy(payload: Payload) -> Payload {
+    payload.tabulated().into_text()
 }
 
 fn block_json(
@@ -182,12 +202,12 @@ mod tests {
                 {"id": 1, "name": "O'Neil", "ok": false, "note": "x"}
             ]))
         );
-        // A wrapper around text that is neither stays the wrapper.
+        // A wrapper around text that is neither is that text.
         let mut r = CallToolResult::success(vec![]);
         r.structured_content = Some(json!({"result": "[not a literal"}));
         assert_eq!(
             extract(r, name).unwrap().0,
-            Payload::Json(json!({"result": "[not a literal"}))
+            Payload::Text("[not a literal".into())
         );
         let mut r = CallToolResult::success(vec![]);
         r.structured_content = Some(json!({"result": "[{\"a\": 1}]"}));
@@ -195,6 +215,59 @@ mod tests {
             extract(r, name).unwrap().0,
             Payload::JsonText { .. }
         ));
+    }
+
+    /// git_log, fetch, server-filesystem's `{content}`, markitdown's `{result}`: the text
+    /// itself, not a JSON string holding it.
+    #[test]
+    fn text_answers_are_their_text() {
+        let page = "# Title\n\nline one\nline two\n";
+        let wrapped = |key: &str| {
+            let mut r = CallToolResult::success(vec![ContentBlock::text(page)]);
+            r.structured_content = Some(json!({ key: page }));
+            r
+        };
+        for key in ["content", "result", "text"] {
+            assert_eq!(
+                extract(wrapped(key), name).unwrap().0,
+                Payload::Text(page.into())
+            );
+        }
+        // Another field's lone string stays an object: its name may be the point.
+        assert!(matches!(
+            extract(wrapped("city"), name).unwrap().0,
+            Payload::Json(_)
+        ));
+        // A JSON string text block, and several text blocks, are the text.
+        let r = CallToolResult::success(vec![ContentBlock::text(json!(page).to_string())]);
+        assert_eq!(extract(r, name).unwrap().0, Payload::Text(page.into()));
+        let r = CallToolResult::success(vec![
+            ContentBlock::text("part one"),
+            ContentBlock::text("part two"),
+        ]);
+        assert_eq!(
+            extract(r, name).unwrap().0,
+            Payload::Text("part one\npart two".into())
+        );
+    }
+
+    /// mcp-server-motherduck's `{columns, rows}` and excel-mcp-server's `{range, values}`.
+    #[test]
+    fn rows_of_values_are_a_table_of_objects() {
+        let text = json!({"columns": ["id", "city"], "columnTypes": ["INTEGER", "VARCHAR"],
+                          "rows": [[1, "Oslo"], [2, "Rome"]]})
+        .to_string();
+        let r = CallToolResult::success(vec![ContentBlock::text(text)]);
+        let (payload, _) = extract(r, name).unwrap();
+        let info = offload_formats::output::table_info(&payload).expect("a table");
+        assert_eq!(info.rows, 2);
+        assert_eq!(info.path.as_deref(), Some("rows"));
+        let mut r = CallToolResult::success(vec![]);
+        r.structured_content = Some(json!({"range": "A1:B3",
+            "values": [["id", "city"], [1, "Oslo"], [2, "Rome"]]}));
+        let (payload, _) = extract(r, name).unwrap();
+        let info = offload_formats::output::table_info(&payload).expect("a table");
+        assert_eq!((info.rows, info.columns.len()), (2, 2));
     }
 
     #[test]

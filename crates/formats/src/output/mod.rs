@@ -8,6 +8,7 @@
 
 pub mod delimited;
 mod flat;
+pub mod grid;
 mod html;
 pub mod markdown;
 pub mod pyrepr;
@@ -23,6 +24,24 @@ use std::io::Write;
 use serde_json::Value;
 
 use crate::Format;
+
+/// The fields servers wrap a text answer in (`{"content": "<text>"}`, the Python SDK's
+/// `{"result": ...}`, markitdown's, fetch's): the answer is the text.
+const TEXT_WRAPPERS: &[&str] = &[
+    "content", "result", "text", "output", "markdown", "stdout", "body", "snapshot",
+];
+
+/// Whether a text reads as Markdown: an ATX heading, a code fence or a table rule at the
+/// start of a line among its first 400 lines.
+pub fn looks_like_markdown(text: &str) -> bool {
+    text.lines().take(400).any(|line| {
+        let hashes = line.bytes().take_while(|b| *b == b'#').count();
+        (1..=6).contains(&hashes) && line.as_bytes().get(hashes) == Some(&b' ')
+            || line.starts_with("```")
+            || line.starts_with("|---")
+            || line.starts_with("| ---")
+    })
+}
 
 /// What is being stored: a JSON value, a JSON text (kept as text and streamed, with its shape
 /// found in one pass), or a text that is not JSON.
@@ -49,25 +68,59 @@ impl Payload {
     /// Structured content. An object whose only field is a string holding a JSON object or
     /// list — the Python SDK's `{"result": "<json>"}` for tools that return `str`,
     /// server-filesystem's `{"content": "<json>"}` — is that JSON; one holding a Python
-    /// literal list of dicts (`{"result": "[{'id': 1}]"}`) is those rows.
+    /// literal list of dicts (`{"result": "[{'id': 1}]"}`) is those rows; one of the usual
+    /// wrappers (`content`, `result`, `text`, …) holding any other string is that text.
     pub fn from_structured(value: Value) -> Self {
         let Value::Object(map) = value else {
             return Payload::Json(value);
         };
-        let wraps = map.len() == 1
-            && matches!(map.values().next(), Some(Value::String(text))
-                if matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'[' | b'(')));
-        if !wraps {
+        let Some((key, Value::String(text))) = map.iter().next().filter(|_| map.len() == 1) else {
+            return Payload::Json(Value::Object(map));
+        };
+        let json = matches!(
+            text.trim_start().as_bytes().first(),
+            Some(b'{' | b'[' | b'(')
+        );
+        if !json && !TEXT_WRAPPERS.contains(&key.as_str()) {
             return Payload::Json(Value::Object(map));
         }
-        let Some((key, Value::String(text))) = map.into_iter().next() else {
+        let Some((_, Value::String(text))) = map.into_iter().next() else {
             unreachable!("checked above: one string field");
         };
-        match Payload::from_text(text) {
-            Payload::Text(text) => Payload::Json(Value::Object(
-                std::iter::once((key, Value::String(text))).collect(),
-            )),
-            inner => inner,
+        Payload::from_text(text).into_text()
+    }
+
+    /// A payload whose table comes as rows of values (`{columns, rows}`, `{values}`: see
+    /// `grid`) with that table as objects; a JSON text is parsed only when its keys say so.
+    pub fn tabulated(self) -> Self {
+        match self {
+            Payload::Json(v) => Payload::Json(grid::as_objects(v)),
+            Payload::JsonText {
+                text,
+                shape: stream::Shape::Object { keys, count },
+            } if grid::may_hold(&keys) => match serde_json::from_str::<Value>(&text) {
+                Ok(v) => Payload::Json(grid::as_objects(v)),
+                Err(_) => Payload::JsonText {
+                    text,
+                    shape: stream::Shape::Object { keys, count },
+                },
+            },
+            other => other,
+        }
+    }
+
+    /// A payload that is one string (a JSON string text, a string value) as that text.
+    pub fn into_text(self) -> Self {
+        match self {
+            Payload::Json(Value::String(text)) => Payload::Text(text),
+            Payload::JsonText {
+                text,
+                shape: stream::Shape::Text { .. },
+            } => match serde_json::from_str::<String>(&text) {
+                Ok(s) => Payload::Text(s),
+                Err(_) => Payload::Text(text),
+            },
+            other => other,
         }
     }
 
