@@ -127,17 +127,27 @@ async fn a_first_session_through_claude_code_in_every_mode() {
     let figures = run_client("agent_workflows.py", Duration::from_secs(900)).await;
     let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("a number: {v}"));
     let mut table = vec![format!(
-        "{:<8} {:>7} {:>9} {:>8} {:>7} {:>7} {:>8} {:>6} {:>8}",
-        "mode", "listed", "list B", "export", "count", "load", "search", "time", "seconds"
+        "{:<8} {:>7} {:>9} {:>8} {:>7} {:>8} {:>7} {:>8} {:>6} {:>8}",
+        "mode",
+        "listed",
+        "list B",
+        "export",
+        "count",
+        "midsize",
+        "load",
+        "search",
+        "time",
+        "seconds"
     )];
     for mode in ["meta", "direct", "auto"] {
         let f = &figures[mode];
         table.push(format!(
-            "{mode:<8} {:>7} {:>9} {:>8} {:>7} {:>7} {:>8} {:>6} {:>8}",
+            "{mode:<8} {:>7} {:>9} {:>8} {:>7} {:>8} {:>7} {:>8} {:>6} {:>8}",
             n(&f["listed"]),
             n(&f["listing_bytes"]),
             n(&f["export"]),
             n(&f["count"]),
+            n(&f["midsize"]),
             n(&f["load"]),
             n(&f["search"]),
             n(&f["time"]),
@@ -149,6 +159,8 @@ async fn a_first_session_through_claude_code_in_every_mode() {
             "{mode}: {f}"
         );
         assert!(n(&f["load"]) < 2_000, "{mode}: {f}");
+        // A mid-size answer (700 rows, ~60 KB as sent) stored with its preview, within 4 KiB.
+        assert!(n(&f["midsize"]) < 4_096, "{mode}: {f}");
     }
     // The default configuration with four servers lists each tool directly, as direct does.
     assert_eq!(figures["auto"]["listed"], figures["direct"]["listed"]);
