@@ -104,7 +104,7 @@ pub struct CallToolAndStore {
     /// A name, never overwritten.
     #[serde(default)]
     pub filename: Option<String>,
-    /// json (default), jsonl, csv, tsv, parquet, yaml, xml, md, html, txt.
+    /// json (default; a text: txt, md), jsonl, csv, tsv, parquet, yaml, xml, md, html, txt.
     #[serde(default)]
     pub file_format: Option<String>,
 }
