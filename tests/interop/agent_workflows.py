@@ -46,7 +46,7 @@ MEMORY = str(HERE / "node_modules/@modelcontextprotocol/server-memory/dist/index
 ORDERS = 50_000
 USERS = 20_000
 QTY = sum(i % 13 for i in range(ORDERS))
-MID = 700  # a mid-size answer: ~60 KB as the server sends it (rows and their text twin)
+MID = 700  # a mid-size answer: 47 KB of structured rows (and their text twin), over 16 KiB
 MID_QTY = sum(i % 13 for i in range(MID))
 AGES = sum(18 + i % 60 for i in range(USERS))
 

@@ -159,7 +159,7 @@ async fn a_first_session_through_claude_code_in_every_mode() {
             "{mode}: {f}"
         );
         assert!(n(&f["load"]) < 2_000, "{mode}: {f}");
-        // A mid-size answer (700 rows, ~60 KB as sent) stored with its preview, within 4 KiB.
+        // A mid-size answer (700 rows, 47 KB) stored with its preview, within 4 KiB.
         assert!(n(&f["midsize"]) < 4_096, "{mode}: {f}");
     }
     // The default configuration with four servers lists each tool directly, as direct does.
