@@ -158,7 +158,7 @@ pub fn stored_answer(stored: &Stored, note: Option<String>) -> CallToolResult {
         .with_mime_type(r.mime_type.clone())
         .with_size(r.bytes)
         .with_description(description);
-    let next = next_step(&r.path, &stored.summary.kind);
+    let next = next_step(&r.path, &stored.summary.kind, &r.format);
     let mut text = match &note {
         Some(n) => format!("{n} {}", stored.text),
         None => stored.text.clone(),
@@ -185,19 +185,22 @@ pub fn stored_answer(stored: &Stored, note: Option<String>) -> CallToolResult {
     result
 }
 
-/// The one line saying how to go on from a stored file of this kind.
-fn next_step(path: &str, kind: &str) -> String {
+/// The one line saying how to go on from a stored file of this kind and format: SQL for a
+/// table `query_file` reads, lines for a text, jq for other JSON and YAML.
+fn next_step(path: &str, kind: &str, format: &str) -> String {
     let path = serde_json::to_string(path).unwrap_or_default();
-    match kind {
-        "table" | "tables" => format!(
+    let base = format.split('.').next().unwrap_or(format);
+    match (kind, base) {
+        ("table" | "tables", "json" | "jsonl" | "csv" | "tsv" | "parquet") => format!(
             "\nAsk it with query_file {{\"path\": {path}, \"sql\": \"SELECT ... FROM data\"}}, or read rows with read_file."
         ),
-        "text" => format!(
+        ("text", "txt" | "md") => format!(
             "\nRead it by lines with read_file {{\"path\": {path}, \"offset\": 0, \"length\": 200}}."
         ),
-        _ => format!(
+        (_, "json" | "jsonl" | "yaml") => format!(
             "\nAsk it with query_file {{\"path\": {path}, \"jq\": \"...\"}}, or read it with read_file."
         ),
+        _ => format!("\nRead it with read_file {{\"path\": {path}}}."),
     }
 }
 
@@ -255,5 +258,24 @@ pub async fn offload_if_large(
                 e.message
             ),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_step;
+
+    #[test]
+    fn the_next_step_fits_the_stored_files_kind_and_format() {
+        let next = |kind, format| next_step("/r/a b.x", kind, format);
+        assert!(next("table", "csv.gz").contains(r#"query_file {"path": "/r/a b.x", "sql""#));
+        assert!(next("table", "parquet").contains("\"sql\""));
+        assert!(next("text", "md").contains("Read it by lines"));
+        assert!(next("text", "json").contains("\"jq\""));
+        assert!(next("object", "yaml").contains("\"jq\""));
+        assert_eq!(
+            next("table", "html"),
+            "\nRead it with read_file {\"path\": \"/r/a b.x\"}."
+        );
     }
 }
