@@ -75,6 +75,8 @@ if [ "$#" -eq 0 ]; then
   echo
   "$bench" first-minute
   echo
+  "$bench" answers
+  echo
   "$bench" gateway
   echo
   "$bench" scripts

@@ -5,6 +5,7 @@
 // A benchmark reports on stdout: that is its whole output.
 #![allow(clippy::print_stdout)]
 
+mod answers;
 mod app;
 mod buckets;
 mod confine;
@@ -44,6 +45,13 @@ enum Bench {
         /// Measured calls per side (after warm-up).
         #[arg(long, default_value_t = 2000)]
         calls: usize,
+    },
+    /// What a model is shown for table and text answers of 4 KB to 50 MB, through Offload in
+    /// direct mode beside the tool called directly.
+    Answers {
+        /// The largest answer measured (bytes).
+        #[arg(long, default_value_t = 50_000_000)]
+        most_bytes: u64,
     },
     /// A client's first minute with slow servers configured: the first tools/list and the first
     /// own-tool call, cold and remembered, beside a client connected directly to the slowest.
@@ -190,6 +198,7 @@ async fn main() -> anyhow::Result<()> {
         Bench::Gateway { calls } => gateway::run(calls).await,
         Bench::Modes { calls } => modes::run(calls).await,
         Bench::FirstMinute { rounds } => first_minute::run(rounds).await,
+        Bench::Answers { most_bytes } => answers::run(most_bytes).await,
         Bench::App { calls } => app::run(calls).await,
         Bench::Store => store::run().await,
         Bench::FileContent { gigabytes } => file_content::run(gigabytes).await,
