@@ -71,10 +71,7 @@ fn text_preview(text: &str) -> String {
         let headings: Vec<(usize, &str)> = text
             .lines()
             .enumerate()
-            .filter(|(_, l)| {
-                let hashes = l.bytes().take_while(|b| *b == b'#').count();
-                (1..=6).contains(&hashes) && l.as_bytes().get(hashes) == Some(&b' ')
-            })
+            .filter(|(_, l)| output::is_heading(l))
             .take(HEADINGS + 1)
             .collect();
         if headings.len() > 1 {

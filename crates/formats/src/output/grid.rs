@@ -26,22 +26,11 @@ pub fn as_objects(value: Value) -> Value {
             .all(|r| matches!(r, Value::Array(cells) if cells.len() == names.len()))
     {
         let numeric = numeric_columns(&map, names.len());
-        let Some(Value::Array(mut rows)) = map.remove("rows") else {
+        let Some(Value::Array(rows)) = map.remove("rows") else {
             unreachable!("checked above")
         };
-        for row in &mut rows {
-            let Value::Array(cells) = row else { continue };
-            for (cell, numeric) in cells.iter_mut().zip(&numeric) {
-                if *numeric
-                    && let Value::String(text) = cell
-                    && let Ok(number @ Value::Number(_)) = serde_json::from_str::<Value>(text)
-                {
-                    *cell = number;
-                }
-            }
-        }
         map.remove("columns");
-        map.insert("rows".into(), Value::Array(objects(&names, rows)));
+        map.insert("rows".into(), Value::Array(objects(&names, &numeric, rows)));
         return Value::Object(map);
     }
     if let Some(Value::Array(grid)) = map.get("values")
@@ -57,7 +46,7 @@ pub fn as_objects(value: Value) -> Value {
             unreachable!("checked above")
         };
         grid.remove(0);
-        map.insert("values".into(), Value::Array(objects(&names, grid)));
+        map.insert("values".into(), Value::Array(objects(&names, &[], grid)));
         return Value::Object(map);
     }
     Value::Object(map)
@@ -155,7 +144,8 @@ fn unique<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
         .collect()
 }
 
-fn objects(names: &[String], rows: Vec<Value>) -> Vec<Value> {
+/// Each row as an object of `names`; a number sent as text in a `numeric` column as a number.
+fn objects(names: &[String], numeric: &[bool], rows: Vec<Value>) -> Vec<Value> {
     rows.into_iter()
         .map(|row| {
             let Value::Array(cells) = row else {
@@ -164,7 +154,20 @@ fn objects(names: &[String], rows: Vec<Value>) -> Vec<Value> {
             let mut cells = cells.into_iter();
             let object: Map<String, Value> = names
                 .iter()
-                .map(|name| (name.clone(), cells.next().unwrap_or(Value::Null)))
+                .enumerate()
+                .map(|(i, name)| {
+                    let cell = match cells.next() {
+                        Some(Value::String(text)) if numeric.get(i) == Some(&true) => {
+                            match serde_json::from_str::<Value>(&text) {
+                                Ok(number @ Value::Number(_)) => number,
+                                _ => Value::String(text),
+                            }
+                        }
+                        Some(cell) => cell,
+                        None => Value::Null,
+                    };
+                    (name.clone(), cell)
+                })
                 .collect();
             Value::Object(object)
         })

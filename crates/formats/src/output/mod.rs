@@ -35,12 +35,17 @@ const TEXT_WRAPPERS: &[&str] = &[
 /// start of a line among its first 400 lines.
 pub fn looks_like_markdown(text: &str) -> bool {
     text.lines().take(400).any(|line| {
-        let hashes = line.bytes().take_while(|b| *b == b'#').count();
-        (1..=6).contains(&hashes) && line.as_bytes().get(hashes) == Some(&b' ')
+        is_heading(line)
             || line.starts_with("```")
             || line.starts_with("|---")
             || line.starts_with("| ---")
     })
+}
+
+/// Whether `line` is a Markdown ATX heading (`#` to `######`, then a space).
+pub fn is_heading(line: &str) -> bool {
+    let hashes = line.bytes().take_while(|b| *b == b'#').count();
+    (1..=6).contains(&hashes) && line.as_bytes().get(hashes) == Some(&b' ')
 }
 
 /// What is being stored: a JSON value, a JSON text (kept as text and streamed, with its shape
