@@ -24,6 +24,7 @@ mod interop;
 mod liveness;
 mod new_user;
 mod published;
+mod published_answers;
 mod query;
 mod relay;
 mod sandbox;
