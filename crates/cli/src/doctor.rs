@@ -111,6 +111,15 @@ fn kernel_lines(support: &offload_sandbox::Support, line: &mut impl FnMut(&str, 
         },
     );
     line(
+        "named files",
+        if support.namespaces {
+            "saved beside themselves without their folder (a private folder of the server's own)"
+                .into()
+        } else {
+            "written in place only: no mount namespaces here, so a server that saves by renaming or keeps a journal beside a named file fails (give it the folder in \"write\")".into()
+        },
+    );
+    line(
         "network",
         if support.namespaces {
             "an allow-list holds by name: Offload's proxy is a server's only way out (a network namespace of its own)".into()

@@ -16,7 +16,7 @@ mod linux;
 mod macos;
 mod policy;
 
-pub use policy::{Limits, Network, Policy};
+pub use policy::{Limits, Network, Policy, PrivateFolder};
 
 /// Why a policy could not be applied.
 #[derive(Debug, thiserror::Error)]
@@ -109,6 +109,8 @@ pub struct Confined {
     pub network_namespace: bool,
     /// [`Policy::read_only`] holds (a mount namespace could be made).
     pub read_only_held: bool,
+    /// [`Policy::private_folders`] are mounted (a mount namespace could be made).
+    pub private_folders_held: bool,
 }
 
 /// Applies `policy` to this process, for good: what it execs next inherits it (Linux).

@@ -28,10 +28,30 @@ pub struct Policy {
     /// [`crate::Confined::read_only_held`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_only: Vec<PathBuf>,
+    /// Folders the server sees through a directory of its own: where the user named a file in a
+    /// folder the server may not write (the home folder, `/tmp`), the server saves it there —
+    /// a temporary file renamed over it, a journal, a WAL — without reaching the folder's other
+    /// contents. In a mount namespace of its own, each `private` directory is mounted over its
+    /// `folder`, the grants beneath the folder are mounted back at their places (read grants
+    /// read-only), and the folder is granted for writing: what the server makes there stays in
+    /// `private` (the engine links the named file back). Where no mount namespace can be made,
+    /// nothing is mounted or granted (see [`crate::Confined::private_folders_held`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub private_folders: Vec<PrivateFolder>,
     /// No new processes and no programs run: threads only (a script worker; a server would
     /// not start with this).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_new_processes: bool,
+}
+
+/// A folder the server sees as a directory of its own (see [`Policy::private_folders`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrivateFolder {
+    /// Where the server sees it.
+    pub folder: PathBuf,
+    /// What it sees there.
+    pub private: PathBuf,
 }
 
 /// What a server may use, held by rlimits; `None`: no limit.
@@ -106,6 +126,10 @@ mod tests {
                 processes: None,
             },
             read_only: vec!["/srv/repo/.git/hooks".into()],
+            private_folders: vec![PrivateFolder {
+                folder: "/home/me".into(),
+                private: "/tmp/state/beside/home/me".into(),
+            }],
             no_new_processes: true,
         };
         assert_eq!(Policy::from_json(&policy.to_json()).unwrap(), policy);

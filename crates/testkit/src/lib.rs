@@ -65,9 +65,9 @@ pub struct TestContext {
     pub home: PathBuf,
     /// An allowed, writable directory.
     pub root: PathBuf,
-    /// Where a test puts an upstream server's own files (its database, its memory file). Not
-    /// the temporary directory itself: that holds Offload's configuration and log, and a
-    /// confined server cannot create files in a directory that holds Offload's.
+    /// Where a test puts an upstream server's own files (its database, its memory file): a
+    /// folder that is not a root, as a user's home folder is not, so a confined server saves
+    /// there through a private folder (its file linked back a moment after it is written).
     pub work: PathBuf,
     pub config_path: PathBuf,
     pub log_path: PathBuf,

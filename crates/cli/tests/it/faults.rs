@@ -304,7 +304,21 @@ async fn a_dead_servers_children_are_not_left_behind() {
         )
     };
     assert_eq!(text(&call_forks("echo").await), "x");
-    let child: u32 = std::fs::read_to_string(&pid_file).unwrap().parse().unwrap();
+    // Saved through a private folder (not a root): linked back a moment after it is written.
+    let read_pid = |before: Option<u32>| {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let pid = std::fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|t| t.parse::<u32>().ok());
+            match pid {
+                Some(pid) if Some(pid) != before => return pid,
+                _ if Instant::now() > deadline => panic!("no new pid in {}", pid_file.display()),
+                _ => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+    };
+    let child = read_pid(None);
     assert!(process_alive(child));
     assert_eq!(error_code(&call_forks("crash").await), "upstream_closed");
     assert_eq!(text(&call_forks("echo").await), "x", "restarted");
@@ -316,7 +330,7 @@ async fn a_dead_servers_children_are_not_left_behind() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let second: u32 = std::fs::read_to_string(&pid_file).unwrap().parse().unwrap();
+    let second = read_pid(Some(child));
     client.cancel().await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
     while process_alive(second) {

@@ -195,6 +195,175 @@ async fn a_hostile_native_server_escapes_nothing() {
     assert_eq!(attempts_of("native").await, 15);
 }
 
+/// Waits up to 10 s for `check` to hold.
+fn eventually(check: impl Fn() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    check()
+}
+
+/// `name`'s server named a data file in the home folder (not a root) and a program inside a
+/// package: it saves the file by a temporary file renamed over it, and reaches nothing else
+/// there. Each attempt is judged by what happened on disk — a write to the folder lands in the
+/// server's private folder, so an "ok" from the server proves nothing — and made again with
+/// `"sandbox": "off"`, where it must change the real folder. The number of attempts.
+async fn saving_attempts_of(name: &str) -> usize {
+    let ctx = TestContext::new();
+    let home = &ctx.home;
+    let data = home.join("data.json");
+    std::fs::write(&data, "{}").unwrap();
+    std::fs::write(home.join("notes.txt"), "mine").unwrap();
+    // A browser inside a package, named as READMEs do (`--executable-path ...`).
+    let package = ctx.work.join("node_modules/browser");
+    std::fs::create_dir_all(&package).unwrap();
+    std::fs::write(package.join("chrome"), "#!/bin/sh\n").unwrap();
+    // The server's own code: the folder of its script, or of its program.
+    let own = match name {
+        "native" => target_bin("offload-hostile").parent().unwrap().to_owned(),
+        _ => interop_dir(),
+    };
+    let planted_in_own = own.join(format!("planted-by-hostile-{}.txt", std::process::id()));
+    let entry = |sandbox: Value| {
+        let mut entry = with(runtime(name), sandbox);
+        entry["env"] = json!({"DATA_FILE": data, "BROWSER": package.join("chrome")});
+        entry
+    };
+    ctx.write_config(json!({
+        "roots": [ctx.root],
+        "mcpServers": {
+            "jail": entry(json!({"memory_mb": 1024})),
+            "open": entry(json!("off")),
+        },
+    }));
+    let client = ctx.client().await;
+    let ask = |server: &'static str, args: Value| {
+        let client = &client;
+        async move {
+            let answer = call(
+                client,
+                "call_tool",
+                json!({"server": server, "tool_name": "attempt", "tool_args": args}),
+            )
+            .await;
+            text(&answer)
+        }
+    };
+    let temp = home.join("data.json.1a2b.tmp");
+    // Allowed: the named file saved by a temporary file renamed over it, where the user named it.
+    for args in [
+        json!({"kind": "write", "path": temp}),
+        json!({"kind": "rename", "path": temp, "to": data}),
+    ] {
+        let answer = ask("jail", args.clone()).await;
+        assert!(
+            answer.starts_with("ok"),
+            "{name} {args}: {answer}\n{}",
+            ctx.log()
+        );
+    }
+    assert!(
+        eventually(|| std::fs::read_to_string(&data).is_ok_and(|t| t == "x")),
+        "{name}: the save did not reach the user's file\n{}",
+        ctx.log()
+    );
+
+    let rc = home.join(".bashrc");
+    let rc_temp = home.join("rc.tmp");
+    let read = |p: &PathBuf| std::fs::read_to_string(p).ok();
+    // (what, the attempt, whether it happened on disk)
+    type Happened<'a> = Box<dyn Fn() -> bool + 'a>;
+    let attempts: Vec<(&str, Vec<Value>, Happened)> = vec![
+        (
+            "read a file beside the named one",
+            vec![json!({"kind": "read", "path": home.join("notes.txt")})],
+            Box::new(|| false), // judged by the answer below
+        ),
+        (
+            "write a file beside the named one",
+            vec![json!({"kind": "write", "path": home.join("notes.txt")})],
+            Box::new(|| read(&home.join("notes.txt")).as_deref() == Some("x")),
+        ),
+        (
+            "plant ~/.bashrc through a temporary file renamed",
+            vec![
+                json!({"kind": "write", "path": rc_temp}),
+                json!({"kind": "rename", "path": rc_temp, "to": rc}),
+            ],
+            Box::new(|| rc.exists()),
+        ),
+        (
+            "write into a named program's folder",
+            vec![json!({"kind": "write", "path": package.join("planted")})],
+            Box::new(|| package.join("planted").exists()),
+        ),
+        (
+            "write into the server's own code",
+            vec![json!({"kind": "write", "path": planted_in_own})],
+            Box::new(|| planted_in_own.exists()),
+        ),
+    ];
+    for (what, steps, happened) in &attempts {
+        let mut answers = Vec::new();
+        for step in steps {
+            answers.push(ask("jail", step.clone()).await);
+        }
+        assert!(
+            !happened(),
+            "{name}: {what} escaped: {answers:?}\n{}",
+            ctx.log()
+        );
+        if what.starts_with("read") {
+            assert!(
+                answers[0].starts_with("refused"),
+                "{name}: {what}: {answers:?}"
+            );
+        }
+        eprintln!("{name}: {what}: {answers:?}");
+        let mut controls = Vec::new();
+        for step in steps {
+            controls.push(ask("open", step.clone()).await);
+        }
+        let worked = if what.starts_with("read") {
+            controls[0] == "ok: mine"
+        } else {
+            happened()
+        };
+        assert!(
+            worked,
+            "{name}: the control of {what} failed, so its refusal proves nothing: {controls:?}"
+        );
+    }
+    client.cancel().await.unwrap();
+    let _ = std::fs::remove_file(&planted_in_own);
+    eprintln!(
+        "{name}: {} attempts beside a named file, 0 escapes",
+        attempts.len()
+    );
+    attempts.len()
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn a_hostile_python_server_saving_in_the_home_folder_reaches_nothing_else_there() {
+    assert_eq!(saving_attempts_of("python").await, 5);
+}
+
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn a_hostile_node_server_saving_in_the_home_folder_reaches_nothing_else_there() {
+    assert_eq!(saving_attempts_of("node").await, 5);
+}
+
+#[tokio::test]
+async fn a_hostile_native_server_saving_in_the_home_folder_reaches_nothing_else_there() {
+    assert_eq!(saving_attempts_of("native").await, 5);
+}
+
 /// A web server on loopback answering every request with `hello`.
 fn origin() -> u16 {
     use std::io::{Read, Write};

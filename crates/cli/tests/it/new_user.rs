@@ -87,3 +87,128 @@ async fn a_start_refused_by_confinement_says_what_was_refused_and_how_to_allow_i
     assert!(!allowed.contains("confines"), "{allowed}");
     client.cancel().await.unwrap();
 }
+
+/// Waits up to 10 s for `file` to exist and hold `text`.
+fn eventually_holds(file: &std::path::Path, text: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let now = std::fs::read(file)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        if now.contains(text) || std::time::Instant::now() > deadline {
+            return now;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Published servers that save a file the user named in the home folder, as their READMEs
+/// configure them, in a new user's default configuration (the home folder not a root):
+/// server-memory with `MEMORY_FILE_PATH` (it saves by a temporary file renamed over the file)
+/// and mcp-server-sqlite with `--db-path` (a file it creates, a journal beside it). Both save
+/// where the user named the file, across a restart, and nothing else in the home folder is
+/// touched. On the main before private folders, the first failed with `EACCES` on its
+/// temporary file and the second could not open its database.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn servers_save_files_named_in_the_home_folder_and_touch_nothing_else_there() {
+    use offload_testkit::{call, interop_dir, text};
+    let ctx = offload_testkit::TestContext::new();
+    std::fs::write(ctx.home.join("notes.txt"), "mine").unwrap();
+    let memory_file = ctx.home.join("memory.jsonl");
+    let db = ctx.home.join("test.db");
+    let mut memory = crate::published::node_server("server-memory", &[]);
+    memory["env"] = json!({"MEMORY_FILE_PATH": memory_file});
+    let sqlite = json!({
+        "command": interop_dir().join(".venv-legacy/bin/mcp-server-sqlite"),
+        "args": ["--db-path", db],
+    });
+    std::fs::write(
+        &ctx.config_path,
+        serde_json::to_string_pretty(&json!({
+            "roots": [ctx.root],
+            "mcpServers": {"memory": memory, "sqlite": sqlite},
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    // The home folder's entries but Offload's own data (`.local/share/offload`).
+    let entries = || {
+        let mut names: Vec<String> = std::fs::read_dir(&ctx.home)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != ".local")
+            .collect();
+        names.sort();
+        names
+    };
+    let before = entries();
+    let client = ctx.client().await;
+    let r = call(
+        &client,
+        "memory__create_entities",
+        json!({"entities": [{"name": "Ada", "entityType": "person", "observations": ["wrote the first program"]}]}),
+    )
+    .await;
+    assert!(text(&r).contains("Ada"), "{}\n{}", text(&r), ctx.log());
+    let saved = eventually_holds(&memory_file, "first program");
+    assert!(saved.contains("first program"), "{saved:?}\n{}", ctx.log());
+    for (tool, query) in [
+        ("create_table", "CREATE TABLE notes (body TEXT)"),
+        ("write_query", "INSERT INTO notes VALUES ('kept')"),
+    ] {
+        let r = call(&client, &format!("sqlite__{tool}"), json!({"query": query})).await;
+        assert_ne!(
+            r.is_error,
+            Some(true),
+            "{tool}: {}\n{}",
+            text(&r),
+            ctx.log()
+        );
+    }
+    let r = call(
+        &client,
+        "sqlite__read_query",
+        json!({"query": "SELECT body FROM notes"}),
+    )
+    .await;
+    assert!(text(&r).contains("kept"), "{}", text(&r));
+    client.cancel().await.unwrap();
+    // The user's database, read by another program.
+    eventually_holds(&db, "notes");
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT body FROM notes').fetchall())",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "[('kept',)]",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Nothing else in the home folder changed.
+    assert_eq!(
+        std::fs::read_to_string(ctx.home.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    let mut expected = before.clone();
+    expected.extend(["memory.jsonl".to_owned(), "test.db".to_owned()]);
+    expected.sort();
+    assert_eq!(entries(), expected);
+    // A restart reads what was saved.
+    let client = ctx.client().await;
+    let r = call(&client, "memory__read_graph", json!({})).await;
+    assert!(text(&r).contains("first program"), "{}", text(&r));
+    let r = call(
+        &client,
+        "sqlite__read_query",
+        json!({"query": "SELECT count(*) AS n FROM notes"}),
+    )
+    .await;
+    assert!(text(&r).contains('1'), "{}", text(&r));
+    client.cancel().await.unwrap();
+}

