@@ -111,6 +111,14 @@ fn kernel_lines(support: &offload_sandbox::Support, line: &mut impl FnMut(&str, 
         },
     );
     line(
+        "/proc",
+        if support.namespaces {
+            "a server's own processes alone, each reading its own entry (a process namespace of its own)".into()
+        } else {
+            "a server's first process's own entry alone: its children cannot read theirs (no namespaces here)".into()
+        },
+    );
+    line(
         "named files",
         if support.namespaces {
             "saved beside themselves without their folder (a private folder of the server's own)"

@@ -180,12 +180,25 @@ impl Engine {
             changed: watch::channel(0).0,
             reloading: tokio::sync::Mutex::new(()),
         };
+        engine.note_entries(&config.mcp_servers);
         engine.pool.set_roots(offered);
         engine.pool.remember_in(dirs.data_dir.join("catalog.json"));
         engine
             .pool
             .set_confinement(engine.confinement(&engine.roots()));
         (engine, warnings)
+    }
+
+    /// A server whose entry the user changed (its command, arguments, environment, sandbox) —
+    /// while Offload runs, or while it did not — is pinned afresh at its next listing: what it
+    /// shows may follow from the change (a server unconfined describes more folders), and the
+    /// user made it.
+    fn note_entries(&self, servers: &[(String, crate::config::ServerEntry)]) {
+        for (name, entry) in servers {
+            if let Ok(entry) = serde_json::to_value(entry.connection()) {
+                self.pins.entry_is(name, &entry);
+            }
+        }
     }
 
     /// The allowed directories in effect (a snapshot).
@@ -261,12 +274,7 @@ impl Engine {
             .pool
             .apply(&config.mcp_servers, config.limits.max_upstream_answer_bytes)
             .await;
-        // A server whose entry the user changed (its command, arguments, environment, sandbox)
-        // is pinned afresh at its next listing: what it shows may follow from the change (a
-        // server unconfined describes more folders), and the user made it.
-        for name in &servers.restarted {
-            self.pins.forget(name);
-        }
+        self.note_entries(&config.mcp_servers);
         *self.lock_config() = (Arc::new(config), None);
         self.changed.send_modify(|n| *n += 1);
         Reloaded { servers, warnings }

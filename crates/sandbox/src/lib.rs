@@ -111,6 +111,9 @@ pub struct Confined {
     pub read_only_held: bool,
     /// [`Policy::private_folders`] are mounted (a mount namespace could be made).
     pub private_folders_held: bool,
+    /// The server has a process namespace of its own: its `/proc` shows its processes alone,
+    /// each readable by itself, and they all end with it.
+    pub process_namespace: bool,
 }
 
 /// Applies `policy` to this process, for good: what it execs next inherits it (Linux).

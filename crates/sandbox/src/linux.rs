@@ -15,6 +15,7 @@ use seccompiler::{
 
 use crate::{Confined, Limits, Network, Policy, SandboxError, Support};
 
+mod processes;
 mod relay;
 
 /// The newest ABI this launcher asks for; the kernel's best is used up to it.
@@ -81,13 +82,24 @@ pub fn confine(policy: &Policy) -> Result<Confined, SandboxError> {
     let private = private_folders(policy, &mut mount_namespace, &mut user_namespace)?;
     let read_only_held =
         keep_read_only(&policy.read_only, &mut mount_namespace, &mut user_namespace)?;
-    let confined = landlock(policy, &private, network_namespace)?;
+    let process_namespace = !policy.no_new_processes
+        && own_mount_namespace(&mut mount_namespace, &mut user_namespace)?
+        && processes::enter()?;
+    // Its own `/proc`, where a process namespace shows its processes alone; else only the
+    // launcher's own entry, which becomes the server's (the policy's `/proc/self`).
+    let own_proc = if process_namespace {
+        vec![PathBuf::from("/proc")]
+    } else {
+        Vec::new()
+    };
+    let confined = landlock(policy, &private, &own_proc, network_namespace)?;
     seccomp(policy)?;
     Ok(Confined {
         processes_limited,
         network_namespace,
         read_only_held,
         private_folders_held: !private.is_empty(),
+        process_namespace,
         ..confined
     })
 }
@@ -471,10 +483,12 @@ fn loopback_up() -> std::io::Result<()> {
     Ok(())
 }
 
-/// Landlock with `policy`'s grants, and `private` (the private folders mounted) written.
+/// Landlock with `policy`'s grants, `private` (the private folders mounted) written and `own`
+/// (the server's own `/proc`) read.
 fn landlock(
     policy: &Policy,
     private: &[PathBuf],
+    own: &[PathBuf],
     network_namespace: bool,
 ) -> Result<Confined, SandboxError> {
     let rule_error =
@@ -530,6 +544,7 @@ fn landlock(
         (&policy.read, read),
         (&policy.write, fs_all),
         (&private.to_vec(), fs_all),
+        (&own.to_vec(), read),
     ] {
         for path in paths {
             let fd = open(path)?;
@@ -570,6 +585,7 @@ fn landlock(
         network_namespace,
         read_only_held: false,
         private_folders_held: false,
+        process_namespace: false,
     })
 }
 

@@ -410,6 +410,67 @@ pub fn children_running(parent: u32, needle: &str) -> Vec<u32> {
         .collect()
 }
 
+/// The processes started from `pid`, their children and theirs (Linux: /proc): a confined
+/// server's launcher, and the server inside its process namespace, by their pids here.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let all: Vec<(u32, Option<u32>)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .map(|p| (p, parent_of(p)))
+        .collect();
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            all.iter()
+                .filter(|(_, pp)| *pp == Some(parent))
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// The live processes whose command line holds `needle`.
+pub fn running_with(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+        })
+        .filter(|pid| process_alive(*pid))
+        .collect()
+}
+
+/// The live processes whose command line, its arguments joined by spaces, is `command`.
+pub fn running(command: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                let args: Vec<String> = c
+                    .split(|b| *b == 0)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
+                args.join(" ") == command
+            })
+        })
+        .filter(|pid| process_alive(*pid))
+        .collect()
+}
+
 /// True when a process with this id exists (Linux: /proc).
 pub fn process_alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()

@@ -107,7 +107,7 @@ transport: string, command: string, args: Array<string>, env: { [key in string]:
  * A stdio server's confinement: `"off"`, or what it may touch beyond the defaults
  * (absent: the defaults).
  */
-sandbox: "off" | { network?: "off" | "all" | { allow: string[] }, read?: string[], write?: string[], env?: string[], memory_mb?: number, processes?: number } | null, };
+sandbox: "off" | { network?: "off" | "all" | { allow: string[] }, read?: string[], write?: string[], env?: string[], memory_mb?: number, processes?: number, unix_sockets?: boolean } | null, };
 
 export type ServerView = { name: string, spec: ServerSpec, status: "idle" | "starting" | "ready" | "error" | "sign_in_required" | "disabled", toolCount: number | null, lastError: string | null, 
 /**

@@ -110,20 +110,20 @@ async fn closing_the_client_ends_offload_quietly_and_its_upstreams_with_it() {
     let client = rmcp::ServiceExt::serve(offload_testkit::Recorder::default(), transport)
         .await
         .unwrap();
-    let upstream_pid: u32 = text(&fx(&client, "pid", json!({})).await).parse().unwrap();
-    assert!(process_alive(upstream_pid));
+    assert!(!text(&fx(&client, "pid", json!({})).await).is_empty());
+    // The upstream's processes (its launcher, and the server in its process namespace).
+    let upstream = offload_testkit::descendants(offload_pid);
+    assert!(!upstream.is_empty());
     // Closing our end of the pipes is all an MCP client does when it quits.
     let mut client = client;
     client.close().await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while (process_alive(offload_pid) || process_alive(upstream_pid)) && Instant::now() < deadline {
+    let upstream_alive = || upstream.iter().any(|p| process_alive(*p));
+    while (process_alive(offload_pid) || upstream_alive()) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(!process_alive(offload_pid), "offload exited");
-    assert!(
-        !process_alive(upstream_pid),
-        "the upstream was terminated with it"
-    );
+    assert!(!upstream_alive(), "the upstream was terminated with it");
     assert!(!ctx.log().contains("ERROR"), "quiet exit: {}", ctx.log());
 }
 
@@ -304,36 +304,41 @@ async fn a_dead_servers_children_are_not_left_behind() {
         )
     };
     assert_eq!(text(&call_forks("echo").await), "x");
-    // Saved through a private folder (not a root): linked back a moment after it is written.
-    let read_pid = |before: Option<u32>| {
+    // The child's command line (its pid inside the server's process namespace is not its pid
+    // here), saved through a private folder (not a root): linked back a moment after.
+    let read_child = |before: Option<&str>| {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
-            let pid = std::fs::read_to_string(&pid_file)
-                .ok()
-                .and_then(|t| t.parse::<u32>().ok());
-            match pid {
-                Some(pid) if Some(pid) != before => return pid,
-                _ if Instant::now() > deadline => panic!("no new pid in {}", pid_file.display()),
-                _ => std::thread::sleep(Duration::from_millis(20)),
+            let said = std::fs::read_to_string(&pid_file).unwrap_or_default();
+            if !said.is_empty() && Some(said.as_str()) != before {
+                return said;
             }
+            assert!(
+                Instant::now() < deadline,
+                "nothing new in {}",
+                pid_file.display()
+            );
+            std::thread::sleep(Duration::from_millis(20));
         }
     };
-    let child = read_pid(None);
-    assert!(process_alive(child));
+    let child = read_child(None);
+    let alive = |command: &str| !offload_testkit::running(command).is_empty();
+    assert!(alive(&child), "{child}");
     assert_eq!(error_code(&call_forks("crash").await), "upstream_closed");
     assert_eq!(text(&call_forks("echo").await), "x", "restarted");
     let deadline = Instant::now() + Duration::from_secs(5);
-    while process_alive(child) {
+    while alive(&child) {
         assert!(
             Instant::now() < deadline,
             "the dead server's child {child} is still running"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let second = read_pid(Some(child));
+    let second = read_child(Some(&child));
+    assert!(alive(&second), "{second}");
     client.cancel().await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
-    while process_alive(second) {
+    while alive(&second) {
         assert!(
             Instant::now() < deadline,
             "the child {second} outlived Offload"

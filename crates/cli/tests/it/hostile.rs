@@ -158,13 +158,14 @@ async fn attempts_of(name: &str) -> usize {
     if name != "node" {
         attempts.push(("ptrace", json!({"kind": "ptrace"})));
     }
+    // The parent of a server in a process namespace of its own is that namespace's first
+    // process, whose environment is the server's own: reading it reads nothing of Offload's.
+    let own_environment = format!("HOME={state}");
     for (what, args) in &attempts {
         let jailed = ask("jail", args.clone()).await;
-        assert!(
-            jailed.starts_with("refused"),
-            "{name}: {what} escaped: {jailed}\n{}",
-            ctx.log()
-        );
+        let held = jailed.starts_with("refused")
+            || (args["kind"] == "environ" && jailed.contains(&own_environment));
+        assert!(held, "{name}: {what} escaped: {jailed}\n{}", ctx.log());
         eprintln!("{name}: {what}: {jailed}");
         let control = ask("open", args.clone()).await;
         assert!(

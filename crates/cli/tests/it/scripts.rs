@@ -312,7 +312,7 @@ async fn a_crashed_worker_costs_its_one_script() {
     let running = script(&client, "await tools.fx.slow({ms: 5000}); return 'never';");
     let killer = async {
         tokio::time::sleep(Duration::from_millis(800)).await;
-        let workers = worker_pids(&client).await;
+        let workers = worker_pids(&ctx).await;
         assert!(!workers.is_empty(), "a worker runs the script");
         for pid in &workers {
             let _ = std::process::Command::new("kill")
@@ -333,12 +333,20 @@ async fn a_crashed_worker_costs_its_one_script() {
 
 /// The `offload script-worker` processes of `client`'s gateway (the parent of its fixture
 /// server), not the other tests' workers, which run at the same time.
-async fn worker_pids(client: &Client) -> Vec<u32> {
-    let fixture: u32 = text(&crate::fx(client, "pid", json!({})).await)
-        .parse()
-        .unwrap();
-    let gateway = offload_testkit::parent_of(fixture).expect("the fixture's gateway");
-    offload_testkit::children_running(gateway, "script-worker")
+/// The script workers of the gateway serving `ctx`'s client: children of the `offload` started
+/// with `ctx`'s configuration.
+async fn worker_pids(ctx: &TestContext) -> Vec<u32> {
+    let config = format!("OFFLOAD_CONFIG={}\0", ctx.config_path.display());
+    let gateways = offload_testkit::running_with("offload")
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|e| String::from_utf8_lossy(&e).contains(&config))
+        });
+    gateways
+        .into_iter()
+        .flat_map(|g| offload_testkit::children_running(g, "script-worker"))
+        .collect()
 }
 
 #[tokio::test]

@@ -59,6 +59,10 @@ pub struct SandboxPolicy {
     /// Processes and threads it may run at once (default 1024).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub processes: Option<u64>,
+    /// Unix sockets: made (a browser's own), and connected to wherever it can name one (an
+    /// ssh-agent, the session bus, Docker's). Off by default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unix_sockets: bool,
 }
 
 /// `"network"` of a sandbox entry.

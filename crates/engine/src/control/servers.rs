@@ -41,7 +41,7 @@ pub struct ServerSpec {
     #[cfg_attr(
         feature = "ts",
         ts(
-            type = "\"off\" | { network?: \"off\" | \"all\" | { allow: string[] }, read?: string[], write?: string[], env?: string[], memory_mb?: number, processes?: number } | null"
+            type = "\"off\" | { network?: \"off\" | \"all\" | { allow: string[] }, read?: string[], write?: string[], env?: string[], memory_mb?: number, processes?: number, unix_sockets?: boolean } | null"
         )
     )]
     pub sandbox: Option<crate::config::Sandbox>,

@@ -35,6 +35,9 @@ struct PinFile {
     /// Approved definitions, by server and tool.
     #[serde(default)]
     servers: BTreeMap<String, BTreeMap<String, Pinned>>,
+    /// A digest of what starts each server (its entry but for how its tools are shown).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    entries: BTreeMap<String, String>,
 }
 
 /// A tool held until the user reviews it.
@@ -296,16 +299,45 @@ impl Pins {
 
     /// Forgets a removed server's pins.
     pub fn forget(&self, server: &str) {
-        if self.doc.last().servers.contains_key(server) {
+        let last = self.doc.last();
+        if last.servers.contains_key(server) || last.entries.contains_key(server) {
             let server = server.to_owned();
             self.save(
                 move |file| {
                     file.servers.remove(&server);
+                    file.entries.remove(&server);
                     Ok(())
                 },
                 || {},
             );
         }
+    }
+
+    /// Notes what starts `server` now (`entry`: its entry but for how its tools are shown).
+    /// Where the pins noted another, the user changed the entry since — while Offload ran or
+    /// not — and its pins are forgotten: it is pinned afresh at its next listing, since what it
+    /// shows may follow from the change (a server unconfined describes more folders). An entry
+    /// noted for the first time keeps the pins it has.
+    pub fn entry_is(&self, server: &str, entry: &Value) {
+        let digest = hash(entry);
+        if self.doc.last().entries.get(server) == Some(&digest) {
+            return;
+        }
+        let server = server.to_owned();
+        self.save(
+            move |file| {
+                match file.entries.get(&server) {
+                    Some(noted) if *noted == digest => return Ok(()),
+                    Some(_) => {
+                        file.servers.remove(&server);
+                    }
+                    None => {}
+                }
+                file.entries.insert(server.clone(), digest.clone());
+                Ok(())
+            },
+            || {},
+        );
     }
 }
 

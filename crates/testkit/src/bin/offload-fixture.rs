@@ -22,6 +22,13 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
+/// When this process started (nanoseconds since 1970): with its pid, what tells it apart.
+static STARTED: std::sync::LazyLock<u128> = std::sync::LazyLock::new(|| {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+});
+
 #[derive(Clone)]
 struct Fixture {
     state: Arc<State>,
@@ -285,7 +292,9 @@ impl ServerHandler for Fixture {
                 r.structured_content = Some(json!({"name": name, "value": value}));
                 r
             }
-            "pid" => text(std::process::id().to_string()),
+            // Its pid and when it started: in a process namespace of its own (a confined
+            // server's), the pid alone is the same for every server.
+            "pid" => text(format!("{}-{}", std::process::id(), *STARTED)),
             "stats" => {
                 text(json!({"cancelled": self.state.cancelled.load(Ordering::SeqCst)}).to_string())
             }
@@ -397,6 +406,7 @@ fn flag_value(args: &[String], flag: &str) -> Option<String> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    std::sync::LazyLock::force(&STARTED);
     let args: Vec<String> = std::env::args().collect();
     if let Some(path) = flag_value(&args, "--starts-log") {
         use std::io::Write;
@@ -429,9 +439,13 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     if let Some(path) = flag_value(&args, "--child-pid-file") {
-        // A grandchild that would outlive this process unless its group is ended.
-        let child = std::process::Command::new("sleep").arg("300").spawn()?;
-        std::fs::write(path, child.id().to_string())?;
+        // A grandchild that would outlive this process unless its group is ended; the file
+        // gets its command line, which finds it from outside a process namespace too.
+        let unique = format!("0.{}", *STARTED % 1_000_000_007);
+        std::process::Command::new("sleep")
+            .args(["300", &unique])
+            .spawn()?;
+        std::fs::write(path, format!("sleep 300 {unique}"))?;
     }
     if args.iter().any(|a| a == "--exit-during-init") {
         let mut line = String::new();

@@ -334,6 +334,46 @@ async fn held_tools_are_counted_without_asking_any_server() {
     assert_eq!(crate::control::tools::held_count(&engine), 0);
 }
 
+/// The same when the user changed the entry while Offload was not running (turned a server's
+/// sandbox off in the file, then started a client): the next Offload pins it afresh, and the
+/// control, whose entry did not change, has its changed tool held.
+#[tokio::test]
+async fn a_server_whose_entry_changed_while_offload_was_not_running_is_pinned_afresh() {
+    let t = TestContext::new();
+    let flag = |n: &str| t.root.join(format!("echo-changed-{n}"));
+    let entry = |n: &str, sandbox: Value| {
+        json!({"command": target_bin("offload-fixture"),
+               "args": ["--echo-changed-file", flag(n)], "sandbox": sandbox})
+    };
+    let config = |a: Value| json!({"roots": [t.root], "mcpServers": {"a": entry("a", a), "b": entry("b", json!({}))}});
+    t.write_config(config(json!({})));
+    let first = engine(&t);
+    for name in ["a", "b"] {
+        let tools = first.pool.get(name).unwrap().tools().await.unwrap();
+        first.pins.check(name, &tools);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await; // pins saved
+    first.shutdown().await;
+    drop(first);
+    std::fs::write(flag("a"), "").unwrap();
+    std::fs::write(flag("b"), "").unwrap();
+    t.write_config(config(json!("off")));
+    let engine = engine(&t);
+    for name in ["a", "b"] {
+        engine.pool.get(name).unwrap().tools().await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await; // pins saved
+    let (usable, held) = crate::available::usable(&engine, crate::upstream::Listing::Client).await;
+    let has_echo = |s: &str| {
+        usable
+            .iter()
+            .any(|(n, tools)| n == s && tools.iter().any(|t| t.name == "echo"))
+    };
+    assert!(has_echo("a"), "a was pinned afresh: {held:?}");
+    assert!(!has_echo("b"), "the control: b's changed echo is held");
+    engine.shutdown().await;
+}
+
 /// A server whose entry the user changed (here its environment; turning its sandbox off is the
 /// same) is pinned afresh: what it lists may follow from the change (desktop-commander's
 /// descriptions name what it can see). The control: the same new definition from a server
@@ -488,15 +528,14 @@ async fn stderr_history_is_kept_across_restarts() {
     engine.shutdown().await;
 }
 
-/// Waits (at most 2 s) for the process whose pid the fixture wrote to `starts` to be gone.
+/// Waits (at most 2 s) for the fixture that logs its starts to `starts` to be gone: every
+/// process started for it (its launcher, and the server in its process namespace, whose pid
+/// there is not its pid here).
 async fn ended(starts: &std::path::Path, what: &str) {
-    let pid: u32 = std::fs::read_to_string(starts)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    assert!(starts.exists(), "{what} started");
+    let needle = starts.display().to_string();
     let deadline = std::time::Instant::now() + Duration::from_secs(2);
-    while offload_testkit::process_alive(pid) {
+    while !offload_testkit::running_with(&needle).is_empty() {
         assert!(std::time::Instant::now() < deadline, "{what} still runs");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

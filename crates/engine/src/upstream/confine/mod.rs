@@ -243,7 +243,7 @@ pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
             read,
             write,
             network: network_of(sandbox.network.as_ref(), program, egress)?,
-            unix_sockets: false,
+            unix_sockets: sandbox.unix_sockets,
             limits: limits(sandbox),
             read_only,
             private_folders,
