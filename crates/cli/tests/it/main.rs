@@ -5,6 +5,7 @@
 mod buckets;
 mod calls;
 mod chart;
+mod compat;
 mod compressed;
 mod config;
 mod conformance;

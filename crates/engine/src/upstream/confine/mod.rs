@@ -216,8 +216,6 @@ pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
         sandbox.write.iter().map(|p| expand_tilde(p)).collect(),
     );
     let explicit: Vec<PathBuf> = more_read.iter().chain(&more_write).cloned().collect();
-    read.extend(more_read);
-    write.extend(more_write);
     let mut denied: Vec<PathBuf> = setting.own.clone();
     // Other servers' state directories: the whole state root, but for this server's own.
     denied.push(setting.state_root.clone());
@@ -226,8 +224,10 @@ pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
     }
     denied.retain(|d| !explicit.iter().any(|e| d.starts_with(e) || e == d));
     let keep = |p: &PathBuf| p.exists();
-    let read = carve(read.into_iter().filter(keep).collect(), &denied, &state_dir);
-    let write = carve(
+    // What the entry's `sandbox` names is granted as named, even inside a place denied (its
+    // `read: ["~/.kube/config"]`); everything else is carved around the denied places.
+    let mut read = carve(read.into_iter().filter(keep).collect(), &denied, &state_dir);
+    let mut write = carve(
         write
             .into_iter()
             .filter(|p| p == &state_dir || keep(p))
@@ -235,8 +235,19 @@ pub fn launch(server: Server<'_>, setting: &Setting) -> Result<Launch, String> {
         &denied,
         &state_dir,
     );
+    read.extend(more_read.into_iter().filter(keep));
+    write.extend(more_write.into_iter().filter(keep));
+    read.dedup();
+    write.dedup();
     let read_only = git_doors(&write);
-    let (private_folders, saved) = beside::plan(&named.saved, &read, &write, &state_dir);
+    // Never saved through a private folder, which would put it where the server reads: what no
+    // server gets unless its `sandbox` names it (a kube config named in `KUBECONFIG`).
+    let saved: Vec<PathBuf> = named
+        .saved
+        .into_iter()
+        .filter(|f| !denied.iter().any(|d| f.starts_with(d)))
+        .collect();
+    let (private_folders, saved) = beside::plan(&saved, &read, &write, &state_dir);
     Ok(Launch {
         launcher,
         policy: Policy {

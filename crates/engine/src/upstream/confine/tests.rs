@@ -170,6 +170,37 @@ fn a_file_named_in_the_home_folder_is_saved_without_the_home_folder() {
     assert_eq!(launch.policy.private_folders[0].folder, home);
     let saved: Vec<&Path> = launch.saved.iter().map(|s| s.file.as_path()).collect();
     assert_eq!(saved, [home.join("memory.jsonl"), home.join("test.db")]);
+
+    // A credential named the same way (`KUBECONFIG=~/.kube/config`) is neither granted nor
+    // linked into a private folder, where the server would read it; named in `read`, it is.
+    std::fs::create_dir_all(home.join(".kube")).unwrap();
+    std::fs::write(home.join(".kube/config"), "token").unwrap();
+    let args = vec![home.join(".kube/config").display().to_string()];
+    let launch_with = |sandbox: &SandboxPolicy| {
+        super::launch(server(sandbox, Path::new("/usr/bin/env"), &args), &setting).unwrap()
+    };
+    let bare = launch_with(&SandboxPolicy::default());
+    assert!(bare.saved.is_empty() && bare.policy.private_folders.is_empty());
+    for grants in [&bare.policy.read, &bare.policy.write] {
+        assert!(
+            !grants
+                .iter()
+                .any(|g| home.join(".kube/config").starts_with(g)),
+            "{grants:?}"
+        );
+    }
+    let named = launch_with(&SandboxPolicy {
+        read: vec![home.join(".kube/config").display().to_string()],
+        ..SandboxPolicy::default()
+    });
+    assert!(
+        named
+            .policy
+            .read
+            .iter()
+            .chain(&named.policy.write)
+            .any(|g| home.join(".kube/config").starts_with(g))
+    );
 }
 
 #[test]
