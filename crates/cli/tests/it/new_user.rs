@@ -212,3 +212,105 @@ async fn servers_save_files_named_in_the_home_folder_and_touch_nothing_else_ther
     assert!(text(&r).contains('1'), "{}", text(&r));
     client.cancel().await.unwrap();
 }
+
+/// A confined server's call that fails because of a refusal says so: a path its own stderr
+/// says it could not open, and a host its proxy turned away, each with the `sandbox` change
+/// that allows it, in the error the model reads. The controls: the same server's call that
+/// fails for another reason gets no such advice, and the path allowed as the advice says is
+/// read.
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn a_call_refused_by_confinement_says_what_was_refused_and_how_to_allow_it() {
+    use offload_testkit::{call, interop_dir, text};
+    let ctx = offload_testkit::TestContext::new();
+    let server = ctx.work.join("reader.py");
+    std::fs::write(
+        &server,
+        r#"import sys, urllib.request
+from mcp.server.mcpserver import MCPServer
+
+app = MCPServer("reader")
+
+
+@app.tool()
+def read(path: str) -> str:
+    """Read a file."""
+    try:
+        return open(path).read()
+    except PermissionError as e:
+        print(f"PermissionError: {e}", file=sys.stderr, flush=True)
+        raise
+
+
+@app.tool()
+def fetch(url: str) -> str:
+    """Fetch a URL."""
+    return urllib.request.urlopen(url, timeout=5).read().decode()
+
+
+@app.tool()
+def fail() -> str:
+    """Fail for a reason of its own."""
+    raise ValueError("no such record")
+
+
+app.run()
+"#,
+    )
+    .unwrap();
+    // Not beside the server's script, whose folder it reads.
+    let elsewhere = ctx.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let outside = std::fs::canonicalize(&elsewhere).unwrap().join("settings.txt");
+    std::fs::write(&outside, "setting=1").unwrap();
+    let entry = |sandbox: serde_json::Value| {
+        json!({"command": interop_dir().join(".venv/bin/python"), "args": [server],
+               "sandbox": sandbox})
+    };
+    std::fs::write(
+        &ctx.config_path,
+        json!({
+            "roots": [ctx.root],
+            "mcpServers": {
+                "reader": entry(json!({"network": {"allow": ["localhost:1"]}})),
+                "allowed": entry(json!({"read": [outside]})),
+            },
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let client = ctx.client().await;
+    let r = call(&client, "reader__read", json!({"path": outside})).await;
+    assert_eq!(r.is_error, Some(true), "{}", text(&r));
+    assert!(
+        text(&r).contains(&format!(
+            "it was refused {}: to allow it, add \"sandbox\": {{\"read\": [\"{}\"]}}",
+            outside.display(),
+            outside.display()
+        )),
+        "{}",
+        text(&r)
+    );
+    let r = call(
+        &client,
+        "reader__fetch",
+        json!({"url": "http://127.0.0.1:9/"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true), "{}", text(&r));
+    assert!(
+        text(&r).contains(
+            "its network proxy refused 127.0.0.1:9: to allow it, add \"sandbox\": {\"network\": {\"allow\": [\"127.0.0.1:9\"]}}"
+        ),
+        "{}",
+        text(&r)
+    );
+    // The controls: a failure of its own says nothing of confinement; allowed as the advice
+    // says, the path is read.
+    let r = call(&client, "reader__fail", json!({})).await;
+    assert_eq!(r.is_error, Some(true), "{}", text(&r));
+    assert!(!text(&r).contains("confines"), "{}", text(&r));
+    let r = call(&client, "allowed__read", json!({"path": outside})).await;
+    assert_eq!(text(&r), "setting=1");
+    client.cancel().await.unwrap();
+}

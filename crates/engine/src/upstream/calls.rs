@@ -48,13 +48,88 @@ impl Upstream {
     ) -> Result<CallToolResult, UpstreamError> {
         let span = crate::traces::Span::upstream(&self.name, tool);
         let traceparent = span.as_ref().map(|s| s.context().traceparent());
-        let result = self
+        let before = self.confined().then(|| Seen {
+            stderr: self.stderr.pushed(),
+            hosts: self.refusals.hosts(),
+        });
+        let mut result = self
             .call_traced(tool, arguments, options, traceparent)
             .await;
+        if let Some(before) = before {
+            self.tell_refusals(&mut result, before).await;
+        }
         if let Some(span) = span {
             span.end(&result);
         }
         result
+    }
+
+    /// Whether this server is started confined (a stdio server without `"sandbox": "off"`).
+    fn confined(&self) -> bool {
+        matches!(
+            self.entry().transport(&self.name),
+            Ok(crate::config::Transport::Stdio {
+                sandbox: crate::config::Sandbox::Confined(_),
+                ..
+            })
+        )
+    }
+
+    /// A confined server's call that failed right after a refusal Offload saw — a host its
+    /// proxy turned away, a path its stderr says it could not open — says so in its error,
+    /// with the `sandbox` change that allows it: the model can tell the user, instead of
+    /// guessing at a bug.
+    async fn tell_refusals(
+        &self,
+        result: &mut Result<CallToolResult, UpstreamError>,
+        before: Seen,
+    ) {
+        let failed = match result {
+            Ok(r) => r.is_error == Some(true),
+            Err(
+                UpstreamError::Rpc { .. }
+                | UpstreamError::Unavailable { .. }
+                | UpstreamError::Closed { .. },
+            ) => true,
+            Err(_) => false,
+        };
+        if !failed {
+            return;
+        }
+        // Its stderr is read apart from its answers: a line written just before may lag.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let hosts = self.refusals.hosts();
+        let host = hosts.iter().find(|h| {
+            !before
+                .hosts
+                .iter()
+                .any(|b| b.host == h.host && b.port == h.port && b.times == h.times)
+        });
+        let advice = match host {
+            Some(h) => Some(super::refusals::host_advice(&h.host, h.port)),
+            None => super::refusals::advice(
+                self.stderr
+                    .fresh(Some(before.stderr))
+                    .iter()
+                    .map(String::as_str),
+            ),
+        };
+        let Some(advice) = advice else {
+            return;
+        };
+        match result {
+            Ok(r) => r.content.push(rmcp::model::ContentBlock::text(advice)),
+            Err(
+                UpstreamError::Rpc { message, .. }
+                | UpstreamError::Unavailable { message, .. }
+                | UpstreamError::Closed {
+                    stderr: message, ..
+                },
+            ) => {
+                message.push_str(&format!(". {advice}"));
+            }
+            Err(_) => {}
+        }
     }
 
     async fn call_traced(
@@ -192,4 +267,10 @@ impl Upstream {
             Err(e) => Err(self.service_error(e)),
         }
     }
+}
+
+/// What a confined server had been refused when a call began.
+struct Seen {
+    stderr: u64,
+    hosts: Vec<super::refusals::Refusal>,
 }

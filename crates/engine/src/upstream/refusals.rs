@@ -107,6 +107,19 @@ pub fn advice<'a>(lines: impl IntoIterator<Item = &'a str>) -> Option<String> {
     ))
 }
 
+/// For a confined server whose proxy refused `host:port`: the entry change that allows it (a
+/// bare host for HTTPS and HTTP, as the app's *Allow* writes).
+pub fn host_advice(host: &str, port: u16) -> String {
+    let allow = if matches!(port, 443 | 80) {
+        host.to_owned()
+    } else {
+        format!("{host}:{port}")
+    };
+    format!(
+        "Offload confines this server and its network proxy refused {host}:{port}: to allow it, add \"sandbox\": {{\"network\": {{\"allow\": [\"{allow}\"]}}}} to its entry"
+    )
+}
+
 fn refused_path(line: &str) -> Option<&str> {
     let lower = line.to_ascii_lowercase();
     let at = [
@@ -170,6 +183,10 @@ mod tests {
             advice(["ready", "failed: Permission denied (os error 13)"]),
             None
         );
+        assert!(host_advice("api.github.com", 443).ends_with(
+            "add \"sandbox\": {\"network\": {\"allow\": [\"api.github.com\"]}} to its entry"
+        ));
+        assert!(host_advice("127.0.0.1", 8080).contains("[\"127.0.0.1:8080\"]"));
         let refusals = Refusals::default();
         assert!(refusals.stderr_line("PermissionError: [Errno 13] Permission denied: '/a'"));
         assert!(refusals.stderr_line("PermissionError: [Errno 13] Permission denied: '/a'"));

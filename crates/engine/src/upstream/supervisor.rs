@@ -30,7 +30,7 @@ pub struct Upstream {
     /// Its recent log messages (`notifications/message`), for the app.
     logs: Arc<super::logs::LogRing>,
     /// The hosts its network proxy refused (see `egress`).
-    refusals: Arc<super::refusals::Refusals>,
+    pub(super) refusals: Arc<super::refusals::Refusals>,
     pub(super) routes: Arc<ProgressRoutes>,
     /// The client calls in flight (for relaying what the upstream sends while serving them).
     pub(super) callers: Arc<Callers>,
