@@ -23,7 +23,10 @@ pub fn run(config: ConfigChoice, command: ToolsCommand) -> ExitCode {
     mcp::with_engine(config, |engine| async move {
         match command {
             ToolsCommand::List => {
-                let view = control::tools_view(&engine).await;
+                // Every server's tools, however long its start takes (within its own start
+                // timeout, a minute at most here).
+                let view =
+                    control::tools_view_settled(&engine, std::time::Duration::from_secs(60)).await;
                 let mut out = format!("mode: {} ({})\n", view.mode, view.why);
                 let c = view.cost;
                 out.push_str(&format!(

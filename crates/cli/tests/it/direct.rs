@@ -160,6 +160,42 @@ async fn disabled_tools_are_neither_listed_nor_callable_and_prefixes_name_tools(
     client.cancel().await.unwrap();
 }
 
+/// `offload tools list` is a command a person runs once: it shows the tools of a server slow
+/// to start (2.5 s here, desktop-commander takes 4) and the ones held, not only what was ready
+/// within a model's first look (before: the server listed nothing, and nothing was held).
+#[tokio::test]
+async fn tools_list_waits_for_a_slow_server_and_shows_what_is_held() {
+    let ctx = TestContext::new();
+    let flag = ctx.root.join("echo-changed");
+    direct_config(
+        &ctx,
+        TestContext::fixture(&[
+            "--echo-changed-file",
+            flag.to_str().unwrap(),
+            "--start-delay-ms",
+            "2500",
+        ]),
+        json!({}),
+    );
+    let list = || {
+        let out = ctx.run_offload(&["tools", "list"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let first = list();
+    assert!(first.contains("fx__echo  (fx/echo)"), "{first}");
+    std::fs::write(&flag, "").unwrap();
+    let second = list();
+    assert!(
+        second.contains("held: fx/echo (changed: description)"),
+        "{second}"
+    );
+}
+
 #[tokio::test]
 async fn a_changed_definition_is_held_until_approved_and_clients_are_told() {
     let ctx = TestContext::new();

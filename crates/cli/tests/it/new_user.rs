@@ -261,7 +261,9 @@ app.run()
     // Not beside the server's script, whose folder it reads.
     let elsewhere = ctx.tmp.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
-    let outside = std::fs::canonicalize(&elsewhere).unwrap().join("settings.txt");
+    let outside = std::fs::canonicalize(&elsewhere)
+        .unwrap()
+        .join("settings.txt");
     std::fs::write(&outside, "setting=1").unwrap();
     let entry = |sandbox: serde_json::Value| {
         json!({"command": interop_dir().join(".venv/bin/python"), "args": [server],

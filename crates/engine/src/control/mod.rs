@@ -63,6 +63,7 @@ pub use sharing::{
 pub use sign_in::{ServerSignIn, sign_in, sign_ins, sign_out};
 pub use tools::{
     ExposedView, ListingCost, ToolsView, approve_tool, held_count, set_tool_enabled, tools_view,
+    tools_view_settled,
 };
 pub use urls::{UrlPatternView, UrlsView, allow_url, remove_url, urls};
 

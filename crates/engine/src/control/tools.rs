@@ -45,6 +45,19 @@ pub fn held_count(engine: &Engine) -> usize {
     available::held_count(engine)
 }
 
+/// [`tools_view`] once every server has listed its tools or failed to, waiting at most `wait`:
+/// what `offload tools list` shows — a command a person runs once, who expects every server's
+/// tools and every held one, not a model's first look at what is ready.
+pub async fn tools_view_settled(engine: &Engine, wait: std::time::Duration) -> ToolsView {
+    let servers = engine.pool.servers();
+    let _ = tokio::time::timeout(
+        wait,
+        futures::future::join_all(servers.iter().map(|s| s.tools())),
+    )
+    .await;
+    tools_view(engine).await
+}
+
 pub async fn tools_view(engine: &Engine) -> ToolsView {
     let own = crate::server::tool_definitions();
     let look = crate::upstream::Listing::Look;
