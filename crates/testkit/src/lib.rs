@@ -395,17 +395,30 @@ pub fn parent_of(pid: u32) -> Option<u32> {
         .ok()
 }
 
-/// The processes whose parent is `parent` and whose command line holds `needle` (Linux: /proc).
-pub fn children_running(parent: u32, needle: &str) -> Vec<u32> {
+/// Every process's id (Linux: /proc).
+fn pids() -> impl Iterator<Item = u32> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
-        })
+}
+
+/// `pid`'s command line, its arguments joined by spaces.
+fn command_line(pid: u32) -> Option<String> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let args: Vec<String> = raw
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    Some(args.join(" "))
+}
+
+/// The processes whose parent is `parent` and whose command line holds `needle` (Linux: /proc).
+pub fn children_running(parent: u32, needle: &str) -> Vec<u32> {
+    pids()
+        .filter(|pid| command_line(*pid).is_some_and(|c| c.contains(needle)))
         .filter(|pid| parent_of(*pid) == Some(parent))
         .collect()
 }
@@ -413,13 +426,7 @@ pub fn children_running(parent: u32, needle: &str) -> Vec<u32> {
 /// The processes started from `pid`, their children and theirs (Linux: /proc): a confined
 /// server's launcher, and the server inside its process namespace, by their pids here.
 pub fn descendants(pid: u32) -> Vec<u32> {
-    let all: Vec<(u32, Option<u32>)> = std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .map(|p| (p, parent_of(p)))
-        .collect();
+    let all: Vec<(u32, Option<u32>)> = pids().map(|p| (p, parent_of(p))).collect();
     let mut found = vec![pid];
     let mut i = 0;
     while i < found.len() {
@@ -437,36 +444,16 @@ pub fn descendants(pid: u32) -> Vec<u32> {
 
 /// The live processes whose command line holds `needle`.
 pub fn running_with(needle: &str) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
-        })
+    pids()
+        .filter(|pid| command_line(*pid).is_some_and(|c| c.contains(needle)))
         .filter(|pid| process_alive(*pid))
         .collect()
 }
 
 /// The live processes whose command line, its arguments joined by spaces, is `command`.
 pub fn running(command: &str) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-                let args: Vec<String> = c
-                    .split(|b| *b == 0)
-                    .filter(|a| !a.is_empty())
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
-                    .collect();
-                args.join(" ") == command
-            })
-        })
+    pids()
+        .filter(|pid| command_line(*pid).is_some_and(|c| c == command))
         .filter(|pid| process_alive(*pid))
         .collect()
 }

@@ -30,6 +30,17 @@ fn runtime(name: &str) -> Value {
     }
 }
 
+/// Has `server`'s hostile server make one attempt; its answer.
+async fn attempt(client: &offload_testkit::Client, server: &str, args: Value) -> String {
+    let answer = call(
+        client,
+        "call_tool",
+        json!({"server": server, "tool_name": "attempt", "tool_args": args}),
+    )
+    .await;
+    text(&answer)
+}
+
 fn with(mut entry: Value, sandbox: Value) -> Value {
     entry["sandbox"] = sandbox;
     entry
@@ -61,18 +72,7 @@ async fn attempts_of(name: &str) -> usize {
         },
     }));
     let client = ctx.client().await;
-    let ask = |server: &'static str, args: Value| {
-        let client = &client;
-        async move {
-            let answer = call(
-                client,
-                "call_tool",
-                json!({"server": server, "tool_name": "attempt", "tool_args": args}),
-            )
-            .await;
-            text(&answer)
-        }
-    };
+    let ask = |server: &'static str, args: Value| attempt(&client, server, args);
 
     // Granted: its roots, read and written (one holds the home, around its secrets), and its
     // own state directory as HOME and TMPDIR.
@@ -242,18 +242,7 @@ async fn saving_attempts_of(name: &str) -> usize {
         },
     }));
     let client = ctx.client().await;
-    let ask = |server: &'static str, args: Value| {
-        let client = &client;
-        async move {
-            let answer = call(
-                client,
-                "call_tool",
-                json!({"server": server, "tool_name": "attempt", "tool_args": args}),
-            )
-            .await;
-            text(&answer)
-        }
-    };
+    let ask = |server: &'static str, args: Value| attempt(&client, server, args);
     let temp = home.join("data.json.1a2b.tmp");
     // Allowed: the named file saved by a temporary file renamed over it, where the user named it.
     for args in [
@@ -398,19 +387,7 @@ async fn an_allow_list_reaches_the_hosts_it_names_through_the_proxy_and_nothing_
         },
     }));
     let client = ctx.client().await;
-    let ask = |server: &'static str, args: Value| {
-        let client = &client;
-        async move {
-            text(
-                &call(
-                    client,
-                    "call_tool",
-                    json!({"server": server, "tool_name": "attempt", "tool_args": args}),
-                )
-                .await,
-            )
-        }
-    };
+    let ask = |server: &'static str, args: Value| attempt(&client, server, args);
     let fetch = |url: String| json!({"kind": "fetch", "path": url});
     let through = ask("jail", fetch(format!("http://localhost:{allowed}/"))).await;
     assert_eq!(through, "ok: hello", "{}", ctx.log());

@@ -64,15 +64,11 @@ impl Upstream {
         result
     }
 
-    /// Whether this server is started confined (a stdio server without `"sandbox": "off"`).
+    /// Whether this server is started confined (a stdio server without `"sandbox": "off"`):
+    /// read off its entry, as every call asks.
     fn confined(&self) -> bool {
-        matches!(
-            self.entry().transport(&self.name),
-            Ok(crate::config::Transport::Stdio {
-                sandbox: crate::config::Sandbox::Confined(_),
-                ..
-            })
-        )
+        let entry = self.entry();
+        entry.command.is_some() && !matches!(entry.sandbox, Some(crate::config::Sandbox::Off))
     }
 
     /// A confined server's call that failed right after a refusal Offload saw — a host its

@@ -60,15 +60,7 @@ pub fn enter() -> Result<bool, SandboxError> {
 /// standard streams let go first: Offload must see the server's pipes close when it closes them.
 fn wait_for(server: nix::unistd::Pid, reaps: bool) -> i32 {
     use nix::sys::wait::{WaitStatus, waitpid};
-    if let Ok(null) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/null")
-    {
-        let _ = nix::unistd::dup2_stdin(&null);
-        let _ = nix::unistd::dup2_stdout(&null);
-        let _ = nix::unistd::dup2_stderr(&null);
-    }
+    super::let_go_of_stdio();
     // It runs nothing and opens nothing from here on: no file is its to reach.
     {
         use landlock::{ABI, Access, AccessFs, Ruleset, RulesetAttr};

@@ -25,16 +25,7 @@ pub fn start(listener: TcpListener, socket: &Path) -> std::io::Result<()> {
             if nix::unistd::getppid() != launcher {
                 std::process::exit(0);
             }
-            // Not the server's pipes: Offload must see them close when the server ends.
-            if let Ok(null) = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open("/dev/null")
-            {
-                let _ = nix::unistd::dup2_stdin(&null);
-                let _ = nix::unistd::dup2_stdout(&null);
-                let _ = nix::unistd::dup2_stderr(&null);
-            }
+            super::let_go_of_stdio();
             serve(&listener, &socket, launcher);
             std::process::exit(0);
         }

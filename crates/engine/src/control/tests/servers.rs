@@ -334,6 +334,13 @@ async fn held_tools_are_counted_without_asking_any_server() {
     assert_eq!(crate::control::tools::held_count(&engine), 0);
 }
 
+/// Whether `server`'s `echo` is among the `usable` tools.
+fn lists_echo(usable: &[(String, Vec<rmcp::model::Tool>)], server: &str) -> bool {
+    usable
+        .iter()
+        .any(|(n, tools)| n == server && tools.iter().any(|t| t.name == "echo"))
+}
+
 /// The same when the user changed the entry while Offload was not running (turned a server's
 /// sandbox off in the file, then started a client): the next Offload pins it afresh, and the
 /// control, whose entry did not change, has its changed tool held.
@@ -364,11 +371,7 @@ async fn a_server_whose_entry_changed_while_offload_was_not_running_is_pinned_af
     }
     tokio::time::sleep(Duration::from_millis(200)).await; // pins saved
     let (usable, held) = crate::available::usable(&engine, crate::upstream::Listing::Client).await;
-    let has_echo = |s: &str| {
-        usable
-            .iter()
-            .any(|(n, tools)| n == s && tools.iter().any(|t| t.name == "echo"))
-    };
+    let has_echo = |s: &str| lists_echo(&usable, s);
     assert!(has_echo("a"), "a was pinned afresh: {held:?}");
     assert!(!has_echo("b"), "the control: b's changed echo is held");
     engine.shutdown().await;
@@ -404,11 +407,7 @@ async fn a_server_whose_entry_the_user_changed_is_pinned_afresh() {
     engine.pool.get("a").unwrap().tools().await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await; // pins forgotten
     let (usable, held) = crate::available::usable(&engine, crate::upstream::Listing::Client).await;
-    let has_echo = |s: &str| {
-        usable
-            .iter()
-            .any(|(n, tools)| n == s && tools.iter().any(|t| t.name == "echo"))
-    };
+    let has_echo = |s: &str| lists_echo(&usable, s);
     assert!(has_echo("a"), "a was pinned afresh: {held:?}");
     assert!(!has_echo("b"), "the control: b's changed echo is held");
     assert!(

@@ -74,12 +74,16 @@ pub(super) fn private_name(folder: &Path) -> String {
         .replace('/', "%2F")
 }
 
+/// What a database keeps beside its file, by the suffix of its name (SQLite's journal, WAL and
+/// shared memory, needed to recover after a crash).
+const JOURNALS: [&str; 3] = ["-journal", "-wal", "-shm"];
+
 /// What a server keeps in a private folder from one run to the next: its saved file and the
-/// journals a database left beside it (SQLite's, needed to recover after a crash).
+/// journals beside it.
 fn kept(name: &OsStr, saved: &OsStr) -> bool {
     let (name, saved) = (name.to_string_lossy(), saved.to_string_lossy());
     name == saved
-        || ["-journal", "-wal", "-shm"]
+        || JOURNALS
             .iter()
             .any(|s| name.strip_prefix(saved.as_ref()) == Some(*s))
 }
@@ -329,7 +333,7 @@ fn take(s: &Saved) -> std::io::Result<Option<Stamp>> {
 /// Removes `s`'s copy and the journals beside it (they belong to a file no longer there).
 fn forget(s: &Saved) -> std::io::Result<()> {
     let mut journals = vec![s.copy.clone()];
-    for suffix in ["-journal", "-wal", "-shm"] {
+    for suffix in JOURNALS {
         let mut name = s.copy.as_os_str().to_owned();
         name.push(suffix);
         journals.push(name.into());
