@@ -470,8 +470,10 @@ async def http_echo(url: str, token: str, text: str) -> str:
 
 
 async def mcp_read(env: dict, path: str) -> str:
-    """`read_file` of `path` through a fresh `offload mcp` (connected to the app)."""
-    return (await mcp_tool(env, "read_file", {"path": path})).structured_content["content"]
+    """`read_file` of `path` through a fresh `offload mcp` (connected to the app): the page,
+    the text under its header line."""
+    r = await mcp_tool(env, "read_file", {"path": path})
+    return r.content[0].text.split("\n", 1)[1]
 
 
 def notifications_shown() -> list:

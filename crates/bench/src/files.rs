@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use offload_testkit::{Client, TestContext, call, structured};
+use offload_testkit::{Client, TestContext, call, page, structured};
 use serde_json::{Value, json};
 
 use crate::offload::{peak_rss_mb, spawn};
@@ -113,7 +113,12 @@ async fn timed(client: &Client, tool: &str, args: Value) -> (f64, Value) {
     let r = call(client, tool, args).await;
     let elapsed = ms(t.elapsed());
     assert_ne!(r.is_error, Some(true), "{tool}: {r:?}");
-    (elapsed, structured(&r).clone())
+    let value = if tool == "read_file" {
+        page(&r)
+    } else {
+        structured(&r).clone()
+    };
+    (elapsed, value)
 }
 
 async fn median_call(client: &Client, tool: &str, args: Value, runs: usize) -> f64 {

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use offload_testkit::{TestContext, call, structured};
+use offload_testkit::{TestContext, call, page, structured};
 use serde_json::{Value, json};
 
 use crate::offload::{peak_rss_mb, secs, spawn};
@@ -192,7 +192,7 @@ pub async fn run(megabytes: u64) -> anyhow::Result<()> {
         .await;
         paged += received(&r);
         pages += 1;
-        match structured(&r)["next_offset"].as_u64() {
+        match page(&r)["next_offset"].as_u64() {
             Some(next) => offset = next,
             None => break,
         }

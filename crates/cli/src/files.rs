@@ -119,6 +119,7 @@ pub fn read(args: ReadArgs) -> ExitCode {
         sheet: args.sheet,
         range: args.range,
         byte_offset: args.byte_offset,
+        budget: None,
     };
     let result = open(&args.file).and_then(|(file, path)| {
         inspector()

@@ -5,9 +5,12 @@
 //! into ranges. So a JSON table — a list of objects, or the one list of objects inside a
 //! top-level object (`{"result": [...]}`), as `get_file_schema` describes it — is copied once
 //! into an unnamed temporary file, one object per line (whitespace outside strings dropped,
-//! the list's commas become line ends), and read as JSON lines. Memory stays at one buffer
-//! whatever the file's size. Only the structure is checked here; the objects themselves are
-//! parsed by Arrow, whose errors name the line (= the item).
+//! the list's commas become line ends), and read as JSON lines. A table sent as rows of values
+//! (`{"columns": [...], "rows": [[...]]}`, `{"values": [[header...], ...]}`, see
+//! [`crate::grid`]) is copied the same way, each row becoming an object of the columns' names
+//! as it passes. Memory stays at one buffer whatever the file's size. Only the structure is
+//! checked here; the objects themselves are parsed by Arrow, whose errors name the line (= the
+//! item).
 
 use std::io::{BufWriter, Read, Write};
 use std::path::Path;
@@ -15,6 +18,7 @@ use std::sync::Arc;
 
 use crate::blob::{Blob, BlobReader};
 use crate::error::QueryError;
+use crate::grid::Grid;
 
 const BUF: usize = 1 << 20;
 
@@ -29,14 +33,27 @@ pub(crate) fn to_lines(
             "{label} cannot be read as a JSON array of objects: {why}"
         ))
     };
-    let (start, whole) = find_list(file.clone()).map_err(fail)?;
+    let table = find_list(file.clone()).map_err(fail)?;
     let tmp = match dir {
         Some(dir) => tempfile::tempfile_in(dir).or_else(|_| tempfile::tempfile()),
         None => tempfile::tempfile(),
     }
     .map_err(QueryError::Io)?;
     let mut out = BufWriter::with_capacity(BUF, tmp);
-    copy_items(BlobReader::at(file.clone(), start), &mut out, whole).map_err(fail)?;
+    match table {
+        Table::Objects { at, whole } => {
+            copy_items(BlobReader::at(file.clone(), at), &mut out, whole, Item::Object)
+        }
+        Table::Rows { at, grid } => {
+            let mut rows = Rows {
+                grid,
+                out: &mut out,
+                row: 0,
+            };
+            copy_items(BlobReader::at(file.clone(), at), &mut rows, false, Item::List)
+        }
+    }
+    .map_err(fail)?;
     let tmp = out
         .into_inner()
         .map_err(|e| QueryError::Io(e.into_error()))?;
@@ -64,24 +81,36 @@ fn first_byte(file: Arc<dyn Blob>) -> Result<(u8, u64), String> {
     }
 }
 
-/// Where the list of objects starts: the top-level `[`, or the `[` of the one field of a
-/// top-level object that holds a list of objects; and whether the list is the whole text.
-fn find_list(file: Arc<dyn Blob>) -> Result<(u64, bool), String> {
+/// Where a JSON text's table is.
+enum Table {
+    /// A list of objects: the top-level `[` (`whole`), or the `[` of the one field of a
+    /// top-level object that holds a list of objects.
+    Objects { at: u64, whole: bool },
+    /// Rows of values (see [`crate::grid`]): the `[` of `rows` under `columns`, or of `values`
+    /// whose first row is the header (`grid` is `None` until it is read).
+    Rows { at: u64, grid: Option<Grid> },
+}
+
+fn find_list(file: Arc<dyn Blob>) -> Result<Table, String> {
     match first_byte(file.clone())? {
-        (b'[', at) => Ok((at, true)),
+        (b'[', at) => Ok(Table::Objects { at, whole: true }),
         (b'{', at) => {
-            let lists = object_lists(file, at)?;
+            let lists = object_lists(file.clone(), at)?;
+            if let Some(rows) = rows_of_values(&file, &lists)? {
+                return Ok(rows);
+            }
             let of = |items| lists.iter().filter(move |l| l.items == items);
             let mut objects = of(Items::Objects);
+            let table = |at| Table::Objects { at, whole: false };
             match (objects.next(), objects.next(), of(Items::Empty).next()) {
-                (Some(one), None, _) => Ok((one.at, false)),
+                (Some(one), None, _) => Ok(table(one.at)),
                 (Some(first), Some(_), _) => Err(format!(
                     "it holds several lists of objects ({}); query one with jq (`.{}`), or store it as its own file",
                     names(of(Items::Objects)),
                     first.key,
                 )),
                 // Only empty lists: an empty table.
-                (None, _, Some(empty)) => Ok((empty.at, false)),
+                (None, _, Some(empty)) => Ok(table(empty.at)),
                 (None, _, None) if lists.is_empty() => {
                     Err("it is an object without a list of objects; use jq to read it".into())
                 }
@@ -95,6 +124,88 @@ fn find_list(file: Arc<dyn Blob>) -> Result<(u64, bool), String> {
             "it starts with {:?}, not a list or an object; use jq to read it",
             b as char
         )),
+    }
+}
+
+/// A table sent as rows of values, when the top-level object holds one: `rows` (lists, or
+/// none) beside `columns` that name them, or `values` whose items are lists.
+fn rows_of_values(file: &Arc<dyn Blob>, lists: &[List]) -> Result<Option<Table>, String> {
+    let named = |key: &str| lists.iter().find(|l| l.key == key);
+    let rows = named("rows").filter(|l| matches!(l.items, Items::Lists | Items::Empty));
+    if let (Some(rows), Some(columns)) = (rows, named("columns")) {
+        let types = match named("columnTypes") {
+            Some(t) => Some(value_at(file, t.at)?),
+            None => None,
+        };
+        if let Some(grid) = Grid::of_columns(&value_at(file, columns.at)?, types.as_ref()) {
+            let grid = Some(grid);
+            return Ok(Some(Table::Rows { at: rows.at, grid }));
+        }
+    }
+    Ok(named("values")
+        .filter(|l| l.items == Items::Lists)
+        .map(|l| Table::Rows {
+            at: l.at,
+            grid: None,
+        }))
+}
+
+/// The JSON value that starts at `at` (a small one: a list of column names or types).
+fn value_at(file: &Arc<dyn Blob>, at: u64) -> Result<serde_json::Value, String> {
+    let reader = std::io::BufReader::new(BlobReader::at(file.clone(), at));
+    match serde_json::Deserializer::from_reader(reader)
+        .into_iter()
+        .next()
+    {
+        Some(Ok(value)) => Ok(value),
+        Some(Err(e)) => Err(e.to_string()),
+        None => Err("the text ends".into()),
+    }
+}
+
+/// Rows of values written as objects, one a line: each row (a list, whitespace dropped) comes
+/// in whole through `write` and leaves as an object of the columns' names.
+struct Rows<'a, W: Write> {
+    /// `None` until the header row (`values`) is read.
+    grid: Option<Grid>,
+    out: &'a mut W,
+    row: u64,
+}
+
+impl<W: Write> Write for Rows<'_, W> {
+    fn write(&mut self, lines: &[u8]) -> std::io::Result<usize> {
+        let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
+        for line in lines.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            self.row += 1;
+            let row: serde_json::Value = serde_json::from_slice(line)
+                .map_err(|e| invalid(format!("row {}: {e}", self.row)))?;
+            let Some(grid) = &self.grid else {
+                self.grid = Grid::of_header(&row);
+                if self.grid.is_none() {
+                    return Err(invalid(
+                        "the first row of `values` is not a header of column names; use jq to \
+                         read it"
+                            .into(),
+                    ));
+                }
+                continue;
+            };
+            let cells = row.as_array().map_or(0, Vec::len);
+            let object = grid.object(row).ok_or_else(|| {
+                invalid(format!(
+                    "row {} has {cells} cells for {} columns",
+                    self.row,
+                    grid.width()
+                ))
+            })?;
+            serde_json::to_writer(&mut *self.out, &object)?;
+            self.out.write_all(b"\n")?;
+        }
+        Ok(lines.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
     }
 }
 
@@ -117,6 +228,7 @@ struct List {
 enum Items {
     Unknown,
     Objects,
+    Lists,
     Other,
     Empty,
 }
@@ -176,6 +288,7 @@ fn object_lists(file: Arc<dyn Blob>, at: u64) -> Result<Vec<List>, String> {
                 if let Some(list) = lists.last_mut().filter(|l| l.items == Items::Unknown) {
                     list.items = match b {
                         b'{' => Items::Objects,
+                        b'[' if depth == 1 => Items::Lists,
                         b']' if depth == 1 => Items::Empty,
                         _ => Items::Other,
                     };
@@ -226,9 +339,26 @@ fn object_lists(file: Arc<dyn Blob>, at: u64) -> Result<Vec<List>, String> {
     }
 }
 
-/// Copies the items of the list whose `[` is the first byte of `input` as one line each.
-/// `whole` says the list is the whole text, so nothing but whitespace may follow it.
-fn copy_items(mut input: impl Read, out: &mut impl Write, whole: bool) -> Result<u64, String> {
+/// What each item of a list must be.
+#[derive(Clone, Copy, PartialEq)]
+enum Item {
+    Object,
+    List,
+}
+
+/// Copies the items of the list whose `[` is the first byte of `input` as one line each
+/// (whitespace outside strings dropped). `whole` says the list is the whole text, so nothing
+/// but whitespace may follow it. A line is written whole, never split across two writes.
+fn copy_items(
+    mut input: impl Read,
+    out: &mut impl Write,
+    whole: bool,
+    item: Item,
+) -> Result<u64, String> {
+    let (open, what) = match item {
+        Item::Object => (b'{', "an object"),
+        Item::List => (b'[', "a list"),
+    };
     let mut buf = vec![0u8; BUF];
     let mut line = Vec::with_capacity(BUF);
     let io = |e: std::io::Error| e.to_string();
@@ -277,7 +407,7 @@ fn copy_items(mut input: impl Read, out: &mut impl Write, whole: bool) -> Result
                     depth = 1;
                 }
                 1 => match b {
-                    b'{' if want_item => {
+                    b if b == open && want_item => {
                         line.push(b);
                         depth = 2;
                         want_item = false;
@@ -285,12 +415,15 @@ fn copy_items(mut input: impl Read, out: &mut impl Write, whole: bool) -> Result
                     }
                     b',' if !want_item => want_item = true,
                     b']' if !want_item || items == 0 => ended = true,
-                    b'{' | b',' | b']' => {
+                    b if b == open => {
+                        return Err(format!("a misplaced {:?} after item {items}", b as char));
+                    }
+                    b',' | b']' => {
                         return Err(format!("a misplaced {:?} after item {items}", b as char));
                     }
                     _ => {
                         return Err(format!(
-                            "item {} is not an object (it starts with {:?}); use jq to read it",
+                            "item {} is not {what} (it starts with {:?}); use jq to read it",
                             items + 1,
                             b as char
                         ));
@@ -360,6 +493,42 @@ mod tests {
         assert_eq!(lines(text).unwrap(), "{\"id\":1}\n{\"id\":2}\n");
         let keyed = r#"{"a\"b": [ {"id": 1} ]}"#;
         assert_eq!(lines(keyed).unwrap(), "{\"id\":1}\n");
+    }
+
+    #[test]
+    fn rows_of_values_become_objects_of_their_columns() {
+        // A database server's answer: columns first or last, names or {name, type}, DECIMAL
+        // sent as text typed by columnTypes.
+        let text = r#"{"columns": ["id", "amount"], "columnTypes": ["INTEGER", "DECIMAL(9,1)"],
+            "rows": [[1, "1.5"], [2, null]], "rowCount": 2}"#;
+        assert_eq!(
+            lines(text).unwrap(),
+            "{\"id\":1,\"amount\":1.5}\n{\"id\":2,\"amount\":null}\n"
+        );
+        let last = r#"{"rows": [ [ "a" , [1, 2] ] ], "columns": [{"name": "k"}, {"name": "k"}]}"#;
+        assert_eq!(lines(last).unwrap(), "{\"k\":\"a\",\"k_2\":[1,2]}\n");
+        assert_eq!(lines(r#"{"columns": ["a"], "rows": []}"#).unwrap(), "");
+        // A spreadsheet server's: the first row is the header, short rows have empty cells.
+        let sheet = r#"{"range": "A1:B3", "values": [["city", "n"], ["Oslo", 3], ["Rome"]]}"#;
+        assert_eq!(
+            lines(sheet).unwrap(),
+            "{\"city\":\"Oslo\",\"n\":3}\n{\"city\":\"Rome\",\"n\":null}\n"
+        );
+    }
+
+    #[test]
+    fn rows_of_values_that_do_not_fit_are_refused_with_the_row() {
+        let e = lines(r#"{"columns": ["a", "b"], "rows": [[1, 2], [3]]}"#).unwrap_err();
+        assert!(e.contains("row 2 has 1 cells for 2 columns"), "{e}");
+        let e = lines(r#"{"values": [[1, 2], [3, 4]]}"#).unwrap_err();
+        assert!(e.contains("not a header of column names"), "{e}");
+        let e = lines(r#"{"values": [["a"], [1, 2]]}"#).unwrap_err();
+        assert!(e.contains("row 2 has 2 cells for 1 columns"), "{e}");
+        let e = lines(r#"{"columns": ["a"], "rows": [[1], 2]}"#).unwrap_err();
+        assert!(e.contains("item 2 is not a list"), "{e}");
+        // `columns` that name nothing: not rows of values (and no list of objects either).
+        let e = lines(r#"{"columns": [1], "rows": [[1]]}"#).unwrap_err();
+        assert!(e.contains("do not hold objects"), "{e}");
     }
 
     #[test]

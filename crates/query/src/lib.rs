@@ -13,6 +13,7 @@
 mod around;
 mod blob;
 mod error;
+pub mod grid;
 mod jq;
 mod json_lines;
 mod nested_loop;

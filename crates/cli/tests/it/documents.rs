@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use offload_testkit::{TestContext, call, error_code, structured, text};
+use offload_testkit::{TestContext, call, error_code, page, structured, text};
 use serde_json::json;
 
 use crate::interop::interop_dir;
@@ -83,7 +83,7 @@ async fn word_documents_are_read_as_markdown_blocks_with_their_outline() {
         json!({"path": "report.docx", "length": 6}),
     )
     .await;
-    let s = structured(&r);
+    let s = page(&r);
     assert_eq!(
         (
             s["kind"].clone(),
@@ -107,19 +107,19 @@ async fn word_documents_are_read_as_markdown_blocks_with_their_outline() {
     )
     .await;
     assert_eq!(
-        structured(&r)["content"],
+        page(&r)["content"],
         "# Appendix\n\nThe end.",
         "{}",
         text(&r)
     );
-    assert!(structured(&r).get("next_offset").is_none());
+    assert!(page(&r).get("next_offset").is_none());
     let r = call(
         &client,
         "read_file",
         json!({"path": "report.docx", "offset": -1}),
     )
     .await;
-    assert_eq!(structured(&r)["content"], "The end.");
+    assert_eq!(page(&r)["content"], "The end.");
     let r = call(&client, "summarize_file", json!({"path": "report.docx"})).await;
     assert!(text(&r).contains("a Word document"), "{}", text(&r));
     let r = call(
@@ -244,7 +244,7 @@ async fn pdf_pages_come_with_their_embedded_images() {
             .all(|i| i.data.len() < 33 * 1024)
     );
     assert_eq!(
-        structured(&r)["note"],
+        page(&r)["note"],
         "page 1: 2 images, 2 shown",
         "{}",
         text(&r)
@@ -253,7 +253,7 @@ async fn pdf_pages_come_with_their_embedded_images() {
     let r = call(&client, "read_file", json!({"path": "photos.pdf"})).await;
     assert_eq!(images(&r).len(), 3);
     assert_eq!(
-        structured(&r)["note"],
+        page(&r)["note"],
         "page 1: 2 images, 2 shown; page 3: 1 image, 1 shown",
     );
 
@@ -263,7 +263,7 @@ async fn pdf_pages_come_with_their_embedded_images() {
     assert_eq!(structured(&r)["images"], json!({"1": 300}), "{}", text(&r));
     let r = call(&client, "read_file", json!({"path": "many.pdf"})).await;
     assert_eq!(images(&r).len(), 3);
-    let note = structured(&r)["note"].as_str().unwrap().to_owned();
+    let note = page(&r)["note"].as_str().unwrap().to_owned();
     assert!(
         note.starts_with("page 1: 300 images, 3 shown (not shown: 8x8: over the 3 images"),
         "{note}"

@@ -378,7 +378,7 @@ async fn text_answers_are_stored_as_text_and_read_by_lines() {
         json!({"path": path, "offset": line, "length": 1}),
     )
     .await;
-    let page = structured(&page).clone();
+    let page = offload_testkit::page(&page);
     assert!(
         page["content"]
             .as_str()
@@ -413,7 +413,10 @@ async fn text_answers_are_stored_as_text_and_read_by_lines() {
     )
     .await;
     assert_eq!(
-        structured(&page)["content"].as_str().unwrap().trim_end(),
+        offload_testkit::page(&page)["content"]
+            .as_str()
+            .unwrap()
+            .trim_end(),
         "## Step 0"
     );
     client.cancel().await.unwrap();
@@ -427,7 +430,8 @@ fn tables_venv(bin: &str) -> std::path::PathBuf {
 /// rows: [[…]]}` (as JSON text inside the SDK's `{"result": …}`), excel-mcp-server's `{range,
 /// values: [[header…], […]]}` — are stored as tables: CSV has a row per row, `query_file`'s SQL
 /// and jq count and add up what the source holds (issue 53: the CSV had one row per field, and
-/// `count(*)` answered 5 for 600 rows).
+/// `count(*)` answered 5 for 600 rows); and the same answers saved by a user as JSON files are
+/// queried as tables too.
 #[tokio::test]
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
 async fn rows_of_values_from_database_and_spreadsheet_servers_are_tables() {
@@ -453,10 +457,11 @@ async fn rows_of_values_from_database_and_spreadsheet_servers_are_tables() {
         .status()
         .unwrap();
     assert!(made.success());
-    ctx.write_servers(json!({
+    let ctx_servers = json!({
         "duck": {"command": tables_venv("mcp-server-motherduck"), "args": ["--db-path", db]},
         "excel": {"command": tables_venv("excel-mcp-server"), "args": ["stdio", "--allow-dir", books]},
-    }));
+    });
+    ctx.write_servers(ctx_servers.clone());
     let client = ctx.client().await;
     let total = (1..=600).map(|i| f64::from(i) * 1.5).sum::<f64>();
     let sums = |path: String| {
@@ -490,6 +495,23 @@ async fn rows_of_values_from_database_and_spreadsheet_servers_are_tables() {
         ),
     ];
     for (server, tool, args) in answers {
+        // The server's own answer, saved by a user as a JSON file (not through the store):
+        // `query_file` reads its rows of values as the table they are.
+        let entry = &ctx_servers[server];
+        let mut direct = tokio::process::Command::new(entry["command"].as_str().unwrap());
+        direct.args(entry["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()));
+        let own = offload_testkit::connect(direct).await;
+        let raw = text(&call(&own, tool, args.clone()).await);
+        own.cancel().await.unwrap();
+        let saved = ctx.root.join(format!("{server}-answer.json"));
+        std::fs::write(&saved, &raw).unwrap();
+        assert!(raw.trim_start().starts_with('{'), "{server}: {raw:.300}");
+        let row = sums(saved.display().to_string()).await;
+        assert_eq!(row[0], 600, "{server}'s own file: {row}");
+        assert!(
+            (row[1].as_f64().unwrap() - total).abs() < 1e-6,
+            "{server}'s own file: {row}"
+        );
         // Stored as the tool answers it (JSON): a table of 600 rows, summed exactly.
         let (answer, path) = store(&client, server, tool, args.clone(), "json").await;
         assert_eq!(answer["summary"]["kind"], "table", "{server}: {answer}");

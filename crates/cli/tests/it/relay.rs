@@ -161,3 +161,89 @@ async fn a_2026_upstreams_input_required_rounds_reach_both_kinds_of_client() {
     asking_through_offload("auto", "2026-07-28").await;
     asking_through_offload("legacy", "2026-07-28").await;
 }
+
+/// A relayed prompt or resource over the inline budget is stored, like a tool's answer, and the
+/// client gets where and a preview instead of the flood; smaller ones pass as they are. Real
+/// server-everything, a hand-written config with a 4 KiB budget (its largest document is
+/// 12 KB; its `args-prompt` repeats a 20 KB argument).
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn prompts_and_resources_over_the_budget_are_stored_and_previewed() {
+    use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams, ResourceContents};
+    let ctx = TestContext::new();
+    ctx.write_config(json!({
+        "mcpServers": {"everything": node_server("server-everything", &[])},
+        "limits": {"inlineBytes": 4096},
+    }));
+    let docs = interop_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/docs");
+    let client = ctx.client().await;
+    let read = |name: &str| {
+        let client = &client;
+        let uri = format!("demo://resource/static/document/{name}");
+        async move {
+            // The first read may come before the server has started: it is asked for.
+            let read = client
+                .read_resource(ReadResourceRequestParams::new(uri.clone()))
+                .await
+                .unwrap_or_else(|e| panic!("{uri}: {e}"));
+            assert_eq!(read.contents.len(), 1, "{read:?}");
+            match &read.contents[0] {
+                ResourceContents::TextResourceContents { text, uri: at, .. } => {
+                    assert_eq!(at, &uri);
+                    text.clone()
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    let small = std::fs::read_to_string(docs.join("architecture.md")).unwrap();
+    assert_eq!(read("architecture.md").await, small, "under the budget: as it is");
+    let big = std::fs::read_to_string(docs.join("structure.md")).unwrap();
+    let told = read("structure.md").await;
+    assert!(told.len() < 4096, "{}", told.len());
+    assert!(told.contains("over the inline budget"), "{told}");
+    // The way on names the stored file: `read_file {"path": "<path>", ...}`.
+    let at = told.find("{\"path\": ").map(|i| i + 9);
+    let stored: String = at
+        .and_then(|i| serde_json::Deserializer::from_str(&told[i..]).into_iter().next())
+        .and_then(Result::ok)
+        .unwrap_or_else(|| panic!("no path in {told}"));
+    assert!(stored.ends_with(".md"), "{stored}");
+    assert_eq!(std::fs::read_to_string(&stored).unwrap(), big);
+    let r = call(
+        &client,
+        "read_file",
+        json!({"path": stored, "offset": 0, "length": 1}),
+    )
+    .await;
+    assert_eq!(
+        offload_testkit::page(&r)["content"],
+        big.lines().next().unwrap()
+    );
+
+    let city = "Paris ".repeat(20_000 / 6);
+    let mut args = rmcp::model::JsonObject::new();
+    args.insert("city".into(), json!(city));
+    let prompt = client
+        .get_prompt(GetPromptRequestParams::new("everything__args-prompt").with_arguments(args))
+        .await
+        .unwrap();
+    assert_eq!(prompt.messages.len(), 1, "{prompt:?}");
+    let told = prompt.messages[0].content.as_text().unwrap().text.clone();
+    assert!(told.len() < 4096, "{}", told.len());
+    assert!(
+        told.contains("the prompt everything/args-prompt came to"),
+        "{told}"
+    );
+    let mut args = rmcp::model::JsonObject::new();
+    args.insert("city".into(), json!("Oslo"));
+    let prompt = client
+        .get_prompt(GetPromptRequestParams::new("everything__args-prompt").with_arguments(args))
+        .await
+        .unwrap();
+    assert_eq!(
+        prompt.messages[0].content.as_text().unwrap().text,
+        "What's weather in Oslo?"
+    );
+    client.cancel().await.unwrap();
+}

@@ -49,19 +49,41 @@ pub async fn summarize_file(
     }
 }
 
+/// `read_file` as a model gets it: the page within the inline budget, sent once — as text
+/// under a one-line header (clients that show structured content would otherwise get it as
+/// escaped JSON, and the rest twice) — with its numbers in `_meta` for programs.
 pub async fn read_file(
     engine: &Arc<Engine>,
     p: params::ReadFile,
     ctx: &RequestContext<RoleServer>,
 ) -> CallToolResult {
+    // The header and the images' blocks share the budget with the page.
+    let budget = (engine.limits().inline_bytes as usize).saturating_sub(HEADER_ROOM);
+    match read_page(engine, p, ctx, Some(budget.max(HEADER_ROOM))).await {
+        Ok(read) => page_answer(read),
+        Err(e) => answer::error(&e),
+    }
+}
+
+/// Room kept in the inline budget for a page's header line.
+const HEADER_ROOM: usize = 512;
+
+/// Where a page's numbers (offsets, totals, what comes next) travel beside its text.
+pub const PAGE_META: &str = "dev.offload/page";
+
+/// The part of the file `p` names, within `budget` bytes of text (the inspector's when `None`).
+pub async fn read_page(
+    engine: &Arc<Engine>,
+    p: params::ReadFile,
+    ctx: &RequestContext<RoleServer>,
+    budget: Option<usize>,
+) -> Result<ReadAnswer, ToolError> {
     if p.is_url == Some(true) && !crate::urls::is_url(&p.path) {
-        return answer::error(
-            &ToolError::new(
-                crate::ErrorCode::InvalidArguments,
-                format!("isUrl is true but {:?} is not an http(s):// URL", p.path),
-            )
-            .with("path", p.path),
-        );
+        return Err(ToolError::new(
+            crate::ErrorCode::InvalidArguments,
+            format!("isUrl is true but {:?} is not an http(s):// URL", p.path),
+        )
+        .with("path", p.path));
     }
     let request = ReadRequest {
         offset: p.offset,
@@ -69,29 +91,33 @@ pub async fn read_file(
         sheet: p.sheet,
         range: p.range,
         byte_offset: p.byte_offset,
+        budget,
     };
-    let result = run(engine, p.path, ctx, move |files, file, path, observer| {
+    run(engine, p.path, ctx, move |files, file, path, observer| {
         files.read(file, path, &request, observer)
     })
-    .await;
-    match result {
-        Ok(mut read) => {
-            let images = std::mem::take(&mut read.images_data);
-            let mut result = answer::structured(&read, read_text(&read));
-            // An image file is its picture (first); a PDF's images follow its pages' text.
-            let at = if read.kind == "image" {
-                0
-            } else {
-                result.content.len()
-            };
-            for (i, (bytes, mime)) in images.into_iter().enumerate() {
-                let data = base64::engine::general_purpose::STANDARD.encode(bytes);
-                result.content.insert(at + i, Content::image(data, mime));
-            }
-            result
-        }
-        Err(e) => answer::error(&e),
+    .await
+}
+
+/// A page as one text block (header line, then the page) and its images; the numbers of the
+/// header again, as JSON, in `_meta` — never the page itself.
+fn page_answer(mut read: ReadAnswer) -> CallToolResult {
+    let images = std::mem::take(&mut read.images_data);
+    let mut result = CallToolResult::success(vec![Content::text(read_text(&read))]);
+    read.content = None;
+    read.rows = None;
+    if let Ok(serde_json::Value::Object(numbers)) = serde_json::to_value(&read) {
+        let mut meta = rmcp::model::MetaObject::new();
+        meta.insert(PAGE_META.into(), serde_json::Value::Object(numbers));
+        result.meta = Some(meta);
     }
+    // An image file is its picture (first); a PDF's images follow its pages' text.
+    let at = if read.kind == "image" { 0 } else { 1 };
+    for (i, (bytes, mime)) in images.into_iter().enumerate() {
+        let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+        result.content.insert(at + i, Content::image(data, mime));
+    }
+    result
 }
 
 /// What the blocking work sees: progress goes to the client, cancellation comes from it.

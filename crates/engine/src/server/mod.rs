@@ -348,7 +348,23 @@ impl ServerHandler for OffloadServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         read_allowed(&context, "prompts/get")?;
-        prompts::get(&self.engine.pool, &self.engine.routes, request).await
+        let started = std::time::Instant::now();
+        let arguments = serde_json::json!(request.arguments);
+        let (answer, route) = prompts::get(&self.engine.pool, &self.engine.routes, request).await?;
+        Ok(match answer {
+            GetPromptResponse::Complete(result) => GetPromptResponse::Complete(
+                store::prompt_within_budget(
+                    &self.engine,
+                    &route.server,
+                    &route.inner,
+                    arguments,
+                    result,
+                    started,
+                )
+                .await,
+            ),
+            other => other,
+        })
     }
 
     async fn complete(
@@ -374,10 +390,19 @@ impl ServerHandler for OffloadServer {
         let stored = tokio::task::spawn_blocking(move || resources::read(&reader, &uri))
             .await
             .map_err(|e| McpError::internal_error(e.to_string(), None))??;
-        match stored {
-            Some(read) => Ok(read.into()),
-            None => upstream_resources::read(&engine.pool, &engine.routes, request).await,
+        if let Some(read) = stored {
+            return Ok(read.into());
         }
+        let started = std::time::Instant::now();
+        let uri = request.uri.clone();
+        let (answer, server) =
+            upstream_resources::read(&engine.pool, &engine.routes, request).await?;
+        Ok(match answer {
+            ReadResourceResponse::Complete(result) => ReadResourceResponse::Complete(
+                store::resource_within_budget(&engine, &server, &uri, result, started).await,
+            ),
+            other => other,
+        })
     }
 
     /// Tells this client when a response is stored (by any session of this engine).

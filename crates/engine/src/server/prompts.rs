@@ -96,16 +96,17 @@ async fn route(pool: &Pool, routes: &Routes, name: &str) -> Result<Route, McpErr
     })
 }
 
+/// The prompt's answer, and the route it took (the server, the prompt's own name).
 pub async fn get(
     pool: &Pool,
     routes: &Routes,
     mut request: GetPromptRequestParams,
-) -> Result<GetPromptResponse, McpError> {
+) -> Result<(GetPromptResponse, Route), McpError> {
     let route = route(pool, routes, &request.name).await?;
     let server = pool
         .get(&route.server)
         .map_err(|e| McpError::invalid_params(e.to_string(), None))?;
-    request.name = route.inner;
+    request.name = route.inner.clone();
     let mut answer = server
         .ask(|peer| async move { peer.get_prompt_once(request).await })
         .await
@@ -114,7 +115,7 @@ pub async fn get(
     if let GetPromptResponse::Complete(result) = &mut answer {
         result.result_type.get_or_insert(ResultType::COMPLETE);
     }
-    Ok(answer)
+    Ok((answer, route))
 }
 
 /// `completion/complete` for a prompt's argument or a resource template's variable, routed to

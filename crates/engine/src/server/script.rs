@@ -15,8 +15,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::tools::{Ctx, QueryFile};
-use super::{answer, audit, call, params, query, scopes, store};
+use super::tools::{Ctx, QueryFile, ReadFile};
+use super::{answer, audit, call, file_tools, params, query, scopes, store};
 use crate::events::{Event, EventKind};
 use crate::{Engine, ErrorCode, ToolError};
 
@@ -226,7 +226,7 @@ impl Host<'_> {
                     }
                 };
                 args.insert("path".into(), json!(path));
-                self.own("read_file", args).await
+                self.read(args).await
             }
             Request::Schema { path } => {
                 let mut args = JsonObject::new();
@@ -307,6 +307,27 @@ impl Host<'_> {
     }
 
     /// One of Offload's own file tools, called as the model would.
+    /// `read`: `read_file`'s page as a value (the tool sends a model text), within the
+    /// inspector's budget rather than the inline one: a script's reads do not reach the model.
+    async fn read(&self, args: JsonObject) -> (Event, CallToolResult) {
+        let tool = <ReadFile as super::tools::OwnTool>::NAME;
+        let (event, refused) = self.begin(tool, &Value::Object(args.clone()));
+        if let Some(refused) = refused {
+            return (event, answer::error(&refused));
+        }
+        let result = match serde_json::from_value::<params::ReadFile>(Value::Object(args)) {
+            Ok(p) => match file_tools::read_page(self.engine, p, self.ctx, None).await {
+                Ok(page) => answer::structured(&page, String::new()),
+                Err(e) => answer::error(&e),
+            },
+            Err(e) => answer::error(&ToolError::new(
+                ErrorCode::InvalidArguments,
+                format!("read: {e}"),
+            )),
+        };
+        (event, result)
+    }
+
     async fn own(&self, tool: &str, args: JsonObject) -> (Event, CallToolResult) {
         let (event, refused) = self.begin(tool, &Value::Object(args.clone()));
         if let Some(refused) = refused {

@@ -6,7 +6,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, ContentBlock, Resource};
+use rmcp::model::{
+    CallToolResult, ContentBlock, GetPromptResult, PromptMessage, ReadResourceResult, Resource,
+    ResourceContents, Role,
+};
 use rmcp::service::RequestContext;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -159,15 +162,7 @@ pub fn stored_answer(stored: &Stored, note: Option<String>) -> CallToolResult {
         .with_size(r.bytes)
         .with_description(description);
     let next = next_step(&r.path, &stored.summary.kind, &r.format);
-    let mut text = match &note {
-        Some(n) => format!("{n} {}", stored.text),
-        None => stored.text.clone(),
-    };
-    if let Some(preview) = &stored.preview {
-        text.push('\n');
-        text.push_str(preview);
-    }
-    text.push_str(&next);
+    let text = stored_text(stored, note.as_deref(), &next);
     let out = StoredAnswer {
         uri: r.uri.clone(),
         path: r.path.clone(),
@@ -183,6 +178,120 @@ pub fn stored_answer(stored: &Stored, note: Option<String>) -> CallToolResult {
     let mut result = answer::structured(&out, String::new());
     result.content = vec![ContentBlock::resource_link(link), ContentBlock::text(text)];
     result
+}
+
+/// What a model reads of a stored answer: the note, the summary, the preview and the next step.
+fn stored_text(stored: &Stored, note: Option<&str>, next: &str) -> String {
+    let mut text = match note {
+        Some(n) => format!("{n} {}", stored.text),
+        None => stored.text.clone(),
+    };
+    if let Some(preview) = &stored.preview {
+        text.push('\n');
+        text.push_str(preview);
+    }
+    text.push_str(next);
+    text
+}
+
+/// A relayed prompt whose messages are over the inline budget: they are stored as one answer
+/// (in order, embedded resources included) and the prompt becomes one message saying where,
+/// with the preview — the budget holds for prompts as for tool answers.
+pub async fn prompt_within_budget(
+    engine: &Arc<Engine>,
+    server: &str,
+    prompt: &str,
+    arguments: Value,
+    mut result: GetPromptResult,
+    started: Instant,
+) -> GetPromptResult {
+    let content: Vec<ContentBlock> = result.messages.iter().map(|m| m.content.clone()).collect();
+    let size = answer_size(&CallToolResult::success(content.clone()));
+    let budget = engine.limits().inline_bytes;
+    if size <= budget {
+        return result;
+    }
+    let role = result
+        .messages
+        .first()
+        .map_or(Role::User, |m| m.role.clone());
+    let what = format!("the prompt {server}/{prompt}");
+    let text = held(engine, server, prompt, arguments, content, started, &what).await;
+    result.messages = vec![PromptMessage::new_text(role, text)];
+    result
+}
+
+/// A relayed resource over the inline budget: its contents stored, and in their place one text
+/// saying where, with the preview. The URI stays the one asked for.
+pub async fn resource_within_budget(
+    engine: &Arc<Engine>,
+    server: &str,
+    uri: &str,
+    mut result: ReadResourceResult,
+    started: Instant,
+) -> ReadResourceResult {
+    // A text is stored as the text it is (Markdown, JSON, a table...), a blob as a file.
+    let content: Vec<ContentBlock> = result
+        .contents
+        .iter()
+        .map(|c| match c {
+            ResourceContents::TextResourceContents { text, .. } => ContentBlock::text(text.clone()),
+            other => ContentBlock::resource(other.clone()),
+        })
+        .collect();
+    let size = answer_size(&CallToolResult::success(content.clone()));
+    if size <= engine.limits().inline_bytes {
+        return result;
+    }
+    let what = format!("the resource {uri}");
+    let arguments = serde_json::json!({ "uri": uri });
+    let text = held(engine, server, uri, arguments, content, started, &what).await;
+    result.contents = vec![ResourceContents::TextResourceContents {
+        uri: uri.to_owned(),
+        mime_type: Some("text/plain".into()),
+        text,
+        meta: None,
+    }];
+    result
+}
+
+/// Stores `content` relayed from `server` and says, in one text, where it went and how to go
+/// on; or, when it cannot be stored, that it was held back and why (never the flood itself).
+async fn held(
+    engine: &Arc<Engine>,
+    server: &str,
+    name: &str,
+    arguments: Value,
+    content: Vec<ContentBlock>,
+    started: Instant,
+    what: &str,
+) -> String {
+    let budget = engine.limits().inline_bytes;
+    let size = answer_size(&CallToolResult::success(content.clone()));
+    let options = StoreOptions {
+        description: Some(format!(
+            "{what}, stored because it was over the inline budget"
+        )),
+        ..StoreOptions::default()
+    };
+    let result = CallToolResult::success(content);
+    match store(engine, server, name, arguments, result, started, options).await {
+        Ok(stored) => {
+            let note = format!(
+                "{what} came to {}, over the inline budget ({}), so Offload stored it as a file.",
+                human_bytes(size),
+                human_bytes(budget)
+            );
+            let next = next_step(&stored.record.path, &stored.summary.kind, &stored.record.format);
+            stored_text(&stored, Some(&note), &next)
+        }
+        Err(e) => format!(
+            "{what} came to {}, over the inline budget ({}), and could not be stored: {}",
+            human_bytes(size),
+            human_bytes(budget),
+            e.message
+        ),
+    }
 }
 
 /// The one line saying how to go on from a stored file of this kind and format: SQL for a

@@ -210,7 +210,7 @@ pub async fn read(
     pool: &Pool,
     routes: &Routes,
     request: ReadResourceRequestParams,
-) -> Result<ReadResourceResponse, McpError> {
+) -> Result<(ReadResourceResponse, String), McpError> {
     let uri = request.uri.clone();
     let listed = routes.resource(&uri);
     let mut last_error: Option<UpstreamError> = None;
@@ -225,10 +225,13 @@ pub async fn read(
                 server
                     .ask(|peer| async move { peer.read_resource_once(request).await })
                     .await
+                    .map(|answer| (answer, server.name().to_owned()))
             })
         });
         match futures::future::select_ok(asks).await {
-            Ok((answer, _)) => return Ok(under_listed_uri(answer, listed.as_ref(), &uri)),
+            Ok(((answer, server), _)) => {
+                return Ok((under_listed_uri(answer, listed.as_ref(), &uri), server));
+            }
             Err(e) => last_error = Some(e),
         }
     }

@@ -15,6 +15,9 @@ pub struct ReadRequest {
     pub sheet: Option<String>,
     pub range: Option<String>,
     pub byte_offset: Option<u64>,
+    /// Bytes of text this answer may hold, when tighter or looser than the inspector's
+    /// (the tool holds a page to the inline budget; a script reads larger pages).
+    pub budget: Option<usize>,
 }
 
 impl Default for ReadRequest {
@@ -25,6 +28,7 @@ impl Default for ReadRequest {
             sheet: None,
             range: None,
             byte_offset: None,
+            budget: None,
         }
     }
 }
@@ -99,14 +103,19 @@ pub fn of(
     observer: &dyn Observer,
 ) -> Result<ReadAnswer, FileError> {
     let path = probe.path.display().to_string();
+    let settings = super::Settings {
+        budget: request.budget.unwrap_or(inspector.settings.budget),
+        ..inspector.settings.clone()
+    };
+    let budget = settings.budget;
     let mut answer = match probe.kind.clone() {
-        Kind::Sheet => super::sheet::read(probe, request, inspector.settings.budget)?,
-        Kind::Parquet => super::parquet::read(probe, request, inspector.settings.budget)?,
-        Kind::Pdf => super::pdf::read(probe, request, &inspector.settings)?,
-        Kind::Docx => super::docx::read(probe, request, inspector.settings.budget)?,
-        Kind::Image { format } => super::image::read(probe, format, &inspector.settings)?,
+        Kind::Sheet => super::sheet::read(probe, request, budget)?,
+        Kind::Parquet => super::parquet::read(probe, request, budget)?,
+        Kind::Pdf => super::pdf::read(probe, request, &settings)?,
+        Kind::Docx => super::docx::read(probe, request, budget)?,
+        Kind::Image { format } => super::image::read(probe, format, &settings)?,
         Kind::Binary { .. } => return Err(FileError::Binary(probe.describe())),
-        _ => text(inspector, probe, request, observer)?,
+        _ => text(inspector, probe, request, budget, observer)?,
     };
     answer.path = path;
     Ok(answer)
@@ -116,6 +125,7 @@ fn text(
     inspector: &Inspector,
     probe: Probe,
     request: &ReadRequest,
+    budget: usize,
     observer: &dyn Observer,
 ) -> Result<ReadAnswer, FileError> {
     if request.sheet.is_some() || request.range.is_some() {
@@ -126,7 +136,6 @@ fn text(
         ));
     }
     let text = inspector.text(probe)?;
-    let budget = inspector.settings.budget;
     let page = if let Some(at) = request.byte_offset {
         text.slice(at, budget)?
     } else if request.offset < 0 {

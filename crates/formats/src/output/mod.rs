@@ -8,7 +8,7 @@
 
 pub mod delimited;
 mod flat;
-pub mod grid;
+pub use offload_query::grid;
 mod html;
 pub mod markdown;
 pub mod pyrepr;

@@ -1,7 +1,7 @@
 //! Objects as inputs: tool arguments (whole, in batches, `$file`) and `query_file`.
 
 use offload_testkit::s3::{BUCKET, Weed};
-use offload_testkit::{TestContext, call, error_code, structured};
+use offload_testkit::{TestContext, call, error_code, page, structured};
 use serde_json::{Value, json};
 
 use super::{url, with_bucket};
@@ -147,7 +147,7 @@ async fn query_file_reads_objects_joins_them_with_local_files_and_stores_into_th
     assert_eq!(structured(&schema)["rows"], 30_000, "{schema:?}");
     let rows = call(&client, "read_file", json!({"path": parquet, "offset": -1})).await;
     assert_eq!(
-        structured(&rows)["rows"],
+        page(&rows)["rows"],
         json!([[29_999, "r3", 99]]),
         "{rows:?}"
     );

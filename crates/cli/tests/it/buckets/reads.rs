@@ -80,8 +80,8 @@ async fn file_tools_answer_on_objects_exactly_as_on_local_files() {
                 .replace(&object_url, &local_path)
         };
         assert_eq!(
-            same(structured(&remote)),
-            serde_json::to_string(structured(&local)).unwrap(),
+            same(&super::value(tool, &remote)),
+            serde_json::to_string(&super::value(tool, &local)).unwrap(),
             "{tool} {name} {extra}"
         );
         assert_eq!(
@@ -230,7 +230,7 @@ async fn an_unreachable_bucket_answers_within_seconds_and_local_files_do_not_wai
         down_took < Duration::from_secs(20),
         "the down bucket took {down_took:?}"
     );
-    assert_eq!(structured(&local)["content"], "here");
+    assert_eq!(offload_testkit::page(&local)["content"], "here");
     assert!(
         local_took < Duration::from_secs(2),
         "the local read waited {local_took:?}"

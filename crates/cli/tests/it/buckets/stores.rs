@@ -2,7 +2,7 @@
 //! roots refused.
 
 use offload_testkit::s3::{BUCKET, Weed};
-use offload_testkit::{TestContext, call, error_code, structured, text};
+use offload_testkit::{TestContext, call, error_code, page, structured, text};
 use serde_json::{Value, json};
 
 use super::url;
@@ -139,7 +139,7 @@ async fn responses_stored_in_a_bucket_are_listed_and_read_by_another_process() {
     )
     .await;
     assert!(
-        structured(&tail)["content"]
+        page(&tail)["content"]
             .as_str()
             .unwrap()
             .contains("\"id\":219999"),

@@ -2,7 +2,6 @@
 
 use super::prelude::*;
 use crate::server::file_tools;
-use offload_formats::files;
 
 pub struct ReadFile;
 
@@ -13,9 +12,8 @@ impl OwnTool for ReadFile {
     const DESCRIPTION: &'static str = "Read part of a file exactly: lines from offset, sheet rows or a range, PDF pages as \
          Markdown, images. An answer fits a budget and says how to go on.";
     const HINTS: Hints = Hints::ReadsFiles;
-    const OUTPUT: Option<Output> = Some(Output::of::<files::ReadAnswer>(
-        "path content rows next_offset truncated",
-    ));
+    // No output schema: a page reaches a model once, as text (see `file_tools::read_file`).
+    const OUTPUT: Option<Output> = None;
 
     async fn call(engine: &Arc<Engine>, p: Self::Params, ctx: &Ctx) -> CallToolResult {
         file_tools::read_file(engine, p, ctx).await

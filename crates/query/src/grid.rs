@@ -19,34 +19,34 @@ pub fn as_objects(value: Value) -> Value {
     let Value::Object(mut map) = value else {
         return value;
     };
-    if let Some(names) = map.get("columns").and_then(column_names)
+    if let Some(grid) = map
+        .get("columns")
+        .and_then(|c| Grid::of_columns(c, map.get("columnTypes")))
         && let Some(Value::Array(rows)) = map.get("rows")
         && rows
             .iter()
-            .all(|r| matches!(r, Value::Array(cells) if cells.len() == names.len()))
+            .all(|r| matches!(r, Value::Array(cells) if cells.len() == grid.names.len()))
     {
-        let numeric = numeric_columns(&map, names.len());
         let Some(Value::Array(rows)) = map.remove("rows") else {
             unreachable!("checked above")
         };
         map.remove("columns");
-        map.insert("rows".into(), Value::Array(objects(&names, &numeric, rows)));
+        let rows = rows.into_iter().filter_map(|r| grid.object(r)).collect();
+        map.insert("rows".into(), Value::Array(rows));
         return Value::Object(map);
     }
-    if let Some(Value::Array(grid)) = map.get("values")
-        && let Some(Value::Array(header)) = grid.first()
-        && !header.is_empty()
-        && header.iter().all(Value::is_string)
-        && grid[1..]
+    if let Some(Value::Array(rows)) = map.get("values")
+        && let Some(grid) = rows.first().and_then(Grid::of_header)
+        && rows[1..]
             .iter()
-            .all(|r| matches!(r, Value::Array(cells) if cells.len() <= header.len()))
+            .all(|r| matches!(r, Value::Array(cells) if cells.len() <= grid.names.len()))
     {
-        let names = unique(header.iter().map(|h| h.as_str().unwrap_or_default()));
-        let Some(Value::Array(mut grid)) = map.remove("values") else {
+        let Some(Value::Array(mut rows)) = map.remove("values") else {
             unreachable!("checked above")
         };
-        grid.remove(0);
-        map.insert("values".into(), Value::Array(objects(&names, &[], grid)));
+        rows.remove(0);
+        let rows = rows.into_iter().filter_map(|r| grid.object(r)).collect();
+        map.insert("values".into(), Value::Array(rows));
         return Value::Object(map);
     }
     Value::Object(map)
@@ -59,18 +59,93 @@ pub fn may_hold(keys: &[String]) -> bool {
     (has("columns") && has("rows")) || has("values")
 }
 
+/// A row-array table's columns: their names, which are numeric, and whether a row must have
+/// every cell (`columns`) or may be short (a header row's `values`).
+#[derive(Debug, Clone)]
+pub(crate) struct Grid {
+    names: Vec<String>,
+    numeric: Vec<bool>,
+    short_rows: bool,
+}
+
+impl Grid {
+    /// From `columns` (names, or objects with a `name` and maybe a `type`) and `columnTypes`.
+    pub(crate) fn of_columns(columns: &Value, types: Option<&Value>) -> Option<Grid> {
+        let names = column_names(columns)?;
+        let numeric = numeric_columns(columns, types, names.len());
+        Some(Grid {
+            names,
+            numeric,
+            short_rows: false,
+        })
+    }
+
+    /// From a header row of text cells (not empty).
+    pub(crate) fn of_header(header: &Value) -> Option<Grid> {
+        let header = header.as_array().filter(|h| !h.is_empty())?;
+        if !header.iter().all(Value::is_string) {
+            return None;
+        }
+        Some(Grid {
+            names: unique(header.iter().map(|h| h.as_str().unwrap_or_default())),
+            numeric: Vec::new(),
+            short_rows: true,
+        })
+    }
+
+    pub(crate) fn width(&self) -> usize {
+        self.names.len()
+    }
+
+    /// `row` (a list of cells) as an object of the columns' names, a number sent as text in a
+    /// numeric column as a number; `None` when it is not a list, or not as long as the table
+    /// asks.
+    pub(crate) fn object(&self, row: Value) -> Option<Value> {
+        let Value::Array(cells) = row else {
+            return None;
+        };
+        let fits = if self.short_rows {
+            cells.len() <= self.names.len()
+        } else {
+            cells.len() == self.names.len()
+        };
+        if !fits {
+            return None;
+        }
+        let mut cells = cells.into_iter();
+        let object: Map<String, Value> = self
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let cell = match cells.next() {
+                    Some(Value::String(text)) if self.numeric.get(i) == Some(&true) => {
+                        match serde_json::from_str::<Value>(&text) {
+                            Ok(number @ Value::Number(_)) => number,
+                            _ => Value::String(text),
+                        }
+                    }
+                    Some(cell) => cell,
+                    None => Value::Null,
+                };
+                (name.clone(), cell)
+            })
+            .collect();
+        Some(Value::Object(object))
+    }
+}
+
 /// Which columns' SQL types are numeric: from `columnTypes`, or each column's `type`.
-fn numeric_columns(map: &Map<String, Value>, n: usize) -> Vec<bool> {
-    let from_columns: Vec<Option<&str>> = map
-        .get("columns")
-        .and_then(Value::as_array)
+fn numeric_columns(columns: &Value, types: Option<&Value>, n: usize) -> Vec<bool> {
+    let from_columns: Vec<Option<&str>> = columns
+        .as_array()
         .map(|c| {
             c.iter()
                 .map(|c| c.get("type").and_then(Value::as_str))
                 .collect()
         })
         .unwrap_or_default();
-    let types: Vec<Option<&str>> = match map.get("columnTypes").and_then(Value::as_array) {
+    let types: Vec<Option<&str>> = match types.and_then(Value::as_array) {
         Some(t) if t.len() == n => t.iter().map(Value::as_str).collect(),
         _ => from_columns,
     };
@@ -140,36 +215,6 @@ fn unique<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
                 n += 1;
             }
             candidate
-        })
-        .collect()
-}
-
-/// Each row as an object of `names`; a number sent as text in a `numeric` column as a number.
-fn objects(names: &[String], numeric: &[bool], rows: Vec<Value>) -> Vec<Value> {
-    rows.into_iter()
-        .map(|row| {
-            let Value::Array(cells) = row else {
-                unreachable!("every row was checked to be a list")
-            };
-            let mut cells = cells.into_iter();
-            let object: Map<String, Value> = names
-                .iter()
-                .enumerate()
-                .map(|(i, name)| {
-                    let cell = match cells.next() {
-                        Some(Value::String(text)) if numeric.get(i) == Some(&true) => {
-                            match serde_json::from_str::<Value>(&text) {
-                                Ok(number @ Value::Number(_)) => number,
-                                _ => Value::String(text),
-                            }
-                        }
-                        Some(cell) => cell,
-                        None => Value::Null,
-                    };
-                    (name.clone(), cell)
-                })
-                .collect();
-            Value::Object(object)
         })
         .collect()
 }
