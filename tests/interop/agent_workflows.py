@@ -6,7 +6,7 @@ HOME for Claude Code, servers not yet started (a new `offload mcp` each time). T
 remembered while the servers start. (The first list of a first start ever with a direct mode is
 `cli it first_minute`'s, with a server whose start takes a fixed time: Python-SDK servers take 2 s
 and more to import on a loaded 2-core machine, past what Claude Code waits for its servers.) The configuration is written by hand as users write it: the published
-mcp-server-time (PyPI) and server-memory (npm), and servers written with the official Python
+mcp-server-time (PyPI), server-memory and server-filesystem (npm), and servers written with the official Python
 SDK — `data`, whose start takes 1 s more than a Python-SDK server's (a slow server among fast ones), answering 50,000 orders,
 and `db`, a SQLite bulk insert.
 
@@ -17,6 +17,8 @@ does) and lists once. Per mode, one session of scripted steps:
   2. store -> query: 50,000 orders exported (stored, a link reaches the model), then counted
      with query_file; checked against the rows the server makes; then a mid-size answer (700
      orders, over the 16 KiB inline budget) stored with its preview, and summed from the file;
+     a mid-size text (server-filesystem reading a 60 KB Markdown guide) stored as Markdown with
+     its headings, and one line of it read back with read_file;
   3. file -> tool: a 20,000-row CSV into the bulk tool with call_tool_with_file_content;
      checked in SQLite;
   4. search -> call: the current time in a time zone (found with list_available_tools in meta,
@@ -49,6 +51,13 @@ QTY = sum(i % 13 for i in range(ORDERS))
 MID = 700  # a mid-size answer: 47 KB of structured rows (and their text twin), over 16 KiB
 MID_QTY = sum(i % 13 for i in range(MID))
 AGES = sum(18 + i % 60 for i in range(USERS))
+FILESYSTEM = str(HERE / "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+# A mid-size text answer: a 60 KB Markdown guide, read by server-filesystem.
+GUIDE = "# Guide\n\n" + "".join(
+    f"## Step {i}\n\nDo thing {i} with care; it takes {i % 7 + 1} minutes and one cup of tea.\n"
+    f"Then check the result of thing {i} against the list, line by line, and note the time.\n\n"
+    for i in range(370))
+GUIDE_LINE = 2 + 5 * 150  # "## Step 150"
 
 
 
@@ -99,8 +108,18 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path) -> d
         return ToolUse("query_file", {"path": stored_path(turn.result_text),
                                       "sql": "SELECT SUM(qty) AS q FROM data"}, server="offload")
 
-    def load(turn: Turn):
+    def midtext(turn: Turn):
         seen["mid_sum"] = turn.result_text
+        return upstream(mode, "files", "read_text_file", {"path": str(data / "guide.md")})
+
+    def mid_line(turn: Turn):
+        seen["text"] = turn.result_text
+        seen["text_bytes"] = len(turn.result_text.encode())
+        return ToolUse("read_file", {"path": stored_path(turn.result_text), "offset": GUIDE_LINE,
+                                     "length": 1}, server="offload")
+
+    def load(turn: Turn):
+        seen["line"] = turn.result_text
         return ToolUse("call_tool_with_file_content", {
             "server": "db", "tool_name": "insert_rows", "file_path": str(data / "users.csv"),
             "data_key": "rows", "tool_args": {"table": f"users_{mode}"}, "batch_size": 5000}, server="offload")
@@ -127,7 +146,7 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path) -> d
         seen["time_bytes"] = len(turn.result_text.encode())
         return Text(f"orders: {seen['count']}\nloaded: {seen['load'][:200]}\ntime: {turn.result_text[:200]}")
 
-    steps = [first, count, midsize, mid_query, load, find, call_found] + ([answer] if mode == "meta" else [])
+    steps = [first, count, midsize, mid_query, midtext, mid_line, load, find, call_found] + ([answer] if mode == "meta" else [])
     # One Offload installation for the three sessions, as on a user's machine: the first (meta)
     # is its first start ever; the later ones start every server again (a new process each) with
     # the tool lists remembered.
@@ -160,6 +179,10 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path) -> d
           and seen["mid_bytes"] < 4_096,
           f"{mode}: the {MID} orders were stored with a preview; {seen['mid_bytes']} bytes reached the model")
     check(str(MID_QTY) in seen["mid_sum"], f"{mode}: their qty adds up to {MID_QTY}: {seen['mid_sum'][:200]}")
+    check("stored" in seen["text"].lower() and "## Step 1" in seen["text"] and seen["text_bytes"] < 4_096,
+          f"{mode}: the {len(GUIDE) // 1000} KB guide was stored with its headings; {seen['text_bytes']} bytes reached the model")
+    check(seen["line"].rstrip().endswith(GUIDE.splitlines()[GUIDE_LINE]),
+          f"{mode}: read_file answers line {GUIDE_LINE} of the stored guide: {seen['line'][:300]}")
     with sqlite3.connect(db_path) as db:
         n, ages = db.execute(f"select count(*), sum(age) from users_{mode}").fetchone()
     check((n, ages) == (USERS, AGES), f"{mode}: {n} users in SQLite, ages add up")
@@ -172,6 +195,7 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path) -> d
         "export": seen["export_bytes"],
         "count": seen["count_bytes"],
         "midsize": seen["mid_bytes"],
+        "midtext": seen["text_bytes"],
         "load": seen["load_bytes"],
         "search": seen.get("search_bytes", 0),
         "time": seen["time_bytes"],
@@ -187,6 +211,7 @@ def main() -> None:
         f.write("name,email,age,city\n")
         for i in range(USERS):
             f.write(f"user {i},u{i}@example.org,{18 + i % 60},c{i % 5}\n")
+    (data / "guide.md").write_text(GUIDE)
     config = WORK / "config.json"
     # Written by hand, as a user pastes servers from their READMEs.
     config.write_text(json.dumps({
@@ -196,6 +221,7 @@ def main() -> None:
             "db": {"command": PY, "args": [str(HERE / "bulk_server.py"), str(db_path)]},
             "time": {"command": str(HERE / ".venv/bin/mcp-server-time")},
             "memory": {"command": "node", "args": [MEMORY], "env": {"MEMORY_FILE_PATH": str(WORK / "db" / "memory.jsonl")}},
+            "files": {"command": "node", "args": [FILESYSTEM, str(data)]},
         },
     }, indent=2))
     figures = {}

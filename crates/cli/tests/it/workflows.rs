@@ -119,7 +119,8 @@ async fn scripts_in_every_mode_through_the_python_sdk() {
 /// A new user's first session through a real agent client — Claude Code's CLI, headless,
 /// against a scripted stand-in for the model API (tests/interop/agent) — in every mode, cold,
 /// with a hand-written configuration and a server slow to start among fast ones
-/// (tests/interop/agent_workflows.py): store → query, file → tool, search → call. Each step is
+/// (tests/interop/agent_workflows.py): store → query (a table and a text), file → tool,
+/// search → call. Each step is
 /// checked there; here, the bytes of each tool_result that reached the model.
 #[tokio::test]
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
@@ -127,13 +128,14 @@ async fn a_first_session_through_claude_code_in_every_mode() {
     let figures = run_client("agent_workflows.py", Duration::from_secs(900)).await;
     let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("a number: {v}"));
     let mut table = vec![format!(
-        "{:<8} {:>7} {:>9} {:>8} {:>7} {:>8} {:>7} {:>8} {:>6} {:>8}",
+        "{:<8} {:>7} {:>9} {:>8} {:>7} {:>8} {:>8} {:>7} {:>8} {:>6} {:>8}",
         "mode",
         "listed",
         "list B",
         "export",
         "count",
         "midsize",
+        "midtext",
         "load",
         "search",
         "time",
@@ -142,12 +144,13 @@ async fn a_first_session_through_claude_code_in_every_mode() {
     for mode in ["meta", "direct", "auto"] {
         let f = &figures[mode];
         table.push(format!(
-            "{mode:<8} {:>7} {:>9} {:>8} {:>7} {:>8} {:>7} {:>8} {:>6} {:>8}",
+            "{mode:<8} {:>7} {:>9} {:>8} {:>7} {:>8} {:>8} {:>7} {:>8} {:>6} {:>8}",
             n(&f["listed"]),
             n(&f["listing_bytes"]),
             n(&f["export"]),
             n(&f["count"]),
             n(&f["midsize"]),
+            n(&f["midtext"]),
             n(&f["load"]),
             n(&f["search"]),
             n(&f["time"]),
@@ -159,8 +162,10 @@ async fn a_first_session_through_claude_code_in_every_mode() {
             "{mode}: {f}"
         );
         assert!(n(&f["load"]) < 2_000, "{mode}: {f}");
-        // A mid-size answer (700 rows, 47 KB) stored with its preview, within 4 KiB.
+        // Mid-size answers (700 rows, 47 KB; a 60 KB Markdown guide) stored with their
+        // previews, within 4 KiB.
         assert!(n(&f["midsize"]) < 4_096, "{mode}: {f}");
+        assert!(n(&f["midtext"]) < 4_096, "{mode}: {f}");
     }
     // The default configuration with four servers lists each tool directly, as direct does.
     assert_eq!(figures["auto"]["listed"], figures["direct"]["listed"]);
