@@ -27,6 +27,39 @@ struct Row {
     expect: &'static str,
 }
 
+/// The port of the page server the fetcher reads (fixed: the table shows its allow-list).
+const PAGES: u16 = 18765;
+
+/// The allowed directory served over HTTP on 127.0.0.1:[`PAGES`] while the test runs.
+struct Pages(std::process::Child);
+
+impl Pages {
+    fn serve(dir: &Path) -> Pages {
+        let child = std::process::Command::new("python3")
+            .args(["-m", "http.server", &PAGES.to_string(), "--bind", "127.0.0.1"])
+            .arg("--directory")
+            .arg(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", PAGES)).is_ok() {
+                return Pages(child);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the page server did not start on port {PAGES}");
+    }
+}
+
+impl Drop for Pages {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn modules(rest: &str) -> PathBuf {
     interop_dir().join("node_modules").join(rest)
 }
@@ -199,6 +232,27 @@ fn rows(ctx: &TestContext) -> Vec<Row> {
             expect: "Asia/Tokyo",
         },
         Row {
+            name: "mcp-server-fetch",
+            how: "`uvx`, a page served on this machine",
+            entry: json!({"command": uvx, "args": ["mcp-server-fetch@2026.10.24", "--allow-private-ips"]}),
+            needs: Some((
+                json!({"network": {"allow": [format!("127.0.0.1:{PAGES}")]}}),
+                "a fetcher reaches the hosts it is given, and its registries",
+            )),
+            tool: "fetch",
+            args: json!({"url": format!("http://127.0.0.1:{PAGES}/page.html")}),
+            expect: "pineapple-7",
+        },
+        Row {
+            name: "markitdown-mcp",
+            how: "`uvx`, a file in an allowed directory",
+            entry: json!({"command": uvx, "args": ["markitdown-mcp@0.0.1a8"]}),
+            needs: None,
+            tool: "convert_to_markdown",
+            args: json!({"uri": format!("file://{}", root.join("report.html").display())}),
+            expect: "widgets",
+        },
+        Row {
             name: "mcp-server-sqlite",
             how: "virtualenv program, `--db-path` in the home folder",
             entry: json!({"command": venv(".venv-legacy", "mcp-server-sqlite"), "args": ["--db-path", home.join("test.db")]}),
@@ -270,6 +324,7 @@ fn line(row: &Row) -> String {
 async fn published_servers_work_confined_by_default_or_say_the_one_key_they_need() {
     let ctx = TestContext::new();
     world(&ctx);
+    let _pages = Pages::serve(&ctx.root);
     let rows = rows(&ctx);
     let mut servers = serde_json::Map::new();
     for (i, row) in rows.iter().enumerate() {

@@ -546,3 +546,101 @@ async fn rows_of_values_from_database_and_spreadsheet_servers_are_tables() {
     }
     client.cancel().await.unwrap();
 }
+
+/// A web page as mcp-server-fetch and markitdown-mcp answer it — Markdown text, 60 KB — started
+/// with `uvx` as their READMEs show, confined by default (the fetcher given the page's host): stored
+/// as `.md` byte for byte what the server said, its headings in the preview, and read back by
+/// lines at a heading (issue 53: stored as one JSON string, read as one line).
+#[tokio::test]
+#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+async fn pages_as_fetch_and_markitdown_answer_them_are_stored_as_markdown() {
+    let ctx = TestContext::new();
+    let mut html = String::from("<html><head><title>Field guide</title></head><body><h1>Field guide</h1>\n");
+    for i in 0..400 {
+        html.push_str(&format!(
+            "<h2>Section {i}</h2>\n<p>Walk {i} steps north, then look for the marker numbered {i}; \
+             write down what you see and the time.</p>\n"
+        ));
+    }
+    html.push_str("</body></html>\n");
+    std::fs::write(ctx.root.join("guide.html"), &html).unwrap();
+    let port = offload_testkit::free_port();
+    let mut pages = std::process::Command::new("python3")
+        .args(["-m", "http.server", &port.to_string(), "--bind", "127.0.0.1"])
+        .arg("--directory")
+        .arg(&ctx.root)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let uvx = interop_dir().join(".venv/bin/uvx");
+    ctx.write_servers(json!({
+        "fetch": {"command": uvx, "args": ["mcp-server-fetch@2026.10.24", "--allow-private-ips"],
+                  "sandbox": {"network": {"allow": [format!("127.0.0.1:{port}")]}}},
+        "markitdown": {"command": uvx, "args": ["markitdown-mcp@0.0.1a8"]},
+    }));
+    let client = ctx.client().await;
+    let url = format!("http://127.0.0.1:{port}/guide.html");
+    let asks = [
+        ("fetch", "fetch", json!({"url": url, "max_length": 200_000})),
+        (
+            "markitdown",
+            "convert_to_markdown",
+            json!({"uri": format!("file://{}", ctx.root.join("guide.html").display())}),
+        ),
+    ];
+    for (server, tool, args) in asks {
+        // A first call may find the server still downloading: asked again, as a model is told.
+        let started = std::time::Instant::now();
+        let r = loop {
+            let r = call(
+                &client,
+                "call_tool",
+                json!({"server": server, "tool_name": tool, "tool_args": args}),
+            )
+            .await;
+            if text(&r).contains("did not finish starting")
+                && started.elapsed() < std::time::Duration::from_secs(240)
+            {
+                tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+                continue;
+            }
+            break r;
+        };
+        assert_ne!(r.is_error, Some(true), "{server}: {}\n{}", text(&r), ctx.log());
+        let answer = structured(&r).clone();
+        let path = answer["path"].as_str().unwrap().to_owned();
+        assert!(path.ends_with(".md"), "{server}: {answer}");
+        let stored = std::fs::read_to_string(&path).unwrap();
+        assert!(!stored.contains("\\n"), "{server}: no JSON escapes");
+        assert!(stored.len() > 40_000, "{server}: {}", stored.len());
+        assert_eq!(answer["summary"]["lines"], stored.lines().count(), "{server}");
+        let told = text(&r);
+        assert!(told.len() <= 4096, "{server}: {}", told.len());
+        assert!(told.contains("Section 1"), "{server}: the headings: {told}");
+        // Read by lines at a heading, exactly the stored line.
+        let line = stored
+            .lines()
+            .position(|l| l.contains("Section 250") && l.starts_with('#'))
+            .unwrap_or_else(|| panic!("{server}: no heading in {:.600}", stored));
+        let page = call(
+            &client,
+            "read_file",
+            json!({"path": path, "offset": line, "length": 3}),
+        )
+        .await;
+        let page = offload_testkit::page(&page);
+        assert_eq!(
+            page["content"].as_str().unwrap().lines().next(),
+            stored.lines().nth(line),
+            "{server}"
+        );
+        assert_eq!(page["total"], stored.lines().count(), "{server}");
+    }
+    client.cancel().await.unwrap();
+    let _ = pages.kill();
+    let _ = pages.wait();
+}

@@ -82,6 +82,16 @@ impl Allow {
         Allow::parse(&hosts.map(str::to_owned)).expect("valid hosts")
     }
 
+    /// This list and `other`'s hosts.
+    pub fn and(mut self, other: Allow) -> Allow {
+        for rule in other.0 {
+            if !self.0.contains(&rule) {
+                self.0.push(rule);
+            }
+        }
+        self
+    }
+
     pub fn permits(&self, host: &str, port: u16) -> bool {
         let host = normalize(host);
         self.0.iter().any(|rule| {

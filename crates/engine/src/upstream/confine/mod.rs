@@ -393,13 +393,21 @@ fn is_package_runner(program: &Path) -> bool {
 }
 
 /// The allow-list a server's egress proxy holds it to, when its network is one: its entry's
-/// `{"allow": [...]}`, or for a package runner without a `network` of its own, the registries
-/// it installs from — where the kernel can hold it to the proxy (a network namespace, or
-/// Landlock's TCP ports from Linux 6.7); elsewhere a runner gets the network (see
-/// [`launch`]) and an allow-list cannot start.
+/// `{"allow": [...]}` (and for a package runner the registries it installs from too: it fetches
+/// the server before the server reaches anything), or for a package runner without a `network`
+/// of its own, those registries alone — where the kernel can hold it to the proxy (a network
+/// namespace, or Landlock's TCP ports from Linux 6.7); elsewhere a runner gets the network
+/// (see [`launch`]) and an allow-list cannot start.
 pub fn allow_list(sandbox: &SandboxPolicy, program: &Path) -> Result<Option<Allow>, String> {
     match &sandbox.network {
-        Some(SandboxNetwork::Allow(list)) => Allow::parse(list).map(Some),
+        Some(SandboxNetwork::Allow(list)) => {
+            let allow = Allow::parse(list)?;
+            Ok(Some(if is_package_runner(program) {
+                allow.and(Allow::registries())
+            } else {
+                allow
+            }))
+        }
         None if is_package_runner(program) && proxy_holds() => Ok(Some(Allow::registries())),
         _ => Ok(None),
     }

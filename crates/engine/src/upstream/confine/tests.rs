@@ -221,6 +221,18 @@ fn a_package_runner_reaches_its_registries_through_its_proxy_unless_its_entry_sa
         ..Default::default()
     };
     assert_eq!(allow_list(&off, npx).unwrap(), None);
+    // With an allow-list of its own, a runner still reaches its registries (it installs the
+    // server first); another program reaches the list alone.
+    let local = SandboxPolicy {
+        network: Some(SandboxNetwork::Allow(vec!["127.0.0.1:18765".into()])),
+        ..Default::default()
+    };
+    let uvx = allow_list(&local, Path::new("/usr/bin/uvx")).unwrap().unwrap();
+    assert!(uvx.permits("127.0.0.1", 18765) && uvx.permits("files.pythonhosted.org", 443));
+    let node = allow_list(&local, Path::new("/usr/bin/node"))
+        .unwrap()
+        .unwrap();
+    assert!(node.permits("127.0.0.1", 18765) && !node.permits("registry.npmjs.org", 443));
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(
         launch(server(&off, npx, &[]), &setting(dir.path()))
