@@ -41,16 +41,24 @@ pub(crate) fn to_lines(
     .map_err(QueryError::Io)?;
     let mut out = BufWriter::with_capacity(BUF, tmp);
     match table {
-        Table::Objects { at, whole } => {
-            copy_items(BlobReader::at(file.clone(), at), &mut out, whole, Item::Object)
-        }
+        Table::Objects { at, whole } => copy_items(
+            BlobReader::at(file.clone(), at),
+            &mut out,
+            whole,
+            Item::Object,
+        ),
         Table::Rows { at, grid } => {
             let mut rows = Rows {
                 grid,
                 out: &mut out,
                 row: 0,
             };
-            copy_items(BlobReader::at(file.clone(), at), &mut rows, false, Item::List)
+            copy_items(
+                BlobReader::at(file.clone(), at),
+                &mut rows,
+                false,
+                Item::List,
+            )
         }
     }
     .map_err(fail)?;

@@ -122,8 +122,16 @@ async fn text_pages_tails_and_summaries_are_exact() {
     assert_eq!(s["truncated"], true);
     let n = s["count"].as_u64().unwrap();
     assert_eq!(s["next_offset"], n);
-    // The whole answer fits the inline budget (16 KiB by default).
+    // The whole answer fits the inline budget (16 KiB by default), and the page travels once:
+    // its text, no structured copy (issue 53: a 64 KiB page reached the client as 130 KB).
     assert!(text(&r).len() < 16 * 1024, "{}", text(&r).len());
+    assert!(r.structured_content.is_none());
+    let wire = serde_json::to_string(&r).unwrap().len();
+    let content = s["content"].as_str().unwrap().len();
+    assert!(
+        wire < content * 6 / 5,
+        "{wire} bytes on the wire for a {content}-byte page"
+    );
     client.cancel().await.unwrap();
 }
 

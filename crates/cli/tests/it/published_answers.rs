@@ -499,7 +499,13 @@ async fn rows_of_values_from_database_and_spreadsheet_servers_are_tables() {
         // `query_file` reads its rows of values as the table they are.
         let entry = &ctx_servers[server];
         let mut direct = tokio::process::Command::new(entry["command"].as_str().unwrap());
-        direct.args(entry["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()));
+        direct.args(
+            entry["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap()),
+        );
         let own = offload_testkit::connect(direct).await;
         let raw = text(&call(&own, tool, args.clone()).await);
         own.cancel().await.unwrap();
@@ -555,7 +561,8 @@ async fn rows_of_values_from_database_and_spreadsheet_servers_are_tables() {
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
 async fn pages_as_fetch_and_markitdown_answer_them_are_stored_as_markdown() {
     let ctx = TestContext::new();
-    let mut html = String::from("<html><head><title>Field guide</title></head><body><h1>Field guide</h1>\n");
+    let mut html =
+        String::from("<html><head><title>Field guide</title></head><body><h1>Field guide</h1>\n");
     for i in 0..400 {
         html.push_str(&format!(
             "<h2>Section {i}</h2>\n<p>Walk {i} steps north, then look for the marker numbered {i}; \
@@ -566,7 +573,13 @@ async fn pages_as_fetch_and_markitdown_answer_them_are_stored_as_markdown() {
     std::fs::write(ctx.root.join("guide.html"), &html).unwrap();
     let port = offload_testkit::free_port();
     let mut pages = std::process::Command::new("python3")
-        .args(["-m", "http.server", &port.to_string(), "--bind", "127.0.0.1"])
+        .args([
+            "-m",
+            "http.server",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+        ])
         .arg("--directory")
         .arg(&ctx.root)
         .stdout(std::process::Stdio::null())
@@ -610,14 +623,24 @@ async fn pages_as_fetch_and_markitdown_answer_them_are_stored_as_markdown() {
             }
             break r;
         };
-        assert_ne!(r.is_error, Some(true), "{server}: {}\n{}", text(&r), ctx.log());
+        assert_ne!(
+            r.is_error,
+            Some(true),
+            "{server}: {}\n{}",
+            text(&r),
+            ctx.log()
+        );
         let answer = structured(&r).clone();
         let path = answer["path"].as_str().unwrap().to_owned();
         assert!(path.ends_with(".md"), "{server}: {answer}");
         let stored = std::fs::read_to_string(&path).unwrap();
         assert!(!stored.contains("\\n"), "{server}: no JSON escapes");
         assert!(stored.len() > 40_000, "{server}: {}", stored.len());
-        assert_eq!(answer["summary"]["lines"], stored.lines().count(), "{server}");
+        assert_eq!(
+            answer["summary"]["lines"],
+            stored.lines().count(),
+            "{server}"
+        );
         let told = text(&r);
         assert!(told.len() <= 4096, "{server}: {}", told.len());
         assert!(told.contains("Section 1"), "{server}: the headings: {told}");

@@ -197,7 +197,11 @@ async fn prompts_and_resources_over_the_budget_are_stored_and_previewed() {
         }
     };
     let small = std::fs::read_to_string(docs.join("architecture.md")).unwrap();
-    assert_eq!(read("architecture.md").await, small, "under the budget: as it is");
+    assert_eq!(
+        read("architecture.md").await,
+        small,
+        "under the budget: as it is"
+    );
     let big = std::fs::read_to_string(docs.join("structure.md")).unwrap();
     let told = read("structure.md").await;
     assert!(told.len() < 4096, "{}", told.len());
@@ -205,7 +209,11 @@ async fn prompts_and_resources_over_the_budget_are_stored_and_previewed() {
     // The way on names the stored file: `read_file {"path": "<path>", ...}`.
     let at = told.find("{\"path\": ").map(|i| i + 9);
     let stored: String = at
-        .and_then(|i| serde_json::Deserializer::from_str(&told[i..]).into_iter().next())
+        .and_then(|i| {
+            serde_json::Deserializer::from_str(&told[i..])
+                .into_iter()
+                .next()
+        })
         .and_then(Result::ok)
         .unwrap_or_else(|| panic!("no path in {told}"));
     assert!(stored.ends_with(".md"), "{stored}");

@@ -282,7 +282,11 @@ async fn held(
                 human_bytes(size),
                 human_bytes(budget)
             );
-            let next = next_step(&stored.record.path, &stored.summary.kind, &stored.record.format);
+            let next = next_step(
+                &stored.record.path,
+                &stored.summary.kind,
+                &stored.record.format,
+            );
             stored_text(&stored, Some(&note), &next)
         }
         Err(e) => format!(

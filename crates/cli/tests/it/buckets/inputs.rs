@@ -146,11 +146,7 @@ async fn query_file_reads_objects_joins_them_with_local_files_and_stores_into_th
     let schema = call(&client, "get_file_schema", json!({"path": parquet})).await;
     assert_eq!(structured(&schema)["rows"], 30_000, "{schema:?}");
     let rows = call(&client, "read_file", json!({"path": parquet, "offset": -1})).await;
-    assert_eq!(
-        page(&rows)["rows"],
-        json!([[29_999, "r3", 99]]),
-        "{rows:?}"
-    );
+    assert_eq!(page(&rows)["rows"], json!([[29_999, "r3", 99]]), "{rows:?}");
     let n = call(
         &client,
         "query_file",

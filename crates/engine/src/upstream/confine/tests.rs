@@ -227,7 +227,9 @@ fn a_package_runner_reaches_its_registries_through_its_proxy_unless_its_entry_sa
         network: Some(SandboxNetwork::Allow(vec!["127.0.0.1:18765".into()])),
         ..Default::default()
     };
-    let uvx = allow_list(&local, Path::new("/usr/bin/uvx")).unwrap().unwrap();
+    let uvx = allow_list(&local, Path::new("/usr/bin/uvx"))
+        .unwrap()
+        .unwrap();
     assert!(uvx.permits("127.0.0.1", 18765) && uvx.permits("files.pythonhosted.org", 443));
     let node = allow_list(&local, Path::new("/usr/bin/node"))
         .unwrap()
