@@ -30,42 +30,6 @@ struct Row {
 /// The port of the page server the fetcher reads (fixed: the table shows its allow-list).
 const PAGES: u16 = 18765;
 
-/// The allowed directory served over HTTP on 127.0.0.1:[`PAGES`] while the test runs.
-struct Pages(std::process::Child);
-
-impl Pages {
-    fn serve(dir: &Path) -> Pages {
-        let child = std::process::Command::new("python3")
-            .args([
-                "-m",
-                "http.server",
-                &PAGES.to_string(),
-                "--bind",
-                "127.0.0.1",
-            ])
-            .arg("--directory")
-            .arg(dir)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        for _ in 0..100 {
-            if std::net::TcpStream::connect(("127.0.0.1", PAGES)).is_ok() {
-                return Pages(child);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        panic!("the page server did not start on port {PAGES}");
-    }
-}
-
-impl Drop for Pages {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn modules(rest: &str) -> PathBuf {
     interop_dir().join("node_modules").join(rest)
 }
@@ -331,7 +295,7 @@ fn line(row: &Row) -> String {
 async fn published_servers_work_confined_by_default_or_say_the_one_key_they_need() {
     let ctx = TestContext::new();
     world(&ctx);
-    let _pages = Pages::serve(&ctx.root);
+    let _pages = offload_testkit::ServedDir::start(&ctx.root, PAGES);
     let rows = rows(&ctx);
     // Two sessions, each a new user's cold start: the rows as the table says them (and those
     // needing a key, without it), then each entry with `"sandbox": "off"` — so that no more

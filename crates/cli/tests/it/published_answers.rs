@@ -572,23 +572,7 @@ async fn pages_as_fetch_and_markitdown_answer_them_are_stored_as_markdown() {
     html.push_str("</body></html>\n");
     std::fs::write(ctx.root.join("guide.html"), &html).unwrap();
     let port = offload_testkit::free_port();
-    let mut pages = std::process::Command::new("python3")
-        .args([
-            "-m",
-            "http.server",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-        ])
-        .arg("--directory")
-        .arg(&ctx.root)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let _pages = offload_testkit::ServedDir::start(&ctx.root, port);
     let uvx = interop_dir().join(".venv/bin/uvx");
     ctx.write_servers(json!({
         "fetch": {"command": uvx, "args": ["mcp-server-fetch@2026.10.24", "--allow-private-ips"],
@@ -664,6 +648,4 @@ async fn pages_as_fetch_and_markitdown_answer_them_are_stored_as_markdown() {
         assert_eq!(page["total"], stored.lines().count(), "{server}");
     }
     client.cancel().await.unwrap();
-    let _ = pages.kill();
-    let _ = pages.wait();
 }
