@@ -26,6 +26,38 @@ fn audit(ctx: &TestContext) -> Vec<Value> {
         .collect()
 }
 
+/// `offload.read` gives a script the page as a value (the tool sends a model text), in pages
+/// of up to 64 KiB: a script's reads do not reach the model, only what it returns.
+#[tokio::test]
+async fn a_script_reads_pages_as_values() {
+    let ctx = with_fixture();
+    let body: String = (0..50_000).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(ctx.root.join("big.log"), body).unwrap();
+    let client = ctx.client().await;
+    let r = script(
+        &client,
+        r#"const p = await offload.read("big.log", { offset: 40000, length: 3 });
+           const big = await offload.read("big.log", { length: 20000 });
+           return { content: p.content, next: p.next_offset, total: p.total,
+                    bytes: big.content.length, cut: big.truncated };"#,
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let got = &structured(&r)["result"];
+    assert_eq!(
+        got["content"], "line 40000\nline 40001\nline 40002",
+        "{got}"
+    );
+    assert_eq!(
+        (got["next"].clone(), got["total"].clone()),
+        (json!(40003), json!(50_000))
+    );
+    let bytes = got["bytes"].as_u64().unwrap();
+    assert!(bytes > 16 * 1024 && bytes <= 64 * 1024, "{bytes}");
+    assert_eq!(got["cut"], true);
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_script_joins_a_file_and_a_tool_and_only_its_answer_returns() {
     let ctx = with_fixture();

@@ -306,7 +306,6 @@ impl Host<'_> {
         (event, result)
     }
 
-    /// One of Offload's own file tools, called as the model would.
     /// `read`: `read_file`'s page as a value (the tool sends a model text), within the
     /// inspector's budget rather than the inline one: a script's reads do not reach the model.
     async fn read(&self, args: JsonObject) -> (Event, CallToolResult) {
@@ -328,6 +327,7 @@ impl Host<'_> {
         (event, result)
     }
 
+    /// One of Offload's own file tools, called as the model would.
     async fn own(&self, tool: &str, args: JsonObject) -> (Event, CallToolResult) {
         let (event, refused) = self.begin(tool, &Value::Object(args.clone()));
         if let Some(refused) = refused {

@@ -205,10 +205,9 @@ pub async fn prompt_within_budget(
     mut result: GetPromptResult,
     started: Instant,
 ) -> GetPromptResult {
-    let content: Vec<ContentBlock> = result.messages.iter().map(|m| m.content.clone()).collect();
-    let size = answer_size(&CallToolResult::success(content.clone()));
-    let budget = engine.limits().inline_bytes;
-    if size <= budget {
+    let relayed =
+        CallToolResult::success(result.messages.iter().map(|m| m.content.clone()).collect());
+    if answer_size(&relayed) <= engine.limits().inline_bytes {
         return result;
     }
     let role = result
@@ -216,7 +215,7 @@ pub async fn prompt_within_budget(
         .first()
         .map_or(Role::User, |m| m.role.clone());
     let what = format!("the prompt {server}/{prompt}");
-    let text = held(engine, server, prompt, arguments, content, started, &what).await;
+    let text = held(engine, server, prompt, arguments, relayed, started, &what).await;
     result.messages = vec![PromptMessage::new_text(role, text)];
     result
 }
@@ -231,21 +230,24 @@ pub async fn resource_within_budget(
     started: Instant,
 ) -> ReadResourceResult {
     // A text is stored as the text it is (Markdown, JSON, a table...), a blob as a file.
-    let content: Vec<ContentBlock> = result
-        .contents
-        .iter()
-        .map(|c| match c {
-            ResourceContents::TextResourceContents { text, .. } => ContentBlock::text(text.clone()),
-            other => ContentBlock::resource(other.clone()),
-        })
-        .collect();
-    let size = answer_size(&CallToolResult::success(content.clone()));
-    if size <= engine.limits().inline_bytes {
+    let relayed = CallToolResult::success(
+        result
+            .contents
+            .iter()
+            .map(|c| match c {
+                ResourceContents::TextResourceContents { text, .. } => {
+                    ContentBlock::text(text.clone())
+                }
+                other => ContentBlock::resource(other.clone()),
+            })
+            .collect(),
+    );
+    if answer_size(&relayed) <= engine.limits().inline_bytes {
         return result;
     }
     let what = format!("the resource {uri}");
     let arguments = serde_json::json!({ "uri": uri });
-    let text = held(engine, server, uri, arguments, content, started, &what).await;
+    let text = held(engine, server, uri, arguments, relayed, started, &what).await;
     result.contents = vec![ResourceContents::TextResourceContents {
         uri: uri.to_owned(),
         mime_type: Some("text/plain".into()),
@@ -255,27 +257,26 @@ pub async fn resource_within_budget(
     result
 }
 
-/// Stores `content` relayed from `server` and says, in one text, where it went and how to go
-/// on; or, when it cannot be stored, that it was held back and why (never the flood itself).
+/// Stores what `server` relayed and says, in one text, where it went and how to go on; or, when
+/// it cannot be stored, that it was held back and why (never the flood itself).
 async fn held(
     engine: &Arc<Engine>,
     server: &str,
     name: &str,
     arguments: Value,
-    content: Vec<ContentBlock>,
+    relayed: CallToolResult,
     started: Instant,
     what: &str,
 ) -> String {
     let budget = engine.limits().inline_bytes;
-    let size = answer_size(&CallToolResult::success(content.clone()));
+    let size = answer_size(&relayed);
     let options = StoreOptions {
         description: Some(format!(
             "{what}, stored because it was over the inline budget"
         )),
         ..StoreOptions::default()
     };
-    let result = CallToolResult::success(content);
-    match store(engine, server, name, arguments, result, started, options).await {
+    match store(engine, server, name, arguments, relayed, started, options).await {
         Ok(stored) => {
             let note = format!(
                 "{what} came to {}, over the inline budget ({}), so Offload stored it as a file.",
