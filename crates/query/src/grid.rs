@@ -23,9 +23,7 @@ pub fn as_objects(value: Value) -> Value {
         .get("columns")
         .and_then(|c| Grid::of_columns(c, map.get("columnTypes")))
         && let Some(Value::Array(rows)) = map.get("rows")
-        && rows
-            .iter()
-            .all(|r| matches!(r, Value::Array(cells) if cells.len() == grid.names.len()))
+        && rows.iter().all(|r| grid.fits(r))
     {
         let Some(Value::Array(rows)) = map.remove("rows") else {
             unreachable!("checked above")
@@ -37,9 +35,7 @@ pub fn as_objects(value: Value) -> Value {
     }
     if let Some(Value::Array(rows)) = map.get("values")
         && let Some(grid) = rows.first().and_then(Grid::of_header)
-        && rows[1..]
-            .iter()
-            .all(|r| matches!(r, Value::Array(cells) if cells.len() <= grid.names.len()))
+        && rows[1..].iter().all(|r| grid.fits(r))
     {
         let Some(Value::Array(mut rows)) = map.remove("values") else {
             unreachable!("checked above")
@@ -97,21 +93,25 @@ impl Grid {
         self.names.len()
     }
 
+    /// Whether `row` is a row of this table: a list as long as the columns (or shorter, under
+    /// a header row).
+    fn fits(&self, row: &Value) -> bool {
+        match row {
+            Value::Array(cells) if self.short_rows => cells.len() <= self.names.len(),
+            Value::Array(cells) => cells.len() == self.names.len(),
+            _ => false,
+        }
+    }
+
     /// `row` (a list of cells) as an object of the columns' names, a number sent as text in a
-    /// numeric column as a number; `None` when it is not a list, or not as long as the table
-    /// asks.
+    /// numeric column as a number; `None` when it does not [fit](Self::fits).
     pub(crate) fn object(&self, row: Value) -> Option<Value> {
+        if !self.fits(&row) {
+            return None;
+        }
         let Value::Array(cells) = row else {
             return None;
         };
-        let fits = if self.short_rows {
-            cells.len() <= self.names.len()
-        } else {
-            cells.len() == self.names.len()
-        };
-        if !fits {
-            return None;
-        }
         let mut cells = cells.into_iter();
         let object: Map<String, Value> = self
             .names

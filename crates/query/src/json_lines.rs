@@ -146,8 +146,10 @@ fn rows_of_values(file: &Arc<dyn Blob>, lists: &[List]) -> Result<Option<Table>,
             None => None,
         };
         if let Some(grid) = Grid::of_columns(&value_at(file, columns.at)?, types.as_ref()) {
-            let grid = Some(grid);
-            return Ok(Some(Table::Rows { at: rows.at, grid }));
+            return Ok(Some(Table::Rows {
+                at: rows.at,
+                grid: Some(grid),
+            }));
         }
     }
     Ok(named("values")
@@ -423,10 +425,7 @@ fn copy_items(
                     }
                     b',' if !want_item => want_item = true,
                     b']' if !want_item || items == 0 => ended = true,
-                    b if b == open => {
-                        return Err(format!("a misplaced {:?} after item {items}", b as char));
-                    }
-                    b',' | b']' => {
+                    b if b == open || b == b',' || b == b']' => {
                         return Err(format!("a misplaced {:?} after item {items}", b as char));
                     }
                     _ => {

@@ -354,6 +354,33 @@ pub async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
         .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
+/// `call_tool` of `server`'s `tool`, asked again every 5 s while the answer says the server is
+/// still starting (a first start downloading its package outlasts its start timeout), as a
+/// model is told to — for at most `within`.
+pub async fn call_once_started(
+    client: &Client,
+    server: &str,
+    tool: &str,
+    args: &Value,
+    within: std::time::Duration,
+) -> CallToolResult {
+    let started = std::time::Instant::now();
+    loop {
+        let r = call(
+            client,
+            "call_tool",
+            json!({"server": server, "tool_name": tool, "tool_args": args}),
+        )
+        .await;
+        let said = text(&r);
+        let starting = said.contains("did not finish starting") || said.contains("still starting");
+        if !starting || started.elapsed() >= within {
+            return r;
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    }
+}
+
 /// A folder served over HTTP on 127.0.0.1 (Python's `http.server`) while it lives: a web page
 /// for fetchers.
 pub struct ServedDir(std::process::Child);

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use offload_testkit::{TestContext, call, interop_dir, text};
+use offload_testkit::{TestContext, interop_dir, text};
 use serde_json::{Value, json};
 
 /// One published server as a user configures it.
@@ -254,28 +254,15 @@ fn rows(ctx: &TestContext) -> Vec<Row> {
 
 /// Calls `row`'s tool on `server`: whether the answer holds what it must, how long it took, and
 /// the answer's first words. A server still downloading when its start timed out is asked
-/// again, as the error tells a model to, for up to six minutes: seventeen servers start at once
+/// again, as the error tells a model to (`call_once_started`), for up to six minutes: seventeen servers start at once
 /// here, several through `npx` and `uvx` (markitdown-mcp's first start downloads 100 MB), on a
 /// machine that may be running the rest of the suite (alone, a cold `npx -y` of
 /// server-everything starts in 16 s confined, 15 s not).
 async fn attempt(client: &offload_testkit::Client, server: &str, row: &Row) -> (bool, f64, String) {
     let started = Instant::now();
-    let (r, said) = loop {
-        let r = call(
-            client,
-            "call_tool",
-            json!({"server": server, "tool_name": row.tool, "tool_args": row.args}),
-        )
-        .await;
-        let said = text(&r);
-        if (said.contains("did not finish starting") || said.contains("still starting"))
-            && started.elapsed() < std::time::Duration::from_secs(360)
-        {
-            tokio::time::sleep(std::time::Duration::from_secs(5)).await;
-            continue;
-        }
-        break (r, said);
-    };
+    let within = std::time::Duration::from_secs(360);
+    let r = offload_testkit::call_once_started(client, server, row.tool, &row.args, within).await;
+    let said = text(&r);
     let worked = r.is_error != Some(true) && said.contains(row.expect);
     let first: String = said.chars().take(300).collect();
     (worked, started.elapsed().as_secs_f64(), first)

@@ -591,22 +591,8 @@ async fn pages_as_fetch_and_markitdown_answer_them_are_stored_as_markdown() {
     ];
     for (server, tool, args) in asks {
         // A first call may find the server still downloading: asked again, as a model is told.
-        let started = std::time::Instant::now();
-        let r = loop {
-            let r = call(
-                &client,
-                "call_tool",
-                json!({"server": server, "tool_name": tool, "tool_args": args}),
-            )
-            .await;
-            if text(&r).contains("did not finish starting")
-                && started.elapsed() < std::time::Duration::from_secs(240)
-            {
-                tokio::time::sleep(std::time::Duration::from_secs(5)).await;
-                continue;
-            }
-            break r;
-        };
+        let within = std::time::Duration::from_secs(240);
+        let r = offload_testkit::call_once_started(&client, server, tool, &args, within).await;
         assert_ne!(
             r.is_error,
             Some(true),

@@ -57,7 +57,8 @@ pub async fn read_file(
     p: params::ReadFile,
     ctx: &RequestContext<RoleServer>,
 ) -> CallToolResult {
-    // The header and the images' blocks share the budget with the page.
+    // The header line shares the inline budget with the page (images have a budget of their
+    // own); a page gets at least `HEADER_ROOM` bytes.
     let budget = (engine.limits().inline_bytes as usize).saturating_sub(HEADER_ROOM);
     match read_page(engine, p, ctx, Some(budget.max(HEADER_ROOM))).await {
         Ok(read) => page_answer(read),

@@ -43,6 +43,19 @@ fn os_error(what: &'static str) -> impl Fn(nix::Error) -> SandboxError {
     }
 }
 
+/// Bind-mounts `from` (and what is mounted beneath it) at `at`.
+fn bind(from: &Path, at: &Path, what: &'static str) -> Result<(), SandboxError> {
+    use nix::mount::{MsFlags, mount};
+    mount(
+        Some(from),
+        at,
+        None::<&str>,
+        MsFlags::MS_BIND | MsFlags::MS_REC,
+        None::<&str>,
+    )
+    .map_err(os_error(what))
+}
+
 /// Makes the bind mount at `path` read-only, keeping the flags the mount it came from has (a
 /// user namespace may add `ro`, never drop `nosuid`, `nodev`, `noexec`).
 fn remount_read_only(path: &Path) -> Result<(), SandboxError> {
@@ -76,20 +89,12 @@ pub(super) fn keep_read_only(
     mount_namespace: &mut bool,
     user_namespace: &mut bool,
 ) -> Result<bool, SandboxError> {
-    use nix::mount::{MsFlags, mount};
     let paths: Vec<&PathBuf> = paths.iter().filter(|p| p.exists()).collect();
     if paths.is_empty() || !own_mount_namespace(mount_namespace, user_namespace)? {
         return Ok(false);
     }
     for path in paths {
-        mount(
-            Some(path.as_path()),
-            path.as_path(),
-            None::<&str>,
-            MsFlags::MS_BIND | MsFlags::MS_REC,
-            None::<&str>,
-        )
-        .map_err(os_error("cannot bind-mount a path kept read-only"))?;
+        bind(path, path, "cannot bind-mount a path kept read-only")?;
         remount_read_only(path)?;
     }
     Ok(true)
@@ -108,7 +113,6 @@ pub(super) fn private_folders(
     mount_namespace: &mut bool,
     user_namespace: &mut bool,
 ) -> Result<Vec<PathBuf>, SandboxError> {
-    use nix::mount::{MsFlags, mount};
     use std::os::fd::AsRawFd;
     let folders: Vec<&crate::PrivateFolder> = policy
         .private_folders
@@ -170,14 +174,7 @@ pub(super) fn private_folders(
             })?;
         }
         let from = format!("/proc/self/fd/{}", source.as_raw_fd());
-        mount(
-            Some(from.as_str()),
-            at.as_path(),
-            None::<&str>,
-            MsFlags::MS_BIND | MsFlags::MS_REC,
-            None::<&str>,
-        )
-        .map_err(os_error("cannot mount a private folder"))?;
+        bind(Path::new(&from), at, "cannot mount a private folder")?;
         if *read_only {
             remount_read_only(at)?;
         }
