@@ -122,6 +122,15 @@ class WebDriver:
                 raise AssertionError(f"{css!r} shows {got!r}, not {wanted!r}")
             time.sleep(0.2)
 
+    def wait_enabled(self, css: str, timeout: float = 20):
+        """Waits until the element is enabled: a button disabled while other work is under way
+        ignores a click."""
+        deadline = time.time() + timeout
+        while not self.s("GET", f"/element/{self.find(css)}/enabled"):
+            if time.time() > deadline:
+                raise AssertionError(f"{css!r} still disabled after {timeout}s")
+            time.sleep(0.2)
+
     def content(self, css: str) -> str:
         """The text of every element matching `css` (textContent: also rows a virtualised list
         positions out of the way)."""

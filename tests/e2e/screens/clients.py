@@ -27,13 +27,17 @@ def connect_and_import(run):
     assert "Clients that do not choose see the tools" in wd.text("[data-testid=mode-now]")
     print(f"mode costs shown: each tool listed {cost[0]} tokens, through call_tool {cost[1]}")
     wd.click("[data-testid=client-claude-desktop] [data-testid=client-connect]")
-    wd.wait_text("[data-testid=client-claude-desktop] [data-testid=client-state]", "connected")
+    # "connected" is also in "not connected": the state is done changing when Disconnect shows
+    # and the buttons are enabled again.
+    wd.find("[data-testid=client-claude-desktop] [data-testid=client-disconnect]")
+    wd.wait_text("[data-testid=client-claude-desktop] [data-testid=client-note]", "Connected: restart")
     doc = json.loads(claude.read_text())
     ours = [n for n, e in doc["mcpServers"].items() if e.get("args") == ["mcp"]]
     assert ours == ["offload"] and doc["mcpServers"]["offload"]["command"].endswith("/offload"), doc
     assert doc["globalShortcut"] == "Ctrl+Space" and "tools" in doc["mcpServers"], doc
     copies = list(claude.parent.glob("claude_desktop_config.json.offload-backup-*"))
     assert len(copies) == 1 and copies[0].read_text() == original, copies
+    wd.wait_enabled("[data-testid=client-claude-desktop] [data-testid=client-import]")
     wd.click("[data-testid=client-claude-desktop] [data-testid=client-import]")
     wd.wait_text("[data-testid=client-claude-desktop] [data-testid=client-note]", "Imported 1 server")
     assert json.loads(config.read_text())["mcpServers"]["tools"]["args"] == ["--from-claude"]
