@@ -21,7 +21,11 @@ does) and lists once. Per mode, one session of scripted steps:
      its headings, and one line of it read back with read_file;
   3. file -> tool: a 20,000-row CSV into the bulk tool with call_tool_with_file_content;
      checked in SQLite;
-  4. search -> call: the current time in a time zone (found with list_available_tools in meta,
+  4. a save in the home folder: server-memory, confined by default, remembers an entity in the
+     memory file the configuration names in the user's home (its save writes a temporary file
+     beside it and renames it over the file); checked on disk. The bulk tool's SQLite database
+     is in the home folder too (its journal goes beside it);
+  5. search -> call: the current time in a time zone (found with list_available_tools in meta,
      listed by its own name otherwise), then called.
 
 Every step asserts the answer, and the bytes of each tool_result the client sent to the model
@@ -76,7 +80,7 @@ def upstream(mode: str, server: str, tool: str, args: dict) -> ToolUse:
     return ToolUse(f"{server}__{tool}", args, server="offload")
 
 
-def session(mode: str, work: Path, config: Path, data: Path, db_path: Path) -> dict:
+def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memory_path: Path) -> dict:
     seen: dict = {}
 
     def first(turn: Turn):
@@ -124,9 +128,14 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path) -> d
             "server": "db", "tool_name": "insert_rows", "file_path": str(data / "users.csv"),
             "data_key": "rows", "tool_args": {"table": f"users_{mode}"}, "batch_size": 5000}, server="offload")
 
-    def find(turn: Turn):
+    def remember(turn: Turn):
         seen["load"] = turn.result_text
         seen["load_bytes"] = len(turn.result_text.encode())
+        return upstream(mode, "memory", "create_entities", {"entities": [
+            {"name": f"Tokyo trip ({mode})", "entityType": "plan", "observations": ["book the hotel"]}]})
+
+    def find(turn: Turn):
+        seen["memory"] = turn.result_text
         if mode == "meta":
             return ToolUse("list_available_tools", {"query": "current time in a time zone"}, server="offload")
         return upstream(mode, "time", "get_current_time", {"timezone": "Asia/Tokyo"})
@@ -146,7 +155,7 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path) -> d
         seen["time_bytes"] = len(turn.result_text.encode())
         return Text(f"orders: {seen['count']}\nloaded: {seen['load'][:200]}\ntime: {turn.result_text[:200]}")
 
-    steps = [first, count, midsize, mid_query, midtext, mid_line, load, find, call_found] + ([answer] if mode == "meta" else [])
+    steps = [first, count, midsize, mid_query, midtext, mid_line, load, remember, find, call_found] + ([answer] if mode == "meta" else [])
     # One Offload installation for the three sessions, as on a user's machine: the first (meta)
     # is its first start ever; the later ones start every server again (a new process each) with
     # the tool lists remembered.
@@ -162,7 +171,7 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path) -> d
     started = time.monotonic()
     t = run_claude(
         "Export the 50,000 orders and count them with their total quantity, load users.csv into "
-        "the users table, and tell me the time in Tokyo.",
+        "the users table, remember my Tokyo trip, and tell me the time in Tokyo.",
         {"offload": {"command": OFFLOAD, "args": args, "env": env}},
         steps, work / "claude", timeout=600)
     seconds = time.monotonic() - started
@@ -186,6 +195,11 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path) -> d
     with sqlite3.connect(db_path) as db:
         n, ages = db.execute(f"select count(*), sum(age) from users_{mode}").fetchone()
     check((n, ages) == (USERS, AGES), f"{mode}: {n} users in SQLite, ages add up")
+    # server-memory saves beside its file in the home folder (a temporary file renamed over it),
+    # confined by default.
+    saved = [json.loads(line) for line in memory_path.read_text().splitlines()]
+    check(f"Tokyo trip ({mode})" in seen["memory"] and any(e.get("name") == f"Tokyo trip ({mode})" for e in saved),
+          f"{mode}: server-memory saved the entity in {memory_path}: {seen['memory'][:200]}")
     check("Asia/Tokyo" in seen["time"], f"{mode}: the time in Tokyo: {seen['time'][:200]}")
     check(str(ORDERS) in t.result.get("result", ""), f"{mode}: the session's answer quotes the count")
     return {
@@ -205,8 +219,13 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path) -> d
 def main() -> None:
     data = WORK / "data"
     data.mkdir(parents=True, exist_ok=True)
-    (WORK / "db").mkdir(exist_ok=True)
-    db_path = WORK / "db" / "bulk.db"
+    # The database and the memory file in the user's home folder, as READMEs show them (the
+    # servers are confined by default: each saves beside its file, a journal or a renamed
+    # temporary file).
+    home = WORK / "offload-home"
+    home.mkdir(parents=True, exist_ok=True)
+    db_path = home / "bulk.db"
+    memory_path = home / "memory.jsonl"
     with open(data / "users.csv", "w") as f:
         f.write("name,email,age,city\n")
         for i in range(USERS):
@@ -220,13 +239,13 @@ def main() -> None:
             "data": {"command": PY, "args": [str(HERE / "rows_server.py")], "env": {"ROWS_START_DELAY": "1"}},
             "db": {"command": PY, "args": [str(HERE / "bulk_server.py"), str(db_path)]},
             "time": {"command": str(HERE / ".venv/bin/mcp-server-time")},
-            "memory": {"command": "node", "args": [MEMORY], "env": {"MEMORY_FILE_PATH": str(WORK / "db" / "memory.jsonl")}},
+            "memory": {"command": "node", "args": [MEMORY], "env": {"MEMORY_FILE_PATH": str(memory_path)}},
             "files": {"command": "node", "args": [FILESYSTEM, str(data)]},
         },
     }, indent=2))
     figures = {}
     for mode in ["meta", "direct", "auto"]:
-        figures[mode] = session(mode, WORK / mode, config, data, db_path)
+        figures[mode] = session(mode, WORK / mode, config, data, db_path, memory_path)
     print("figures " + json.dumps(figures), flush=True)
 
 

@@ -144,10 +144,12 @@ class Turn:
     @property
     def last_tool_result(self) -> dict | None:
         """The last tool_result block of the last user message (what the previous step's call
-        returned), or None."""
-        if not self.messages or self.messages[-1].get("role") != "user":
+        returned), or None. Claude Code may append a reminder of its own after it (a message
+        with the role "system", e.g. about its task tools after several turns): skipped."""
+        said = [m for m in self.messages if m.get("role") != "system"]
+        if not said or said[-1].get("role") != "user":
             return None
-        found = tool_results([self.messages[-1]])
+        found = tool_results([said[-1]])
         return found[-1] if found else None
 
     @property
