@@ -2,7 +2,8 @@
 //! sets (`crates/bench/data/search`, made by `scripts/search-sets.py`: MetaTool's 199 plugins and
 //! 20,614 requests; BFCL's 1,096 functions and 1,911 requests) and on the tools of the servers
 //! Offload is tested with (`scripts/search-own.py`: 50 tools of five published servers, 501
-//! requests written for them), scored by top-1, top-5 and
+//! requests written for them; and `models`: 61 tools of eight, 634 requests written as models
+//! phrase a search, `model-requests.txt`, fixed before any tuning), scored by top-1, top-5 and
 //! nDCG@5 for Offload's ranking (`offload-search`) beside Okapi BM25 over the same text (the
 //! baseline clients use), in the same run; then how long a search takes at ~2,000 tools.
 
@@ -59,7 +60,7 @@ fn params(tool: &Tool) -> String {
 }
 
 pub async fn run(data: &Path) -> anyhow::Result<()> {
-    for name in ["metatool", "bfcl", "own"] {
+    for name in ["metatool", "bfcl", "own", "models"] {
         let set = load(&data.join(format!("{name}.json.gz")))?;
         score(name, &set);
         through_offload(&set).await?;
