@@ -1,7 +1,8 @@
 //! `query_file` beside DuckDB: a group-by over a generated CSV of ~100 MB and over its Parquet
 //! copy (written by DuckDB), each side run three times on a fresh process, the median time and
-//! the peak RSS reported; then the bytes a model receives to learn the total per region with
-//! `query_file` beside paging the CSV with `read_file`.
+//! the peak RSS reported; five different questions of the CSV in turn on one session (the
+//! later ones read Offload's columnar copy); then the bytes a model receives to learn the total
+//! per region with `query_file` beside paging the CSV with `read_file`.
 
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -17,6 +18,16 @@ use crate::stats::median;
 const SQL: &str =
     "SELECT region, SUM(amount) AS total, COUNT(*) AS n FROM data GROUP BY region ORDER BY region";
 const RUNS: usize = 3;
+
+/// A model's questions of one file, in the order it asks them: the first is [`SQL`]; each later
+/// one is another question (a month, the top ten, a filter, the extremes).
+const QUESTIONS: [&str; 5] = [
+    SQL,
+    "SELECT COUNT(*) AS n, SUM(amount) AS total FROM data WHERE day >= '2024-06-01' AND day < '2024-07-01'",
+    "SELECT id, amount FROM data ORDER BY amount DESC, id LIMIT 10",
+    "SELECT region, AVG(amount) AS mean FROM data WHERE note <> 'plain' GROUP BY region ORDER BY region",
+    "SELECT COUNT(DISTINCT region) AS regions, MIN(amount) AS low, MAX(amount) AS high, MAX(id) AS last FROM data",
+];
 
 /// A CSV of about `bytes` bytes: id, region, amount, day, and a quoted note (some with commas
 /// and line breaks).
@@ -82,11 +93,18 @@ print(json.dumps({{"secs": took, "rss_kb": resource.getrusage(resource.RUSAGE_SE
     Ok((Duration::from_secs_f64(median(&mut times)), peak, rows))
 }
 
+/// Where `ctx`'s `offload` keeps its columnar copies.
+fn copies_dir(ctx: &TestContext) -> std::path::PathBuf {
+    ctx.home.join(".local/share/offload/columns")
+}
+
 /// Offload's `query_file` on `path`: median time over fresh `offload mcp` processes (each warmed
-/// with one listing), their peak RSS in MiB, and the rows.
+/// with one listing, none with a columnar copy: a first question), their peak RSS in MiB, and
+/// the rows.
 async fn offload(ctx: &TestContext, path: &str) -> anyhow::Result<(Duration, f64, Value)> {
     let (mut times, mut peak, mut rows) = (Vec::new(), 0f64, Value::Null);
     for _ in 0..RUNS {
+        let _ = std::fs::remove_dir_all(copies_dir(ctx));
         let (client, pid) = spawn(ctx).await;
         call(&client, "list_allowed_directories", json!({})).await;
         let t = Instant::now();
@@ -98,6 +116,119 @@ async fn offload(ctx: &TestContext, path: &str) -> anyhow::Result<(Duration, f64
         client.cancel().await?;
     }
     Ok((Duration::from_secs_f64(median(&mut times)), peak, rows))
+}
+
+/// DuckDB asking [`QUESTIONS`] in turn in one process (each reads the file again, as DuckDB
+/// does over `read_csv`): the median seconds of each over fresh processes, and the answers.
+fn duckdb_session(source: &str) -> anyhow::Result<(Vec<Duration>, Vec<Value>)> {
+    let questions = serde_json::to_string(&QUESTIONS)?;
+    let script = format!(
+        r#"
+import duckdb, json, time
+con = duckdb.connect()
+con.execute("CREATE VIEW data AS SELECT * FROM {source}")
+out = []
+for q in json.loads({questions:?}):
+    t = time.perf_counter()
+    rows = con.execute(q).fetchall()
+    out.append({{"secs": time.perf_counter() - t, "rows": json.loads(json.dumps(rows, default=str))}})
+print(json.dumps(out))
+"#
+    );
+    let mut times = vec![Vec::new(); QUESTIONS.len()];
+    let mut answers = Vec::new();
+    for _ in 0..RUNS {
+        let out = Command::new(python()).arg("-c").arg(&script).output()?;
+        anyhow::ensure!(
+            out.status.success(),
+            "duckdb: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Vec<Value> = serde_json::from_slice(&out.stdout)?;
+        for (i, q) in v.iter().enumerate() {
+            times[i].push(q["secs"].as_f64().unwrap_or(f64::NAN));
+        }
+        answers = v.into_iter().map(|q| q["rows"].clone()).collect();
+    }
+    Ok((
+        times
+            .iter_mut()
+            .map(|t| Duration::from_secs_f64(median(t)))
+            .collect(),
+        answers,
+    ))
+}
+
+/// Offload asked [`QUESTIONS`] in turn on one `offload mcp`, cold (no columnar copy yet); the
+/// second question is asked once the first's copy is made, as a model's next turn comes
+/// seconds later. Median seconds of each over fresh processes, the answers, the peak RSS in
+/// MiB and the seconds the copy took to be made after the first answer.
+async fn offload_session(
+    ctx: &TestContext,
+    path: &str,
+) -> anyhow::Result<(Vec<Duration>, Vec<Value>, f64, f64)> {
+    let mut times = vec![Vec::new(); QUESTIONS.len()];
+    let (mut answers, mut peak, mut made) = (Vec::new(), 0f64, Vec::new());
+    for _ in 0..RUNS {
+        let _ = std::fs::remove_dir_all(copies_dir(ctx));
+        let (client, pid) = spawn(ctx).await;
+        call(&client, "list_allowed_directories", json!({})).await;
+        answers.clear();
+        for (i, sql) in QUESTIONS.iter().enumerate() {
+            let t = Instant::now();
+            let r = call(&client, "query_file", json!({"path": path, "sql": sql})).await;
+            times[i].push(t.elapsed().as_secs_f64());
+            anyhow::ensure!(r.is_error != Some(true), "query_file: {:?}", r.content);
+            answers.push(structured(&r)["rows"].clone());
+            if i == 0 {
+                let t = Instant::now();
+                while !has_copy(ctx) {
+                    anyhow::ensure!(
+                        t.elapsed() < Duration::from_secs(600),
+                        "no columnar copy made within 10 minutes"
+                    );
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                made.push(t.elapsed().as_secs_f64());
+            }
+        }
+        peak = peak.max(peak_rss_mb(pid));
+        client.cancel().await?;
+    }
+    Ok((
+        times
+            .iter_mut()
+            .map(|t| Duration::from_secs_f64(median(t)))
+            .collect(),
+        answers,
+        peak,
+        median(&mut made),
+    ))
+}
+
+fn has_copy(ctx: &TestContext) -> bool {
+    std::fs::read_dir(copies_dir(ctx)).is_ok_and(|d| {
+        d.flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "parquet"))
+    })
+}
+
+/// Whether two answers of any shape agree: the same cells, numbers within a millionth, dates
+/// as text.
+fn alike(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| alike(x, y))
+        }
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap_or(0.0), y.as_f64().unwrap_or(1.0));
+            (x - y).abs() <= 1e-6 * x.abs().max(y.abs()).max(1.0)
+        }
+        (Value::String(x), Value::String(y)) => {
+            x.starts_with(y.as_str()) || y.starts_with(x.as_str())
+        }
+        (x, y) => x == y,
+    }
 }
 
 /// Whether two answers agree (sums to a cent).
@@ -166,6 +297,35 @@ pub async fn run(megabytes: u64) -> anyhow::Result<()> {
             our_rss,
             their_rss,
             if same(&our_rows, &their_rows) {
+                "yes"
+            } else {
+                "NO"
+            }
+        );
+    }
+
+    // A model's questions of the CSV in turn: the first parses it, the next ones read its
+    // columnar copy.
+    let (ours, our_answers, our_rss, made) = offload_session(&ctx, "sales.csv").await?;
+    let (theirs, their_answers) = duckdb_session(&format!("read_csv('{}')", csv.display()))?;
+    println!();
+    println!(
+        "five questions of the CSV in turn, one session each side, median of {RUNS} (Offload's second asked once the first's columnar copy is made: {:.2} s after its answer; peak RSS {our_rss:.1} MiB)",
+        made
+    );
+    println!(
+        "{:<4} {:>10} {:>10} {:>8} {:>8} {:>5}  question",
+        "#", "offload", "duckdb", "ratio", "target", "same"
+    );
+    for (i, sql) in QUESTIONS.iter().enumerate() {
+        println!(
+            "{:<4} {:>10} {:>10} {:>7.2}x {:>8} {:>5}  {sql}",
+            i + 1,
+            secs(ours[i]),
+            secs(theirs[i]),
+            ours[i].as_secs_f64() / theirs[i].as_secs_f64(),
+            if i == 0 { "<= 1.0x" } else { "<= 0.2x" },
+            if alike(&our_answers[i], &their_answers[i]) {
                 "yes"
             } else {
                 "NO"

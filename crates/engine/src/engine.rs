@@ -33,6 +33,8 @@ pub struct Engine {
     pub files: Inspector,
     /// `query_file`'s SQL (its runtime is made on the first query).
     pub queries: offload_query::Querier,
+    /// Columnar copies of the files queried (`<data>/columns`).
+    pub(crate) columns: Arc<crate::columns::ColumnCopies>,
     /// The client sessions being served.
     pub sessions: Sessions,
     /// Pinned upstream tool definitions (`pins.json`, shared by every Offload process).
@@ -159,6 +161,7 @@ impl Engine {
             store,
             events: Events::new(Some(&dirs.data_dir), 10 * 1024 * 1024),
             queries: offload_query::Querier::new(),
+            columns: Arc::new(crate::columns::ColumnCopies::new(&dirs.data_dir)),
             files: Inspector::new(files::Settings {
                 pdf_helper: offload_program(),
                 ..files::Settings::default()

@@ -14,7 +14,7 @@
 //! 2. State on disk: `shared_file`, `events`, `config`
 //! 3. The outside world: `access`, `keychain`, `oauth`, `objects`, `shared_doc`, `shared_audit`, `gateway`,
 //!    `upstream`, `urls`, `clients`, `scripts`, `traces`, `replicas`
-//! 4. Files: `roots`, `store`, `refs`
+//! 4. Files: `roots`, `store`, `refs`, `columns`
 //! 5. The engine: `engine`
 //! 6. Serving: `available`, `query`, `activity`, `config_watch`, `server`
 //! 7. Doors for the shells: `http`, `ipc`, `control`
@@ -29,6 +29,7 @@ pub mod access;
 pub mod activity;
 mod available;
 mod clients;
+mod columns;
 pub mod config;
 pub mod config_watch;
 pub mod control;

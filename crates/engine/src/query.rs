@@ -9,6 +9,7 @@ use std::sync::Arc;
 use offload_query::{Data, Format as TableFormat, Limits, OutFormat, Query, QueryError, Source};
 use serde_json::Value;
 
+use crate::columns::{ColumnCopies, Found, Missing};
 use crate::{Engine, ErrorCode, ToolError};
 use offload_formats::Format;
 use offload_formats::files::{self, Kind, Probe};
@@ -27,13 +28,52 @@ pub fn probe(open: &Opener<'_>, path: &str) -> Result<(files::Source, Kind, Stri
     Ok((probe.file, probe.kind, label))
 }
 
-/// `path` as `data` and each of `tables`, opened and typed.
+/// The columnar copies a query's files lack: made once it has answered ([`ToCopy::answered`]).
+#[must_use = "the copies are made only when told the query answered"]
+pub struct ToCopy(Vec<Missing>);
+
+impl ToCopy {
+    /// The query answered: its files without a columnar copy get one, made apart.
+    pub fn answered(self, engine: &Engine) {
+        let limits = engine.limits();
+        engine
+            .columns
+            .make(self.0, limits.query_memory_bytes, limits.query_cache_bytes);
+    }
+}
+
+/// A stored answer that is a table gets its columnar copy at once, made apart: the model's
+/// first question of it reads columns. (Parquet already is; a file that is not a table, or
+/// that cannot be opened, gets none.)
+pub fn copy_stored(engine: &Engine, stored: &crate::store::Stored) {
+    let r = &stored.record;
+    if stored.summary.kind != "table"
+        || !matches!(r.format.as_str(), "csv" | "tsv" | "json" | "jsonl")
+    {
+        return;
+    }
+    let guarded = |path: &str| Ok(engine.roots().open(path)?);
+    if let Ok((_, to_copy)) = sources(engine, &guarded, &r.path, []) {
+        to_copy.answered(engine);
+    }
+}
+
+/// `path` as `data` and each of `tables`, opened and typed; a file with a columnar copy of its
+/// current version is read from the copy.
 pub fn sources<'t>(
+    engine: &Engine,
     open: &Opener<'_>,
     path: &str,
     tables: impl IntoIterator<Item = (&'t String, &'t String)>,
-) -> Result<Vec<Source>, ToolError> {
-    let mut out = vec![source(open, "data", path)?];
+) -> Result<(Vec<Source>, ToCopy), ToolError> {
+    let cap = engine.limits().query_cache_bytes;
+    let mut missing = Vec::new();
+    let mut source = |name: &str, path: &str| {
+        let (source, lacking) = source(open, name, path, &engine.columns, cap)?;
+        missing.extend(lacking);
+        Ok::<_, ToolError>(source)
+    };
+    let mut out = vec![source("data", path)?];
     for (name, path) in tables {
         let valid = name
             .chars()
@@ -48,12 +88,18 @@ pub fn sources<'t>(
                 ),
             ));
         }
-        out.push(source(open, name, path)?);
+        out.push(source(name, path)?);
     }
-    Ok(out)
+    Ok((out, ToCopy(missing)))
 }
 
-fn source(open: &Opener<'_>, name: &str, path: &str) -> Result<Source, ToolError> {
+fn source(
+    open: &Opener<'_>,
+    name: &str,
+    path: &str,
+    copies: &ColumnCopies,
+    cap: u64,
+) -> Result<(Source, Option<Missing>), ToolError> {
     // "book.xlsx#Sheet1": a sheet of a workbook.
     let (file_path, sheet) = match path.rsplit_once('#') {
         Some((file, sheet))
@@ -86,11 +132,14 @@ fn source(open: &Opener<'_>, name: &str, path: &str) -> Result<Source, ToolError
                 Value::Array(rows) => rows,
                 other => vec![other],
             };
-            return Ok(Source {
-                name: name.to_owned(),
-                label,
-                data: Data::Rows(rows),
-            });
+            return Ok((
+                Source {
+                    name: name.to_owned(),
+                    label,
+                    data: Data::Rows(rows),
+                },
+                None,
+            ));
         }
         _ => {
             return Err(ToolError::new(
@@ -101,14 +150,20 @@ fn source(open: &Opener<'_>, name: &str, path: &str) -> Result<Source, ToolError
             ));
         }
     };
-    Ok(Source {
-        name: name.to_owned(),
-        label,
-        data: Data::File {
-            file: Arc::new(file),
-            format,
+    let (file, format, missing): (Arc<dyn offload_query::Blob>, _, _) =
+        match copies.find(&file, &label, &format, cap) {
+            Found::Copy(copy) => (Arc::new(copy), TableFormat::Parquet, None),
+            Found::Missing(m) => (Arc::new(file), format, Some(m)),
+            Found::Never => (Arc::new(file), format, None),
+        };
+    Ok((
+        Source {
+            name: name.to_owned(),
+            label,
+            data: Data::File { file, format },
         },
-    })
+        missing,
+    ))
 }
 
 /// The bounds of one query: the configured memory (`limits.queryMemoryBytes`) and a

@@ -33,6 +33,15 @@ pub(crate) fn writer_properties() -> WriterProperties {
         .build()
 }
 
+/// Offload's own columnar copies of queried files (see [`crate::Querier::copy`]): read back
+/// far more often than written, so LZ4 (decoded several times faster than ZSTD), same row groups.
+pub(crate) fn copy_properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::LZ4_RAW)
+        .set_max_row_group_row_count(Some(128 * 1024))
+        .build()
+}
+
 fn parquet_err(e: impl std::fmt::Display) -> QueryError {
     QueryError::Source(format!("not a readable Parquet file: {e}"))
 }

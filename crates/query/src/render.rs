@@ -182,13 +182,28 @@ impl<'w> BatchWriter<'w> {
                     .with_explicit_nulls(true)
                     .build::<_, json::writer::LineDelimited>(out),
             ),
-            OutFormat::Parquet => Writer::Parquet(
-                ArrowWriter::try_new(out, schema, Some(crate::parquet::writer_properties()))
-                    .map_err(|e| QueryError::Io(std::io::Error::other(e.to_string())))?,
-            ),
+            OutFormat::Parquet => {
+                return Self::parquet(schema, out, crate::parquet::writer_properties());
+            }
         };
         Ok(Self {
             writer,
+            columns,
+            rows: 0,
+        })
+    }
+
+    /// Parquet written with `properties`.
+    pub fn parquet(
+        schema: SchemaRef,
+        out: &'w mut (dyn Write + Send),
+        properties: datafusion::parquet::file::properties::WriterProperties,
+    ) -> Result<Self, QueryError> {
+        let columns = columns(&schema);
+        let writer = ArrowWriter::try_new(out, schema, Some(properties))
+            .map_err(|e| QueryError::Io(std::io::Error::other(e.to_string())))?;
+        Ok(Self {
+            writer: Writer::Parquet(writer),
             columns,
             rows: 0,
         })

@@ -132,6 +132,44 @@ impl Querier {
             cancel,
             progress,
         } = query;
+        self.write_with(sources, sql, limits, cancel, progress, move |schema| {
+            render::BatchWriter::new(format, schema, out)
+        })
+    }
+
+    /// Writes every row of `source` to `out` as Parquet made to be read back fast (LZ4): the
+    /// columnar copy later queries of the same file read instead of parsing it again. Its
+    /// types are decided over the whole file (blocking).
+    pub fn copy(
+        &self,
+        source: Source,
+        limits: &Limits,
+        cancel: &CancellationToken,
+        out: &mut (dyn Write + Send),
+    ) -> Result<Written, QueryError> {
+        let table = TableReference::bare(source.name.clone()).to_quoted_string();
+        let sql = format!("SELECT * FROM {table}");
+        self.write_with(
+            vec![source],
+            &sql,
+            limits,
+            cancel,
+            &mut |_| {},
+            move |schema| {
+                render::BatchWriter::parquet(schema, out, crate::parquet::copy_properties())
+            },
+        )
+    }
+
+    fn write_with<'w>(
+        &self,
+        sources: Vec<Source>,
+        sql: &str,
+        limits: &Limits,
+        cancel: &CancellationToken,
+        progress: &mut (dyn FnMut(u64) + Send),
+        make: impl FnOnce(SchemaRef) -> Result<render::BatchWriter<'w>, QueryError>,
+    ) -> Result<Written, QueryError> {
         let tables = tables(sources, limits)?;
         self.runtime().block_on(async {
             let plan = Plan {
@@ -144,7 +182,7 @@ impl Querier {
                 sql,
                 cancel,
                 &mut Progress::new(progress),
-                move |schema| render::BatchWriter::new(format, schema, out),
+                make,
             ))
             .await
         })

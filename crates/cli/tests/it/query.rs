@@ -275,3 +275,147 @@ async fn scopes_read_to_query_and_store_to_keep_the_result() {
     assert!(!ctx.root.join("copy.csv").exists());
     client.cancel().await.unwrap();
 }
+
+/// The columns of `ctx`'s copies: the `.parquet` files in Offload's data directory.
+fn copies(ctx: &TestContext) -> Vec<std::path::PathBuf> {
+    let dir = ctx.home.join(".local/share/offload/columns");
+    let mut found: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    found.retain(|p| p.extension().is_some_and(|x| x == "parquet"));
+    found
+}
+
+/// Waits (up to 60 s) until `ctx` holds `n` columnar copies.
+async fn copies_made(ctx: &TestContext, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while copies(ctx).len() < n {
+        assert!(Instant::now() < deadline, "no copy made: {}", ctx.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A model's questions of one file, cold, in the default configuration: the first parses the
+/// CSV and answers; its columns are kept as a copy made apart, and the next questions — other
+/// questions — read the copy (the log says so) and answer exactly as the file does. Changed
+/// under it (a row more), the file is never answered from the old copy; a JSON file and a
+/// second table of a join get copies too.
+#[tokio::test]
+async fn later_questions_of_a_file_read_its_columnar_copy() {
+    let ctx = TestContext::new();
+    ctx.write_config(json!({"roots": [ctx.root], "mcpServers": {}}));
+    let path = numbers(&ctx, "n.csv", 50_000);
+    let client = ctx.client().await;
+    let ask = |sql: &'static str| {
+        let (client, path) = (&client, path.clone());
+        async move {
+            let r = call(client, "query_file", json!({"path": path, "sql": sql})).await;
+            assert_ne!(r.is_error, Some(true), "{r:?}");
+            structured(&r)["rows"].clone()
+        }
+    };
+    let total = "SELECT COUNT(*) AS n, SUM(n) AS s FROM data";
+    assert_eq!(ask(total).await, json!([[50_000, 1_249_975_000u64]]));
+    assert!(!ctx.log().contains("reads the columnar copy"));
+    copies_made(&ctx, 1).await;
+    // Other questions, from the copy.
+    assert_eq!(
+        ask("SELECT \"group\", COUNT(*) AS n FROM data GROUP BY \"group\" ORDER BY \"group\" LIMIT 2").await,
+        json!([["g0", 7143], ["g1", 7143]])
+    );
+    assert_eq!(
+        ask("SELECT MAX(n) AS m FROM data WHERE n % 1000 = 7").await,
+        json!([[49_007]])
+    );
+    // The first rows are the file's first rows, as when it was read as text.
+    assert_eq!(
+        ask("SELECT n FROM data LIMIT 3").await,
+        json!([[0], [1], [2]])
+    );
+    assert_eq!(ctx.log().matches("reads the columnar copy").count(), 3);
+
+    // Changed under it: a row more, answered from the file, and copied again.
+    let mut more = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut more, b"50000,g2\n").unwrap();
+    drop(more);
+    assert_eq!(ask(total).await, json!([[50_001, 1_250_025_000u64]]));
+    assert_eq!(ctx.log().matches("reads the columnar copy").count(), 3);
+    copies_made(&ctx, 2).await;
+    assert_eq!(ask(total).await, json!([[50_001, 1_250_025_000u64]]));
+    assert_eq!(ctx.log().matches("reads the columnar copy").count(), 4);
+
+    // A JSON array of objects joined to the CSV: both tables read from copies the second time.
+    let names = ctx.root.join("groups.json");
+    std::fs::write(
+        &names,
+        r#"[{"group": "g0", "name": "zero"}, {"group": "g1", "name": "one"}]"#,
+    )
+    .unwrap();
+    let join = json!({"path": path, "tables": {"names": names},
+        "sql": "SELECT names.name, COUNT(*) AS n FROM data JOIN names ON data.\"group\" = names.\"group\" GROUP BY names.name ORDER BY n DESC, names.name"});
+    let first = call(&client, "query_file", join.clone()).await;
+    copies_made(&ctx, 3).await;
+    let second = call(&client, "query_file", join).await;
+    assert_eq!(structured(&second)["rows"], structured(&first)["rows"]);
+    assert_eq!(
+        structured(&first)["rows"],
+        json!([["one", 7143], ["zero", 7143]])
+    );
+    // The CSV's copy both times, the JSON's the second.
+    assert_eq!(ctx.log().matches("reads the columnar copy").count(), 7);
+    client.cancel().await.unwrap();
+}
+
+/// `limits.queryCacheBytes: 0` makes no copies; every question parses the file, as before.
+#[tokio::test]
+async fn no_copies_when_the_cache_is_off() {
+    let ctx = TestContext::new();
+    ctx.write_config(
+        json!({"roots": [ctx.root], "mcpServers": {}, "limits": {"queryCacheBytes": 0}}),
+    );
+    let path = numbers(&ctx, "n.csv", 1_000);
+    let client = ctx.client().await;
+    for _ in 0..2 {
+        let r = call(
+            &client,
+            "query_file",
+            json!({"path": path, "sql": "SELECT COUNT(*) AS n FROM data"}),
+        )
+        .await;
+        assert_eq!(structured(&r)["rows"], json!([[1000]]));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(copies(&ctx).is_empty());
+    assert!(!ctx.log().contains("columnar copy"));
+    client.cancel().await.unwrap();
+}
+
+/// A stored answer that is a table gets its columnar copy at once: the model's first question
+/// of it reads columns.
+#[tokio::test]
+async fn a_stored_table_gets_its_columnar_copy_at_once() {
+    let ctx = rooted();
+    ctx.write_servers(json!({"fixture": TestContext::fixture(&[])}));
+    let client = ctx.client().await;
+    let r = call(
+        &client,
+        "call_tool_and_store",
+        json!({"server": "fixture", "tool_name": "rows", "tool_args": {"n": 2000}}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let path = structured(&r)["path"].as_str().unwrap().to_owned();
+    copies_made(&ctx, 1).await;
+    let r = call(
+        &client,
+        "query_file",
+        json!({"path": path, "sql": "SELECT COUNT(*) AS n, SUM(score) AS s FROM data WHERE active"}),
+    )
+    .await;
+    assert_eq!(structured(&r)["rows"], json!([[667, 333_666.5]]), "{r:?}");
+    assert_eq!(ctx.log().matches("reads the columnar copy").count(), 1);
+    client.cancel().await.unwrap();
+}

@@ -423,6 +423,8 @@ pub struct Limits {
     pub max_upstream_answer_bytes: u64,
     /// Memory one `query_file` query may hold before it spills to disk (default 256 MiB).
     pub query_memory_bytes: u64,
+    /// Disk the columnar copies of queried files may take (default 2 GiB; 0: no copies).
+    pub query_cache_bytes: u64,
     /// A script's deadline when `run_script` names none (default 30 s)...
     pub script_timeout_ms: u64,
     /// ...and the longest it may name (default 5 minutes).
@@ -443,6 +445,7 @@ impl Default for Limits {
             inline_bytes: 16 * 1024,
             max_upstream_answer_bytes: 256 * 1024 * 1024,
             query_memory_bytes: 256 * 1024 * 1024,
+            query_cache_bytes: 2 * 1024 * 1024 * 1024,
             script_timeout_ms: 30_000,
             max_script_timeout_ms: 300_000,
             script_memory_bytes: 64 * 1024 * 1024,

@@ -209,8 +209,10 @@ fn run(
         }
         (Some(sql), None) => {
             let bounds = query::bounds(engine, limit, budget);
+            let (sources, to_copy) =
+                query::sources(engine, &guarded, &p.path, p.tables.iter().flatten())?;
             let query = Query {
-                sources: query::sources(&guarded, &p.path, p.tables.iter().flatten())?,
+                sources,
                 sql,
                 limits: &bounds.limits,
                 cancel,
@@ -218,31 +220,31 @@ fn run(
             };
             if storing {
                 let req = written_request(&p, &arguments, Format::Csv, started);
-                query::store_sql(engine, query, req).map(|stored| stored_answer(&stored, None))
+                let stored = query::store_sql(engine, query, req)?;
+                to_copy.answered(engine);
+                Ok(stored_answer(&stored, None))
             } else {
-                engine
-                    .queries
-                    .answer(query)
-                    .map_err(query::query_error)
-                    .map(|a| {
-                        let text = table_text(&a);
-                        let answer = QueryAnswer {
-                            columns: Some(
-                                a.columns
-                                    .into_iter()
-                                    .map(|c| QueryColumn {
-                                        name: c.name,
-                                        kind: c.kind,
-                                    })
-                                    .collect(),
-                            ),
-                            rows: Some(a.rows),
-                            results: None,
-                            row_count: a.row_count,
-                            truncated: a.truncated,
-                        };
-                        answer::structured(&answer, text)
-                    })
+                let answered = engine.queries.answer(query).map_err(query::query_error)?;
+                to_copy.answered(engine);
+                Ok(answered).map(|a| {
+                    let text = table_text(&a);
+                    let answer = QueryAnswer {
+                        columns: Some(
+                            a.columns
+                                .into_iter()
+                                .map(|c| QueryColumn {
+                                    name: c.name,
+                                    kind: c.kind,
+                                })
+                                .collect(),
+                        ),
+                        rows: Some(a.rows),
+                        results: None,
+                        row_count: a.row_count,
+                        truncated: a.truncated,
+                    };
+                    answer::structured(&answer, text)
+                })
             }
         }
     }

@@ -122,7 +122,7 @@ pub async fn store(
     let (server, tool) = (server.to_owned(), tool.to_owned());
     let duration = started.elapsed();
     tokio::task::spawn_blocking(move || {
-        engine.store.store(
+        let stored = engine.store.store(
             &engine.roots(),
             StoreRequest {
                 server: &server,
@@ -135,7 +135,9 @@ pub async fn store(
                 result,
                 duration,
             },
-        )
+        )?;
+        crate::query::copy_stored(&engine, &stored);
+        Ok(stored)
     })
     .await
     .unwrap_or_else(|e| {

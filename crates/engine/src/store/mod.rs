@@ -12,7 +12,7 @@ mod place;
 mod preview;
 mod records;
 mod summary;
-mod write;
+pub(crate) mod write;
 
 pub use download::DownloadRequest;
 pub use records::{Record, SideFile, elide};

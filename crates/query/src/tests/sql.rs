@@ -303,3 +303,58 @@ fn json_arrays_pretty_compact_and_wrapped_query_like_csv() {
     .to_string();
     assert!(e.contains("bad.json"), "{e}");
 }
+
+/// A columnar copy answers as the file does: every row, types decided over the whole file (a
+/// late decimal in an integer column, a quoted line break), LZ4 Parquet; a file that is not a
+/// table makes no copy and says why.
+#[test]
+fn a_columnar_copy_answers_as_the_file_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("id,region,note\n");
+    for i in 0..30_000 {
+        text.push_str(&format!("{i},r{},plain\n", i % 3));
+    }
+    text.push_str("30000.5,r0,\"two\nlines\"\n");
+    let copy_path = dir.path().join("copy.parquet");
+    let mut out = File::create(&copy_path).unwrap();
+    let written = Querier::new()
+        .copy(
+            csv(&dir, "late.csv", &text),
+            &limits(&dir),
+            &CancellationToken::new(),
+            &mut out,
+        )
+        .unwrap();
+    assert_eq!(written.row_count, 30_001);
+    assert_eq!(written.columns[0].kind, "number");
+    {
+        use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
+        let reader = SerializedFileReader::new(File::open(&copy_path).unwrap()).unwrap();
+        let column = reader.metadata().row_group(0).column(0).compression();
+        assert_eq!(column, datafusion::parquet::basic::Compression::LZ4_RAW);
+    }
+    let sql = "SELECT region, COUNT(*) AS n, SUM(id) AS s, MAX(note) AS m FROM data GROUP BY region ORDER BY region";
+    let from_file = ask(vec![csv(&dir, "late2.csv", &text)], sql, &dir).unwrap();
+    let copy = Source {
+        name: "data".into(),
+        label: "copy".into(),
+        data: Data::File {
+            file: Arc::new(File::open(&copy_path).unwrap()),
+            format: Format::Parquet,
+        },
+    };
+    let from_copy = ask(vec![copy], sql, &dir).unwrap();
+    assert_eq!(from_copy.rows, from_file.rows);
+    assert_eq!(from_copy.columns, from_file.columns);
+
+    let e = Querier::new()
+        .copy(
+            json_table(&dir, "scalars.json", "[1, 2]"),
+            &limits(&dir),
+            &CancellationToken::new(),
+            &mut Vec::new(),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("scalars.json"), "{e}");
+}

@@ -47,17 +47,20 @@ pub fn query(
 ) -> Result<QueryView, ControlError> {
     let started = std::time::Instant::now();
     let bounds = crate::query::bounds(engine, limit.min(10_000), 8 << 20);
+    let (sources, to_copy) =
+        crate::query::sources(engine, &|p: &str| user_file(engine, p), path, [])
+            .map_err(tool_error)?;
     let answer = engine
         .queries
         .answer(Query {
-            sources: crate::query::sources(&|p: &str| user_file(engine, p), path, [])
-                .map_err(tool_error)?,
+            sources,
             sql,
             limits: &bounds.limits,
             cancel: &CancellationToken::new(),
             progress: &mut |_| {},
         })
         .map_err(|e| tool_error(crate::query::query_error(e)))?;
+    to_copy.answered(engine);
     Ok(QueryView {
         columns: answer
             .columns
@@ -86,9 +89,11 @@ pub fn save_query(
     let started = std::time::Instant::now();
     let bounds = crate::query::bounds(engine, 0, 0);
     let arguments = serde_json::json!({"path": path, "sql": sql});
+    let (sources, to_copy) =
+        crate::query::sources(engine, &|p: &str| user_file(engine, p), path, [])
+            .map_err(tool_error)?;
     let query = Query {
-        sources: crate::query::sources(&|p: &str| user_file(engine, p), path, [])
-            .map_err(tool_error)?,
+        sources,
         sql,
         limits: &bounds.limits,
         cancel: &CancellationToken::new(),
@@ -109,5 +114,7 @@ pub fn save_query(
             duration: started.elapsed(),
         },
     );
-    Ok(stored.map_err(tool_error)?.record.path)
+    let path = stored.map_err(tool_error)?.record.path;
+    to_copy.answered(engine);
+    Ok(path)
 }
