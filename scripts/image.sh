@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds Offload's OCI image from scratch with buildah: no base image is downloaded. It holds
-# `offload` and `offload-script-worker`, the few C libraries they link (copied from this
+# `offload`, `offload-script-worker` and `offload-sandbox-exec`, the few C libraries they link (copied from this
 # machine), the CA certificates, and a user that is not root; `/data` is its home (config,
 # tokens, records), meant for a volume.
 #
@@ -24,11 +24,11 @@ while [ $# -gt 0 ]; do
 done
 if [ -z "$bin_dir" ]; then
   bin_dir="$target/release"
-  if [ ! -x "$bin_dir/offload" ] || [ ! -x "$bin_dir/offload-script-worker" ]; then
+  if [ ! -x "$bin_dir/offload" ] || [ ! -x "$bin_dir/offload-script-worker" ] || [ ! -x "$bin_dir/offload-sandbox-exec" ]; then
     cargo build --release --locked -p offload-cli --bins >&2
   fi
 fi
-for bin in offload offload-script-worker; do
+for bin in offload offload-script-worker offload-sandbox-exec; do
   [ -x "$bin_dir/$bin" ] || { echo "no $bin in $bin_dir" >&2; exit 1; }
 done
 command -v buildah >/dev/null || { echo "buildah is missing (apt-get install buildah)" >&2; exit 1; }
@@ -36,9 +36,9 @@ command -v buildah >/dev/null || { echo "buildah is missing (apt-get install bui
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"; [ -n "${ctr:-}" ] && buildah rm "$ctr" >/dev/null 2>&1 || true' EXIT
 mkdir -p "$stage/usr/local/bin" "$stage/etc/ssl/certs" "$stage/data" "$stage/tmp"
-cp "$bin_dir/offload" "$bin_dir/offload-script-worker" "$stage/usr/local/bin/"
+cp "$bin_dir/offload" "$bin_dir/offload-script-worker" "$bin_dir/offload-sandbox-exec" "$stage/usr/local/bin/"
 # The C libraries they link and the dynamic loader, at the paths the binaries name.
-ldd "$bin_dir/offload" "$bin_dir/offload-script-worker" |
+ldd "$bin_dir/offload" "$bin_dir/offload-script-worker" "$bin_dir/offload-sandbox-exec" |
   grep -o '/[^ ]*\.so[^ ]*' | sort -u | while read -r lib; do
     mkdir -p "$stage$(dirname "$lib")"
     cp -L "$lib" "$stage$lib"

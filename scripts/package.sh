@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Debian package of the desktop app with the `offload` and `offload-script-worker`
-# binaries inside (Tauri sidecars: installed in /usr/bin beside /usr/bin/offload-app), and prints
+# Builds the Debian package of the desktop app with the `offload`, `offload-script-worker` and
+# `offload-sandbox-exec` binaries inside (Tauri sidecars: installed in /usr/bin beside /usr/bin/offload-app), and prints
 # its path.
 # The release profile already strips the binaries (Cargo.toml); `scripts/bench.sh size` prints
 # the package's size beside the binaries'.
@@ -14,6 +14,7 @@ cargo build --release --locked -p offload-cli >&2
 mkdir -p binaries
 cp "$target/release/offload" "binaries/offload-$triple"
 cp "$target/release/offload-script-worker" "binaries/offload-script-worker-$triple"
+cp "$target/release/offload-sandbox-exec" "binaries/offload-sandbox-exec-$triple"
 $tauri build --no-bundle --config src-tauri/bundle.conf.json >&2
 $tauri bundle --bundles deb --config src-tauri/bundle.conf.json >&2
 ls "$target"/release/bundle/deb/*.deb

@@ -1,5 +1,6 @@
-//! What confinement costs: a program started through the launcher (`offload sandbox-exec`)
-//! beside the same program started directly; a server's start and first call through `offload
+//! What confinement costs: a program started through the launcher servers start through
+//! (`offload-sandbox-exec`; also `offload sandbox-exec`, the same launcher inside the 60 MB
+//! program) beside the same program started directly; a server's start and first call through `offload
 //! mcp`, confined by default beside the same server with `"sandbox": "off"`; and warm calls to
 //! each, alternating so both see the same machine.
 
@@ -28,16 +29,23 @@ fn launcher(starts: usize) -> anyhow::Result<()> {
         "limits": offload_sandbox::Limits::default_for_servers(),
     })
     .to_string();
-    let offload = target_bin("offload");
-    starts_beside_direct(starts, &offload, &policy, None, "as this user")?;
+    let small = target_bin("offload-sandbox-exec");
+    starts_beside_direct(starts, &small, &policy, None, "as this user")?;
+    starts_beside_direct(
+        starts,
+        &target_bin("offload"),
+        &policy,
+        None,
+        "as this user",
+    )?;
     if offload_sandbox::runs_as_root() {
         use std::os::unix::fs::PermissionsExt;
         // Where `nobody` can reach the launcher.
         let dir = tempfile::tempdir()?;
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
-        let linked = dir.path().join("offload");
-        std::fs::hard_link(&offload, &linked)
-            .or_else(|_| std::fs::copy(&offload, &linked).map(drop))?;
+        let linked = dir.path().join("offload-sandbox-exec");
+        std::fs::hard_link(&small, &linked)
+            .or_else(|_| std::fs::copy(&small, &linked).map(drop))?;
         starts_beside_direct(
             starts,
             &linked,
@@ -63,9 +71,16 @@ fn starts_beside_direct(
         }
         cmd
     };
+    // `offload-sandbox-exec --policy …`, or `offload sandbox-exec --policy …`.
+    let small = offload
+        .file_name()
+        .is_some_and(|n| n == "offload-sandbox-exec");
     let confined = || {
         let mut cmd = Command::new(offload);
-        cmd.args(["sandbox-exec", "--policy", policy, "--", "/bin/true"])
+        if !small {
+            cmd.arg("sandbox-exec");
+        }
+        cmd.args(["--policy", policy, "--", "/bin/true"])
             .stderr(Stdio::inherit());
         as_who(cmd).status()
     };
@@ -85,7 +100,12 @@ fn starts_beside_direct(
     }
     let (o, b) = (summarize(&mut ours), summarize(&mut base));
     println!(
-        "start /bin/true through `offload sandbox-exec` (limits, Landlock, seccomp) beside directly, {who}, {starts} starts each, alternating"
+        "start /bin/true through `{}` (limits, namespaces, Landlock, seccomp) beside directly, {who}, {starts} starts each, alternating",
+        if small {
+            "offload-sandbox-exec"
+        } else {
+            "offload sandbox-exec"
+        }
     );
     println!("{}", header("confined", "direct"));
     println!("{}", row("median", o.median, b.median));

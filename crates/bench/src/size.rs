@@ -78,8 +78,15 @@ pub fn run(target_dir: PathBuf, peers: PathBuf) -> anyhow::Result<()> {
         "binary", "file", "machine code", "read-only data", "other"
     );
     let mut offload = None;
-    let mut worker = None;
-    for name in ["offload", "offload-script-worker", "offload-app"] {
+    // The programs `cargo install` puts down beside `offload`: its script worker and the
+    // launcher of confined servers.
+    let mut helpers: Vec<Option<u64>> = vec![None, None];
+    for name in [
+        "offload",
+        "offload-script-worker",
+        "offload-sandbox-exec",
+        "offload-app",
+    ] {
         let path = release.join(name);
         if !path.exists() {
             println!(
@@ -98,7 +105,8 @@ pub fn run(target_dir: PathBuf, peers: PathBuf) -> anyhow::Result<()> {
         );
         match name {
             "offload" => offload = Some(p.file),
-            "offload-script-worker" => worker = Some(p.file),
+            "offload-script-worker" => helpers[0] = Some(p.file),
+            "offload-sandbox-exec" => helpers[1] = Some(p.file),
             _ => {}
         }
     }
@@ -143,13 +151,13 @@ pub fn run(target_dir: PathBuf, peers: PathBuf) -> anyhow::Result<()> {
     println!();
     match offload {
         Some(bytes) => {
-            // `cargo install` puts both programs down: the target holds for the two together.
-            let installed = bytes + worker.unwrap_or(0);
+            // `cargo install` puts the three programs down: the target holds for them together.
+            let installed = bytes + helpers.iter().flatten().sum::<u64>();
             println!(
-                "target (offload and its script worker, as `cargo install` puts them down, <= {}): {} ({})",
+                "target (offload, its script worker and its launcher, as `cargo install` puts them down, <= {}): {} ({})",
                 mb(TARGET),
                 mb(installed),
-                if installed <= TARGET && worker.is_some() {
+                if installed <= TARGET && helpers.iter().all(Option::is_some) {
                     "met"
                 } else {
                     "NOT met"

@@ -1,12 +1,9 @@
-//! `offload sandbox-exec --policy JSON -- PROGRAM ARGS...`: the launcher of confined servers.
-//! It applies the policy to itself and execs the server, which inherits every restriction. If
-//! a restriction cannot be applied, the server is not started: the reason goes to stderr, which
-//! the engine shows as the server's error.
+//! `offload sandbox-exec --policy JSON -- PROGRAM ARGS...`: the launcher of confined servers
+//! (`offload_sandbox::launch`), as `offload-sandbox-exec` is; the engine starts servers through
+//! the small one when it is installed.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
-
-use offload_sandbox::Policy;
 
 #[derive(clap::Args)]
 pub struct ExecArgs {
@@ -18,20 +15,6 @@ pub struct ExecArgs {
     command: Vec<OsString>,
 }
 
-/// The exit code of a launcher that could not confine or start the server (as a shell's
-/// "found but cannot run").
-const CANNOT_RUN: u8 = 126;
-
 pub fn exec(args: ExecArgs) -> ExitCode {
-    let policy = match Policy::from_json(&args.policy) {
-        Ok(p) => p,
-        Err(e) => return fail(&e),
-    };
-    let (program, rest) = args.command.split_first().expect("clap requires a command");
-    fail(&offload_sandbox::exec(&policy, program, rest))
-}
-
-fn fail(e: &offload_sandbox::SandboxError) -> ExitCode {
-    eprintln!("offload sandbox: {e}; the server was not started");
-    ExitCode::from(CANNOT_RUN)
+    offload_sandbox::launch(&args.policy, &args.command)
 }

@@ -291,7 +291,7 @@ impl Engine {
         own.extend(self.config_path().map(ToOwned::to_owned));
         own.extend(std::env::var_os("OFFLOAD_LOG_FILE").map(PathBuf::from));
         crate::upstream::ConfineSetting {
-            launcher: offload_program(),
+            launcher: launcher_program(),
             roots: roots
                 .list()
                 .iter()
@@ -379,6 +379,15 @@ fn offload_program() -> Option<PathBuf> {
     let dir = exe.parent()?;
     let built = dir.parent()?.join(&name);
     (dir.file_name().is_some_and(|d| d == "deps") && built.is_file()).then_some(built)
+}
+
+/// The launcher of confined servers: `offload-sandbox-exec` beside the `offload` program (a
+/// small program, quick to start), or `offload` itself (`offload sandbox-exec`) without it.
+fn launcher_program() -> Option<PathBuf> {
+    let offload = offload_program()?;
+    let name = format!("offload-sandbox-exec{}", std::env::consts::EXE_SUFFIX);
+    let small = offload.with_file_name(name);
+    Some(if small.is_file() { small } else { offload })
 }
 
 /// The program scripts run in, `offload-script-worker`, installed beside the `offload` program.

@@ -177,3 +177,21 @@ pub fn exec(
         SandboxError::Unsupported(WINDOWS_CONSENT.into())
     }
 }
+
+/// The exit code of a launcher that could not confine or start the server (as a shell's
+/// "found but cannot run").
+pub const CANNOT_RUN: u8 = 126;
+
+/// The launcher of confined servers, `offload-sandbox-exec --policy JSON -- PROGRAM ARGS...`
+/// (and `offload sandbox-exec`, the same): applies the policy to this process and execs the
+/// server, which inherits every restriction. If a restriction cannot be applied, the server is
+/// not started: the reason goes to stderr, which the engine shows as the server's error.
+pub fn launch(policy: &str, command: &[std::ffi::OsString]) -> std::process::ExitCode {
+    let e = match (Policy::from_json(policy), command.split_first()) {
+        (Err(e), _) => e,
+        (Ok(_), None) => SandboxError::Unsupported("no program to start".into()),
+        (Ok(policy), Some((program, rest))) => exec(&policy, program, rest),
+    };
+    eprintln!("offload sandbox: {e}; the server was not started");
+    std::process::ExitCode::from(CANNOT_RUN)
+}

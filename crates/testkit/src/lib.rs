@@ -505,7 +505,7 @@ fn pids() -> impl Iterator<Item = u32> {
 }
 
 /// `pid`'s command line, its arguments joined by spaces.
-fn command_line(pid: u32) -> Option<String> {
+pub fn command_line(pid: u32) -> Option<String> {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
     let args: Vec<String> = raw
         .split(|b| *b == 0)

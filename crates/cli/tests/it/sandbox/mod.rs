@@ -314,6 +314,52 @@ fn a_policy_that_cannot_be_applied_starts_nothing() {
     }
 }
 
+/// `offload-sandbox-exec`, the small launcher the engine starts confined servers through, is
+/// the same launcher: a denial under a policy and the control under one that allows it, a
+/// policy that cannot be applied and a command line without a program start nothing (126).
+#[test]
+fn the_small_launcher_confines_as_offload_sandbox_exec_does() {
+    let w = world();
+    let small = |policy: &Value, code: &str| {
+        let out = Command::new(target_bin("offload-sandbox-exec"))
+            .args(["--policy", &policy.to_string(), "--"])
+            .arg(&w.python)
+            .args(["-c", code])
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        (
+            stdout,
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let read = format!("print(open({}).read())", py(&w.root.join("data.txt")));
+    let (out, status, stderr) = small(&base(&w), &read);
+    assert!(
+        status != Some(0) && out.is_empty(),
+        "denied: {out} {stderr}"
+    );
+    let (out, status, stderr) = small(&with(base(&w), json!({"read": [w.root]})), &read);
+    assert_eq!((out.as_str(), status), ("granted", Some(0)), "{stderr}");
+    let (out, status, stderr) = small(&json!({"raed": []}), "print('started')");
+    assert_eq!(status, Some(126), "{stderr}");
+    assert!(
+        out.is_empty() && stderr.contains("not a sandbox policy"),
+        "{stderr}"
+    );
+    for args in [&["--policy", "{}"][..], &[][..], &["python3"][..]] {
+        let out = Command::new(target_bin("offload-sandbox-exec"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(126), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("the server was not started"));
+    }
+}
+
 /// Runs Python `code` as the user `nobody` (a process limit never holds root) under `policy`.
 fn run_as_nobody(policy: &Value, code: &str) -> (String, String) {
     run_as_nobody_program(&[

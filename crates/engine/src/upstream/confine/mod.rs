@@ -322,7 +322,7 @@ const BASELINE_ENV: &[&str] = &[
     "NODE_EXTRA_CA_CERTS",
 ];
 
-/// The launcher's command for `launch`: `offload sandbox-exec --policy … -- program args…`,
+/// The launcher's command for `launch`: `offload-sandbox-exec --policy … -- program args…`,
 /// with the baseline environment, the variables `pass` names, and the state directory (made if
 /// missing, private) as `HOME` and `TMPDIR`.
 pub fn command(
@@ -342,7 +342,15 @@ pub fn command(
     let policy = launch.policy.to_json();
     tracing::debug!(policy, "starting a confined server");
     let mut cmd = tokio::process::Command::new(&launch.launcher);
-    cmd.args(["sandbox-exec", "--policy", &policy, "--"])
+    // `offload-sandbox-exec --policy …`, or `offload sandbox-exec --policy …`.
+    if launch
+        .launcher
+        .file_stem()
+        .is_some_and(|s| s != "offload-sandbox-exec")
+    {
+        cmd.arg("sandbox-exec");
+    }
+    cmd.args(["--policy", &policy, "--"])
         .arg(program)
         .args(args);
     cmd.env_clear();
