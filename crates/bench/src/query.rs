@@ -70,6 +70,7 @@ fn duckdb(source: &str) -> anyhow::Result<(Duration, f64, Value)> {
         r#"
 import duckdb, json, resource, time
 con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")
 con.execute("CREATE VIEW data AS SELECT * FROM {source}")
 t = time.perf_counter()
 rows = con.execute("""{SQL}""").fetchall()
@@ -126,6 +127,7 @@ fn duckdb_session(source: &str) -> anyhow::Result<(Vec<Duration>, Vec<Value>)> {
         r#"
 import duckdb, json, time
 con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")
 con.execute("CREATE VIEW data AS SELECT * FROM {source}")
 out = []
 for q in json.loads({questions:?}):

@@ -167,7 +167,9 @@ impl ColumnCopies {
             rows: 0,
             budget: 0,
             memory: memory.max(1 << 20) as usize,
-            spill_dir: Some(self.dir.clone()),
+            // `SELECT *` never spills; a directory for it would be left behind by a process
+            // ended mid-copy.
+            spill_dir: None,
         };
         let source = Source {
             name: "data".into(),
