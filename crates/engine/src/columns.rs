@@ -7,9 +7,9 @@
 //!
 //! Bounded on disk by `limits.queryCacheBytes` (default 2 GiB, 0 turns copies off): the copies
 //! read least recently go first. Safe with queries at once and with replicas sharing the data
-//! directory: a copy is written under a temporary name and renamed into place whole, and only
-//! when the file still is the version it was read as; one copy of a file is made at a time in
-//! a process, one file at a time.
+//! directory: a copy is written as an unnamed file and linked under its name when whole (a
+//! process ended mid-copy leaves nothing), and only when the file still is the version it was
+//! read as; a process makes one copy of a file, one file at a time.
 
 use std::collections::HashSet;
 use std::fs::File;
