@@ -71,16 +71,11 @@ fn starts_beside_direct(
         }
         cmd
     };
-    // `offload-sandbox-exec --policy …`, or `offload sandbox-exec --policy …`.
-    let small = offload
-        .file_name()
-        .is_some_and(|n| n == "offload-sandbox-exec");
+    let leading = offload_sandbox::launcher_args(offload);
     let confined = || {
         let mut cmd = Command::new(offload);
-        if !small {
-            cmd.arg("sandbox-exec");
-        }
-        cmd.args(["--policy", policy, "--", "/bin/true"])
+        cmd.args(leading)
+            .args(["--policy", policy, "--", "/bin/true"])
             .stderr(Stdio::inherit());
         as_who(cmd).status()
     };
@@ -101,8 +96,8 @@ fn starts_beside_direct(
     let (o, b) = (summarize(&mut ours), summarize(&mut base));
     println!(
         "start /bin/true through `{}` (limits, namespaces, Landlock, seccomp) beside directly, {who}, {starts} starts each, alternating",
-        if small {
-            "offload-sandbox-exec"
+        if leading.is_empty() {
+            offload_sandbox::LAUNCHER
         } else {
             "offload sandbox-exec"
         }

@@ -63,6 +63,17 @@ fn python() -> std::path::PathBuf {
     offload_testkit::interop_dir().join(".venv/bin/python")
 }
 
+/// What a DuckDB script run in a fresh Python process printed, as JSON.
+fn python_json(script: &str) -> anyhow::Result<Value> {
+    let out = Command::new(python()).arg("-c").arg(script).output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "duckdb: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
 /// DuckDB (Python) on `source` (an expression such as `read_csv('x')`): median seconds over
 /// fresh processes, their peak RSS in MiB, and the rows it answered.
 fn duckdb(source: &str) -> anyhow::Result<(Duration, f64, Value)> {
@@ -80,13 +91,7 @@ print(json.dumps({{"secs": took, "rss_kb": resource.getrusage(resource.RUSAGE_SE
     );
     let (mut times, mut peak, mut rows) = (Vec::new(), 0f64, Value::Null);
     for _ in 0..RUNS {
-        let out = Command::new(python()).arg("-c").arg(&script).output()?;
-        anyhow::ensure!(
-            out.status.success(),
-            "duckdb: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: Value = serde_json::from_slice(&out.stdout)?;
+        let v = python_json(&script)?;
         times.push(v["secs"].as_f64().unwrap_or(f64::NAN));
         peak = peak.max(v["rss_kb"].as_f64().unwrap_or(0.0) / 1024.0);
         rows = v["rows"].clone();
@@ -140,13 +145,7 @@ print(json.dumps(out))
     let mut times = vec![Vec::new(); QUESTIONS.len()];
     let mut answers = Vec::new();
     for _ in 0..RUNS {
-        let out = Command::new(python()).arg("-c").arg(&script).output()?;
-        anyhow::ensure!(
-            out.status.success(),
-            "duckdb: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: Vec<Value> = serde_json::from_slice(&out.stdout)?;
+        let v: Vec<Value> = serde_json::from_value(python_json(&script)?)?;
         for (i, q) in v.iter().enumerate() {
             times[i].push(q["secs"].as_f64().unwrap_or(f64::NAN));
         }

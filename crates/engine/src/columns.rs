@@ -308,6 +308,22 @@ mod tests {
         panic!("copies still being made after 6 s");
     }
 
+    /// Makes the copy `find` says is missing, within `cap`, and waits for it.
+    fn copy(
+        copies: &Arc<ColumnCopies>,
+        file: &files::Source,
+        label: &str,
+        format: &Format,
+        cap: u64,
+    ) {
+        copies.make(
+            vec![missing(copies.find(file, label, format, 1 << 30))],
+            64 << 20,
+            cap,
+        );
+        settle(copies);
+    }
+
     fn missing(found: Found) -> Missing {
         match found {
             Found::Missing(m) => m,
@@ -325,9 +341,7 @@ mod tests {
         let label = a_path.display().to_string();
 
         // First: missing; made once asked; then found.
-        let m = missing(copies.find(&a, &label, &CSV, 1 << 30));
-        copies.make(vec![m], 64 << 20, 1 << 30);
-        settle(&copies);
+        copy(&copies, &a, &label, &CSV, 1 << 30);
         assert!(matches!(
             copies.find(&a, &label, &CSV, 1 << 30),
             Found::Copy(_)
@@ -360,12 +374,7 @@ mod tests {
         // Same size, another modification time: not its copy either.
         let (b_path, b) = csv(files.path(), "b.csv", 1000);
         let b_label = b_path.display().to_string();
-        copies.make(
-            vec![missing(copies.find(&b, &b_label, &CSV, 1 << 30))],
-            64 << 20,
-            1 << 30,
-        );
-        settle(&copies);
+        copy(&copies, &b, &b_label, &CSV, 1 << 30);
         File::options()
             .write(true)
             .open(&b_path)
@@ -384,12 +393,7 @@ mod tests {
 
         // Within the cap: the copy read least recently goes. `a` copied again, `c` made; a cap
         // that holds two of them keeps the two read last.
-        copies.make(
-            vec![missing(copies.find(&a2, &label, &CSV, 1 << 30))],
-            64 << 20,
-            1 << 30,
-        );
-        settle(&copies);
+        copy(&copies, &a2, &label, &CSV, 1 << 30);
         let one = std::fs::read_dir(&copies.dir)
             .unwrap()
             .flatten()
@@ -403,12 +407,7 @@ mod tests {
         ));
         let (c_path, c) = csv(files.path(), "c.csv", 1000);
         let c_label = c_path.display().to_string();
-        copies.make(
-            vec![missing(copies.find(&c, &c_label, &CSV, 1 << 30))],
-            64 << 20,
-            2 * one + one / 2,
-        );
-        settle(&copies);
+        copy(&copies, &c, &c_label, &CSV, 2 * one + one / 2);
         assert!(matches!(
             copies.find(&a2, &label, &CSV, 1 << 30),
             Found::Copy(_)
@@ -429,7 +428,7 @@ mod tests {
         let (path, a) = csv(files.path(), "a.csv", 100);
         let label = path.display().to_string();
         let m = missing(copies.find(&a, &label, &CSV, 1 << 30));
-        let copy = copies.dir.join(format!("{}.parquet", m.name));
+        let made = copies.dir.join(format!("{}.parquet", m.name));
         copies.make(vec![m], 64 << 20, 1 << 30);
         settle(&copies);
         assert!(matches!(
@@ -437,10 +436,10 @@ mod tests {
             Found::Copy(_)
         ));
         // Cut short: not read.
-        let len = std::fs::metadata(&copy).unwrap().len();
+        let len = std::fs::metadata(&made).unwrap().len();
         File::options()
             .write(true)
-            .open(&copy)
+            .open(&made)
             .unwrap()
             .set_len(len / 2)
             .unwrap();
@@ -454,17 +453,7 @@ mod tests {
         std::fs::write(&bad, "[1, 2]").unwrap();
         let opened: files::Source = File::open(&bad).unwrap().into();
         let bad_label = bad.display().to_string();
-        copies.make(
-            vec![missing(copies.find(
-                &opened,
-                &bad_label,
-                &Format::Json,
-                1 << 30,
-            ))],
-            64 << 20,
-            1 << 30,
-        );
-        settle(&copies);
+        copy(&copies, &opened, &bad_label, &Format::Json, 1 << 30);
         assert!(matches!(
             copies.find(&opened, &bad_label, &Format::Json, 1 << 30),
             Found::Missing(_)

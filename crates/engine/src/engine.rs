@@ -385,7 +385,11 @@ fn offload_program() -> Option<PathBuf> {
 /// small program, quick to start), or `offload` itself (`offload sandbox-exec`) without it.
 fn launcher_program() -> Option<PathBuf> {
     let offload = offload_program()?;
-    let name = format!("offload-sandbox-exec{}", std::env::consts::EXE_SUFFIX);
+    let name = format!(
+        "{}{}",
+        offload_sandbox::LAUNCHER,
+        std::env::consts::EXE_SUFFIX
+    );
     let small = offload.with_file_name(name);
     Some(if small.is_file() { small } else { offload })
 }

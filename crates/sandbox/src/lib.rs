@@ -178,6 +178,20 @@ pub fn exec(
     }
 }
 
+/// The small launcher's program, installed beside `offload`: what confined servers start
+/// through (`offload sandbox-exec` is the same launcher inside the big program).
+pub const LAUNCHER: &str = "offload-sandbox-exec";
+
+/// What `launcher` takes before `--policy JSON -- PROGRAM ARGS...`: nothing for the small
+/// launcher, the subcommand for `offload`.
+pub fn launcher_args(launcher: &std::path::Path) -> &'static [&'static str] {
+    if launcher.file_stem().is_some_and(|s| s == LAUNCHER) {
+        &[]
+    } else {
+        &["sandbox-exec"]
+    }
+}
+
 /// The exit code of a launcher that could not confine or start the server (as a shell's
 /// "found but cannot run").
 pub const CANNOT_RUN: u8 = 126;

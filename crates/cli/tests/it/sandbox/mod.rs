@@ -75,10 +75,23 @@ fn with(mut policy: Value, change: Value) -> Value {
     policy
 }
 
-/// Runs `code` in Python under `policy`; its last line of stdout, and the exit code.
+/// Runs `code` in Python under `policy` through `offload sandbox-exec`; its last line of
+/// stdout, the exit code and stderr.
 fn run(w: &World, policy: &Value, code: &str) -> (String, Option<i32>, String) {
-    let out = Command::new(target_bin("offload"))
-        .args(["sandbox-exec", "--policy", &policy.to_string(), "--"])
+    let mut launcher = Command::new(target_bin("offload"));
+    launcher.arg("sandbox-exec");
+    run_through(launcher, w, policy, code)
+}
+
+/// `run`, through `launcher` (a command that takes `--policy JSON -- PROGRAM ARGS`).
+fn run_through(
+    mut launcher: Command,
+    w: &World,
+    policy: &Value,
+    code: &str,
+) -> (String, Option<i32>, String) {
+    let out = launcher
+        .args(["--policy", &policy.to_string(), "--"])
         .arg(&w.python)
         .args(["-c", code])
         .env_clear()
@@ -321,19 +334,11 @@ fn a_policy_that_cannot_be_applied_starts_nothing() {
 fn the_small_launcher_confines_as_offload_sandbox_exec_does() {
     let w = world();
     let small = |policy: &Value, code: &str| {
-        let out = Command::new(target_bin("offload-sandbox-exec"))
-            .args(["--policy", &policy.to_string(), "--"])
-            .arg(&w.python)
-            .args(["-c", code])
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        (
-            stdout,
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
+        run_through(
+            Command::new(target_bin("offload-sandbox-exec")),
+            &w,
+            policy,
+            code,
         )
     };
     let read = format!("print(open({}).read())", py(&w.root.join("data.txt")));

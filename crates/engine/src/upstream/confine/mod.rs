@@ -342,15 +342,8 @@ pub fn command(
     let policy = launch.policy.to_json();
     tracing::debug!(policy, "starting a confined server");
     let mut cmd = tokio::process::Command::new(&launch.launcher);
-    // `offload-sandbox-exec --policy …`, or `offload sandbox-exec --policy …`.
-    if launch
-        .launcher
-        .file_stem()
-        .is_some_and(|s| s != "offload-sandbox-exec")
-    {
-        cmd.arg("sandbox-exec");
-    }
-    cmd.args(["--policy", &policy, "--"])
+    cmd.args(offload_sandbox::launcher_args(&launch.launcher))
+        .args(["--policy", &policy, "--"])
         .arg(program)
         .args(args);
     cmd.env_clear();
