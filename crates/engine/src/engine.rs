@@ -115,7 +115,7 @@ impl Engine {
         };
         // Servers that were there before confinement keep their network (once per file).
         let upgraded = crate::config::edit::upgrade_for_sandbox(&source.path, &dirs.data_dir);
-        let (config, mut warnings) = source.read()?;
+        let (config, mut warnings) = source.read(false)?;
         match upgraded {
             Ok(names) if !names.is_empty() => warnings.push(format!(
                 "servers are now confined to your allowed directories; {} kept network access (\"sandbox\": {{\"network\": \"all\"}} in their entries): close it where they do not need it",
@@ -246,7 +246,7 @@ impl Engine {
             return Ok(Reloaded::default());
         };
         let _one_at_a_time = self.reloading.lock().await;
-        match source.read() {
+        match source.read(true) {
             Ok((config, warnings)) => {
                 let mut reloaded = self.apply(config).await;
                 reloaded.warnings.splice(0..0, warnings);
@@ -350,8 +350,12 @@ impl Engine {
 }
 
 impl Source {
-    fn read(&self) -> Result<(Config, Vec<String>), ConfigError> {
-        let mut config = Config::read(&self.path, self.required)?;
+    /// On a reload, a file that is there but empty is one being written (an editor or a script
+    /// that truncates before it writes), never "no servers": it is an error, so the configuration
+    /// in effect stays until the write's own event reads the file again.
+    fn read(&self, reloading: bool) -> Result<(Config, Vec<String>), ConfigError> {
+        let required = self.required || (reloading && self.path.exists());
+        let mut config = Config::read(&self.path, required)?;
         let warnings = apply_compat(&mut config, &self.compat)?;
         Ok((config, warnings))
     }

@@ -48,6 +48,42 @@ async fn edits_on_disk_are_picked_up_while_running() {
     engine.shutdown().await;
 }
 
+/// A writer that truncates the file before it writes (Python's `write_text`, `echo >`, some
+/// editors) leaves it empty for a moment; a reload that reads it then keeps every server as it
+/// was (not "no servers", which stopped them all and restarted them a moment later), and the
+/// written file is put in effect by the write's own event.
+#[tokio::test]
+async fn a_file_read_while_it_is_being_written_stops_nothing() {
+    let t = TestContext::new();
+    t.write_servers(json!({"a": TestContext::fixture(&[])}));
+    let engine = engine(&t);
+    let _watch = crate::config_watch::watch(engine.clone()).unwrap().unwrap();
+    let mut changed = engine.watch();
+    server_tools(&engine, "a").await.unwrap();
+    let a = engine.pool.get("a").unwrap();
+    let on_disk = std::fs::read(&t.config_path).unwrap();
+
+    std::fs::write(&t.config_path, "").unwrap();
+    let error = engine.reload().await.expect_err("an empty file is not put in effect");
+    assert!(error.to_string().contains("empty"), "{error}");
+    assert_eq!(names(&engine), ["a"]);
+    assert!(Arc::ptr_eq(&a, &engine.pool.get("a").unwrap()), "a untouched");
+
+    // The write ends: the same servers plus one.
+    let mut next: Value = serde_json::from_slice(&on_disk).unwrap();
+    next["mcpServers"]["b"] = TestContext::fixture(&[]);
+    std::fs::write(&t.config_path, serde_json::to_vec_pretty(&next).unwrap()).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while names(&engine) != ["a", "b"] || engine.config_error().is_some() {
+            changed.changed().await.unwrap();
+        }
+    })
+    .await
+    .expect("the written file is put in effect");
+    assert!(Arc::ptr_eq(&a, &engine.pool.get("a").unwrap()), "a still untouched");
+    engine.shutdown().await;
+}
+
 /// A keychain that is slow to give the secret `slow` (a Secret Service waking up).
 struct SlowKeychain;
 
