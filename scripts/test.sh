@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 scripts/setup-interop.sh
+scripts/setup-model.sh
 
 echo "== format and lints" >&2
 cargo fmt --all -- --check

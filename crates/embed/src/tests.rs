@@ -1,0 +1,96 @@
+//! Run against the model file the setup installs (`scripts/setup-model.sh`); the expected
+//! numbers were printed by onnxruntime running the same file through the model's own
+//! tokenizer (Hugging Face `tokenizers`).
+
+use super::*;
+
+/// The model the setup installed: `OFFLOAD_SEARCH_MODEL`, or where `scripts/setup-model.sh`
+/// puts it.
+pub fn installed() -> Sentences {
+    let path = std::env::var_os("OFFLOAD_SEARCH_MODEL")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            let home = std::env::var_os("HOME").expect("HOME");
+            Path::new(&home).join(".cache/offload/models/all-MiniLM-L6-v2-int8.onnx")
+        });
+    assert!(
+        path.is_file(),
+        "{} is missing: run scripts/setup-model.sh",
+        path.display()
+    );
+    Sentences::load(&path).expect("the installed model loads")
+}
+
+fn close(got: &[f32], want: &[f32]) {
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() < 2e-5, "{got:?} beside {want:?}");
+    }
+}
+
+#[test]
+fn vectors_are_the_models() {
+    let model = installed();
+    for (pieces, start) in [
+        (
+            &[3342, 1037, 2755, 2055, 1037, 2711][..],
+            [0.025778, 0.087523, -0.069522, 0.040299, 0.015988, 0.128451],
+        ),
+        (
+            &[
+                21025, 2102, 1035, 4487, 4246, 1035, 4895, 9153, 5999, 1024, 3065, 3431, 1999,
+                1996, 2551, 14176, 2008, 2024, 2025, 2664, 9813,
+            ][..],
+            [
+                -0.016876, -0.031996, 0.088764, -0.002107, 0.084505, -0.136664,
+            ],
+        ),
+        (
+            &[][..],
+            [
+                -0.127353, 0.040874, -0.001428, -0.015986, 0.053876, 0.008883,
+            ],
+        ),
+    ] {
+        let v = model.embed(pieces).unwrap();
+        assert_eq!(v.len(), DIMENSIONS);
+        close(&v[..6], &start);
+        let norm: f32 = v.iter().map(|x| x * x).sum();
+        assert!((norm - 1.0).abs() < 1e-4);
+    }
+}
+
+/// Texts of different lengths in one pass: each the same vector as alone (the padding masked).
+#[test]
+fn a_pass_of_many_gives_each_its_own_vector() {
+    let model = installed();
+    let texts: [&[u32]; 3] = [&[3342, 1037, 2755], &[2054], &[1037; 40]];
+    let together = model.embed_many(&texts).unwrap();
+    for (text, v) in texts.iter().zip(&together) {
+        close(v, &model.embed(text).unwrap());
+    }
+    assert!(model.embed_many(&[]).unwrap().is_empty());
+}
+
+#[test]
+fn long_and_hostile_input_stays_within_bounds() {
+    let model = installed();
+    let long = vec![2054u32; 10_000];
+    assert_eq!(model.embed(&long).unwrap().len(), DIMENSIONS);
+    // Ids past the vocabulary are refused by the model, not read out of bounds.
+    assert!(model.embed(&[u32::MAX]).is_err());
+}
+
+#[test]
+fn a_file_that_is_not_the_model_is_refused() {
+    let dir = std::env::temp_dir().join(format!("offload-embed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let junk = dir.join("model.onnx");
+    std::fs::write(&junk, b"not a model").unwrap();
+    let e = Sentences::load(&junk).err().expect("refused");
+    assert!(e.to_string().contains("model.onnx"), "{e}");
+    let e = Sentences::load(&dir.join("absent.onnx"))
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("absent.onnx"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
