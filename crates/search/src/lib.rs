@@ -13,6 +13,13 @@
 //! catalog). When no tool has any word of the request, the closest in meaning are offered as
 //! guesses ([`Hit::guess`]).
 //!
+//! A caller with a sentence model (`offload-embed`) gives the index each tool's vector
+//! ([`Index::with_sentences`], made from [`Index::meaning_text`] split by [`meaning::pieces`]) and
+//! each search the request's ([`Index::search_with`]): then every tool is ranked, by words and
+//! that meaning together ([`Fusion::SENTENCES`]), a tool none of whose words the request has too.
+//! [`Index::parts`] gives a search's parts before they are ranked, so a bench can rank them with
+//! any [`Fusion`].
+//!
 //! Each hit carries a confidence: the mean of the share of the request's weight (the rarity of
 //! its words) that the tool matched and its closeness in meaning (the cosine, 0 if negative); 1
 //! for an exact name.
@@ -21,7 +28,7 @@ mod index;
 pub mod meaning;
 mod words;
 
-pub use index::{Doc, Hit, Index};
+pub use index::{Doc, Fusion, Hit, Index, Parts};
 pub use words::{Words, stem_words};
 
 #[cfg(test)]

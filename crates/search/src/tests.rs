@@ -219,3 +219,86 @@ fn hostile_and_empty_input_is_answered() {
         ["get", "current", "time", "http", "server"]
     );
 }
+
+/// A vector that points along one axis: tools and requests "mean" what their axis says.
+fn axis(i: usize) -> Vec<f32> {
+    let mut v = vec![0.0; CATALOG.len()];
+    v[i] = 1.0;
+    v
+}
+
+/// With a sentence model's vectors, every tool is ranked, one none of whose words the request
+/// has too (a guess); words still count; exact names still come first.
+#[test]
+fn a_sentence_models_vectors_rank_every_tool() {
+    let at = |name: &str| CATALOG.iter().position(|t| t.1 == name).unwrap();
+    let index = index().with_sentences((0..CATALOG.len()).map(axis).collect());
+    // No word in common with add_observations, its meaning alone.
+    let near = axis(at("add_observations"));
+    let hits = index.search_with("remember Ana likes tea", Some(&near), 20);
+    assert_eq!(CATALOG[hits[0].doc].1, "add_observations");
+    assert!(hits[0].guess, "no word matched: a guess");
+    assert_eq!(hits.len(), CATALOG.len(), "every tool ranked");
+    // Words and meaning together: "time" words lead among tools of the same meaning.
+    let hits = index.search_with("convert time", Some(&axis(at("convert_time"))), 3);
+    assert_eq!(CATALOG[hits[0].doc].1, "convert_time");
+    assert!(!hits[0].guess);
+    // An exact name first, with full confidence, whatever the vector says.
+    let hits = index.search_with("git_log", Some(&near), 3);
+    assert_eq!(
+        (CATALOG[hits[0].doc].1, hits[0].confidence),
+        ("git_log", 1.0)
+    );
+    // Without the request's vector, the built-in meaning ranks as before.
+    assert_eq!(
+        index.search_with("the current time in Tokyo", None, 1)[0].doc,
+        at("get_current_time")
+    );
+}
+
+/// Vectors that do not fit the catalog (another count, mixed widths, none) are not taken.
+#[test]
+fn vectors_that_do_not_fit_are_not_taken() {
+    let near = axis(1);
+    let plain: Vec<usize> = index()
+        .search("remember Ana likes tea", 20)
+        .iter()
+        .map(|h| h.doc)
+        .collect();
+    for vectors in [
+        vec![axis(0)],
+        (0..CATALOG.len())
+            .map(|i| if i == 3 { vec![1.0] } else { axis(i) })
+            .collect(),
+        Vec::new(),
+    ] {
+        let index = index().with_sentences(vectors);
+        let got: Vec<usize> = index
+            .search_with("remember Ana likes tea", Some(&near), 20)
+            .iter()
+            .map(|h| h.doc)
+            .collect();
+        assert_eq!(got, plain);
+    }
+}
+
+/// The parts of a search ranked with another weight: words alone, meaning alone.
+#[test]
+fn parts_rank_with_any_weight() {
+    let at = |name: &str| CATALOG.iter().position(|t| t.1 == name).unwrap();
+    let index = index().with_sentences((0..CATALOG.len()).map(axis).collect());
+    let parts = index.parts("git status", Some(&axis(at("git_log"))));
+    let first = |words: f32| {
+        CATALOG[parts.rank(
+            Fusion {
+                words,
+                every_tool: true,
+            },
+            1,
+        )[0]
+        .doc]
+            .1
+    };
+    assert_eq!(first(1.0), "git_status");
+    assert_eq!(first(0.0), "git_log");
+}
