@@ -177,6 +177,10 @@ enum Bench {
         /// Where the sets are (scripts/search-sets.py makes them).
         #[arg(long, default_value = "crates/bench/data/search")]
         data: std::path::PathBuf,
+        /// The sentence model file, scored as candidates; by default where
+        /// scripts/setup-model.sh installs it, when it is there.
+        #[arg(long)]
+        model: Option<std::path::PathBuf>,
     },
     /// The release binaries' size (machine code, read-only data, the rest) and the .deb's,
     /// beside the installed footprint of the peer gateways the other benches install.
@@ -216,6 +220,8 @@ async fn main() -> anyhow::Result<()> {
         Bench::Size { target_dir, peers } => size::run(target_dir, peers),
         Bench::Confine { starts, calls } => confine::run(starts, calls).await,
         Bench::Scripts { rounds, starts } => scripts::run(rounds, starts).await,
-        Bench::Search { data } => search::run(&data).await,
+        Bench::Search { data, model } => {
+            search::run(&data, model.or_else(search::installed_model).as_deref()).await
+        }
     }
 }

@@ -1,0 +1,69 @@
+//! The sentence model's part of the search bench: each set's tools and requests embedded once,
+//! the words' weight in the fusion picked on one set of requests and reported on others, and
+//! the model alone beside it.
+
+use std::path::Path;
+use std::time::Instant;
+
+use offload_embed::Sentences;
+use offload_search::meaning::pieces;
+
+/// A set's tools and requests as the sentence model sees them.
+pub struct Embedded {
+    pub tools: Vec<Vec<f32>>,
+    pub queries: Vec<Vec<f32>>,
+}
+
+/// How many texts go through the model in one pass.
+const BATCH: usize = 16;
+
+pub fn load(path: &Path) -> anyhow::Result<Sentences> {
+    let t = Instant::now();
+    let model = Sentences::load(path)?;
+    println!(
+        "sentence model: {} ({:.1} MB), ready in {:.2} s",
+        path.display(),
+        std::fs::metadata(path)?.len() as f64 / 1e6,
+        t.elapsed().as_secs_f64()
+    );
+    Ok(model)
+}
+
+/// The vectors of `texts`, in their order; passes of texts of about the same length, so little
+/// is padding.
+pub fn embed_all(model: &Sentences, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+    let split: Vec<Vec<u32>> = texts.iter().map(|t| pieces(t)).collect();
+    let mut order: Vec<usize> = (0..texts.len()).collect();
+    order.sort_by_key(|&i| split[i].len());
+    let mut out = vec![Vec::new(); texts.len()];
+    for chunk in order.chunks(BATCH) {
+        let batch: Vec<&[u32]> = chunk.iter().map(|&i| split[i].as_slice()).collect();
+        for (&i, v) in chunk.iter().zip(model.embed_many(&batch)?) {
+            out[i] = v;
+        }
+    }
+    Ok(out)
+}
+
+/// A set embedded, with the time it took.
+pub fn embed_set(
+    model: &Sentences,
+    name: &str,
+    tools: Vec<String>,
+    queries: Vec<String>,
+) -> anyhow::Result<Embedded> {
+    let t = Instant::now();
+    let tools = embed_all(model, &tools)?;
+    let tools_took = t.elapsed();
+    let t = Instant::now();
+    let queries = embed_all(model, &queries)?;
+    println!(
+        "  {name}: {} tools embedded in {:.1} s, {} requests in {:.1} s ({:.2} ms a request, in passes of {BATCH})",
+        tools.len(),
+        tools_took.as_secs_f64(),
+        queries.len(),
+        t.elapsed().as_secs_f64(),
+        t.elapsed().as_secs_f64() * 1e3 / queries.len().max(1) as f64
+    );
+    Ok(Embedded { tools, queries })
+}
