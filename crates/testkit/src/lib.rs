@@ -35,6 +35,18 @@ pub fn interop_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop"))
 }
 
+/// The sentence model `scripts/setup-model.sh` installs, for the search's tests and bench.
+pub fn search_model() -> PathBuf {
+    let home = std::env::var_os("HOME").expect("HOME is set");
+    let path = PathBuf::from(home).join(".cache/offload/models/all-MiniLM-L6-v2-int8.onnx");
+    assert!(
+        path.is_file(),
+        "{} is missing: run scripts/setup-model.sh",
+        path.display()
+    );
+    path
+}
+
 /// A port on 127.0.0.1 that nothing listens on right now (for a server a test starts).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -179,7 +179,7 @@ pub async fn list_available_tools(
     type Listing<'a> = Vec<(&'a str, &'a Tool, Option<f32>)>;
     let (found, matched): (Listing, usize) = match query {
         Some(q) => {
-            let (found, matched) = super::search::rank(q, &listed, usable, limit);
+            let (found, matched) = super::search::rank(q, &listed, usable, limit).await;
             let found = found.into_iter().map(|(s, t, c)| (s, t, Some(c))).collect();
             (found, matched)
         }

@@ -2,9 +2,11 @@
 //! names, titles, descriptions and parameters with each tool's meaning; exact names first; when
 //! no tool has a word of the request, the closest in meaning as guesses), the index kept while the
 //! servers' tool lists stay the same, so a search among thousands of tools costs a lookup, not
-//! an indexing.
+//! an indexing. With the sentence model installed ([`crate::sentences`]) and the catalog's
+//! vectors ready within [`MODEL_WAIT`], every tool is ranked by words and the model's meaning.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use offload_search::{Doc, Index};
 use rmcp::model::Tool;
@@ -19,13 +21,19 @@ pub type Found<'a> = (&'a str, &'a Tool, f32);
 struct Cached {
     lists: Vec<(String, Arc<Vec<Tool>>)>,
     index: Arc<Index>,
+    /// The index holds the sentence model's vectors.
+    sentences: bool,
 }
+
+/// How long a search waits for the sentence model's vectors of the catalog (loading the model
+/// and embedding some hundred tools) before it ranks with the built-in meaning.
+pub const MODEL_WAIT: Duration = Duration::from_secs(3);
 
 static CACHE: Mutex<Option<Cached>> = Mutex::new(None);
 
 /// The tools of `listed` that match `query` and that `usable` lets through, best first, at most
 /// `limit`; and how many matched a word of it in all (0 when those listed are guesses).
-pub fn rank<'a>(
+pub async fn rank<'a>(
     query: &str,
     listed: &'a [ServerTools],
     usable: impl Fn(&str, &Tool) -> bool,
@@ -35,9 +43,15 @@ pub fn rank<'a>(
         .iter()
         .flat_map(|s| s.tools.iter().map(move |t| (s.status.name.as_str(), t)))
         .collect();
-    let index = index_of(listed, &catalog);
+    let texts: Vec<String> = catalog
+        .iter()
+        .map(|(server, tool)| Index::meaning_text(&doc(server, tool, "")))
+        .collect();
+    let vectors = crate::sentences::vectors(&texts, query, MODEL_WAIT).await;
+    let (tools, request) = vectors.unzip();
+    let index = index_of(listed, &catalog, tools);
     let found: Vec<(Found<'a>, bool)> = index
-        .search(query, usize::MAX)
+        .search_with(query, request.as_deref(), usize::MAX)
         .into_iter()
         .filter_map(|hit| {
             let (server, tool) = *catalog.get(hit.doc)?;
@@ -52,10 +66,25 @@ pub fn rank<'a>(
     )
 }
 
-fn index_of(listed: &[ServerTools], catalog: &[(&str, &Tool)]) -> Arc<Index> {
+fn doc<'a>(server: &'a str, tool: &'a Tool, params: &'a str) -> Doc<'a> {
+    Doc {
+        server,
+        name: &tool.name,
+        title: tool.title.as_deref(),
+        description: tool.description.as_deref().unwrap_or(""),
+        params,
+    }
+}
+
+fn index_of(
+    listed: &[ServerTools],
+    catalog: &[(&str, &Tool)],
+    sentences: Option<Vec<Arc<[f32]>>>,
+) -> Arc<Index> {
     let same =
         |cached: &Cached| {
-            cached.lists.len() == listed.len()
+            cached.sentences == sentences.is_some()
+                && cached.lists.len() == listed.len()
                 && cached.lists.iter().zip(listed).all(|((name, tools), s)| {
                     *name == s.status.name && Arc::ptr_eq(tools, &s.tools)
                 })
@@ -65,16 +94,19 @@ fn index_of(listed: &[ServerTools], catalog: &[(&str, &Tool)]) -> Arc<Index> {
         return cached.index.clone();
     }
     let params: Vec<String> = catalog.iter().map(|(_, t)| parameters(t)).collect();
-    let index = Arc::new(Index::new(catalog.iter().zip(&params).map(
-        |((server, tool), params)| Doc {
-            server,
-            name: &tool.name,
-            title: tool.title.as_deref(),
-            description: tool.description.as_deref().unwrap_or(""),
-            params,
-        },
-    )));
+    let mut index = Index::new(
+        catalog
+            .iter()
+            .zip(&params)
+            .map(|((server, tool), params)| doc(server, tool, params)),
+    );
+    let with_sentences = sentences.is_some();
+    if let Some(vectors) = sentences {
+        index = index.with_sentences(vectors.iter().map(|v| v.to_vec()).collect());
+    }
+    let index = Arc::new(index);
     *cache = Some(Cached {
+        sentences: with_sentences,
         lists: listed
             .iter()
             .map(|s| (s.status.name.clone(), s.tools.clone()))

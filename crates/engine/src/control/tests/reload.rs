@@ -64,10 +64,16 @@ async fn a_file_read_while_it_is_being_written_stops_nothing() {
     let on_disk = std::fs::read(&t.config_path).unwrap();
 
     std::fs::write(&t.config_path, "").unwrap();
-    let error = engine.reload().await.expect_err("an empty file is not put in effect");
+    let error = engine
+        .reload()
+        .await
+        .expect_err("an empty file is not put in effect");
     assert!(error.to_string().contains("empty"), "{error}");
     assert_eq!(names(&engine), ["a"]);
-    assert!(Arc::ptr_eq(&a, &engine.pool.get("a").unwrap()), "a untouched");
+    assert!(
+        Arc::ptr_eq(&a, &engine.pool.get("a").unwrap()),
+        "a untouched"
+    );
 
     // The write ends: the same servers plus one.
     let mut next: Value = serde_json::from_slice(&on_disk).unwrap();
@@ -80,7 +86,10 @@ async fn a_file_read_while_it_is_being_written_stops_nothing() {
     })
     .await
     .expect("the written file is put in effect");
-    assert!(Arc::ptr_eq(&a, &engine.pool.get("a").unwrap()), "a still untouched");
+    assert!(
+        Arc::ptr_eq(&a, &engine.pool.get("a").unwrap()),
+        "a still untouched"
+    );
     engine.shutdown().await;
 }
 
