@@ -20,6 +20,9 @@ pub const DIMENSIONS: usize = 384;
 /// by its first lines.
 pub const MOST_PIECES: usize = 256;
 
+/// How many texts [`Sentences::embed_all`] runs in one pass.
+pub const BATCH: usize = 16;
+
 /// BERT's "start of text" and "end of text" pieces.
 const CLS: i64 = 101;
 const SEP: i64 = 102;
@@ -85,6 +88,21 @@ impl Sentences {
     /// The vector of one text, given as its word pieces (without the start and end pieces).
     pub fn embed(&self, pieces: &[u32]) -> Result<Vec<f32>, Error> {
         Ok(self.embed_many(&[pieces])?.remove(0))
+    }
+
+    /// The vectors of any number of texts, in their order: passes of [`BATCH`] texts of about
+    /// the same length, so that little of a pass is padding.
+    pub fn embed_all(&self, texts: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, Error> {
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].len());
+        let mut out = vec![Vec::new(); texts.len()];
+        for chunk in order.chunks(BATCH) {
+            let batch: Vec<&[u32]> = chunk.iter().map(|&i| texts[i].as_slice()).collect();
+            for (&i, v) in chunk.iter().zip(self.embed_many(&batch)?) {
+                out[i] = v;
+            }
+        }
+        Ok(out)
     }
 
     /// The vectors of several texts in one pass: faster per text than one at a time, for a
@@ -155,11 +173,6 @@ impl Sentences {
             })
             .collect())
     }
-}
-
-/// How close two vectors of length 1 are: their cosine, -1 to 1.
-pub fn similarity(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 #[cfg(test)]

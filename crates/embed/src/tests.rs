@@ -69,6 +69,11 @@ fn a_pass_of_many_gives_each_its_own_vector() {
         close(v, &model.embed(text).unwrap());
     }
     assert!(model.embed_many(&[]).unwrap().is_empty());
+    // In passes sorted by length, answered in the texts' order.
+    let owned: Vec<Vec<u32>> = texts.iter().map(|t| t.to_vec()).collect();
+    for (all, v) in model.embed_all(&owned).unwrap().iter().zip(&together) {
+        close(all, v);
+    }
 }
 
 #[test]

@@ -14,13 +14,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use offload_embed::Sentences;
+use offload_search::meaning::pieces;
 use tokio::sync::{Notify, OnceCell};
 
 /// The model file's name beside the program.
 pub const FILE_NAME: &str = "offload-search-model.onnx";
-/// Texts embedded in one pass.
-const BATCH: usize = 16;
-/// Past this many kept vectors (1.5 KB each), the oldest catalog's are forgotten.
+/// Past this many kept vectors (1.5 KB each), they are forgotten and made again as asked.
 const MOST_KEPT: usize = 50_000;
 
 /// Where the model is, if there is one to try.
@@ -48,22 +47,19 @@ static MADE: Notify = Notify::const_new();
 
 /// The model, loaded the first time (about half a second); `None` when none is installed or it
 /// does not load (said once in the log).
-async fn model() -> Option<Arc<Sentences>> {
+pub async fn model() -> Option<Arc<Sentences>> {
     MODEL
         .get_or_init(|| async {
             let path = model_path()?;
-            let loaded = tokio::task::spawn_blocking(move || Sentences::load(&path)).await;
-            match loaded {
-                Ok(Ok(model)) => Some(Arc::new(model)),
-                Ok(Err(e)) => {
-                    tracing::warn!("the search ranks without its sentence model: {e}");
-                    None
-                }
-                Err(e) => {
-                    tracing::warn!("the search ranks without its sentence model: {e}");
-                    None
-                }
-            }
+            let loaded = tokio::task::spawn_blocking(move || {
+                Sentences::load(&path).map_err(|e| e.to_string())
+            })
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()));
+            loaded
+                .inspect_err(|e| tracing::warn!("the search ranks without its sentence model: {e}"))
+                .ok()
+                .map(Arc::new)
         })
         .await
         .clone()
@@ -74,71 +70,65 @@ fn kept<T>(f: impl FnOnce(&mut Kept) -> T) -> T {
     f(guard.get_or_insert_with(Kept::default))
 }
 
-/// The vectors of a catalog's tool texts and of the request, if the model is installed and
-/// they are ready within `wait`; the missing ones go on being made in the background.
-pub async fn vectors(
+/// The vectors of a catalog's tool texts, if they are ready within `wait`; the missing ones go
+/// on being made in the background.
+pub async fn tool_vectors(
+    model: &Arc<Sentences>,
     texts: &[String],
-    request: &str,
     wait: Duration,
-) -> Option<(Vec<Arc<[f32]>>, Vec<f32>)> {
-    let model = model().await?;
+) -> Option<Vec<Arc<[f32]>>> {
     let missing: Vec<String> = kept(|k| {
-        let missing: Vec<String> = texts
-            .iter()
-            .filter(|t| !k.vectors.contains_key(*t) && !k.pending.contains(*t))
-            .cloned()
-            .collect::<HashSet<_>>()
-            .into_iter()
-            .collect();
-        k.pending.extend(missing.iter().cloned());
+        let mut missing = Vec::new();
+        for text in texts {
+            if !k.vectors.contains_key(text) && k.pending.insert(text.clone()) {
+                missing.push(text.clone());
+            }
+        }
         missing
     });
     if !missing.is_empty() {
         let model = model.clone();
         tokio::task::spawn_blocking(move || make(&model, missing));
     }
-    let ready = || kept(|k| texts.iter().map(|t| k.vectors.get(t).cloned()).collect());
     let deadline = tokio::time::Instant::now() + wait;
-    let tools: Vec<Arc<[f32]>> = loop {
+    loop {
         let made = MADE.notified();
-        let found: Option<Vec<Arc<[f32]>>> = ready();
-        if let Some(found) = found {
-            break found;
+        let ready: Option<Vec<Arc<[f32]>>> =
+            kept(|k| texts.iter().map(|t| k.vectors.get(t).cloned()).collect());
+        if ready.is_some() {
+            return ready;
         }
-        if tokio::time::timeout_at(deadline, made).await.is_err() {
-            return None;
-        }
-    };
-    let pieces = offload_search::meaning::pieces(request);
-    let asked = tokio::task::spawn_blocking(move || model.embed(&pieces)).await;
-    match asked {
-        Ok(Ok(v)) => Some((tools, v)),
-        _ => None,
+        tokio::time::timeout_at(deadline, made).await.ok()?;
     }
 }
 
-/// Embeds `texts` in passes of about equal length, keeping each vector as it is made.
-fn make(model: &Sentences, mut texts: Vec<String>) {
-    let pieces = |t: &String| offload_search::meaning::pieces(t);
-    texts.sort_by_cached_key(|t| pieces(t).len());
-    for chunk in texts.chunks(BATCH) {
-        let split: Vec<Vec<u32>> = chunk.iter().map(pieces).collect();
-        let batch: Vec<&[u32]> = split.iter().map(Vec::as_slice).collect();
-        let made = model.embed_many(&batch);
-        kept(|k| {
-            if k.vectors.len() + chunk.len() > MOST_KEPT {
-                k.vectors.clear();
-            }
-            for (i, text) in chunk.iter().enumerate() {
-                k.pending.remove(text);
-                if let Ok(made) = &made {
-                    k.vectors.insert(text.clone(), made[i].as_slice().into());
-                }
-            }
-        });
-        if let Err(e) = &made {
-            tracing::warn!("the sentence model failed on a tool: {e}");
+/// The request's vector, embedded on a blocking thread (some milliseconds).
+pub async fn request_vector(model: &Arc<Sentences>, request: &str) -> Option<Vec<f32>> {
+    let model = model.clone();
+    let pieces = pieces(request);
+    tokio::task::spawn_blocking(move || model.embed(&pieces))
+        .await
+        .ok()?
+        .ok()
+}
+
+/// Embeds `texts` and keeps each vector.
+fn make(model: &Sentences, texts: Vec<String>) {
+    let split: Vec<Vec<u32>> = texts.iter().map(|t| pieces(t)).collect();
+    let made = model.embed_all(&split);
+    kept(|k| {
+        if k.vectors.len() + texts.len() > MOST_KEPT {
+            k.vectors.clear();
         }
-        MADE.notify_waiters();
+        for (i, text) in texts.iter().enumerate() {
+            k.pending.remove(text);
+            if let Ok(made) = &made {
+                k.vectors.insert(text.clone(), made[i].as_slice().into());
+            }
+        }
+    });
+    if let Err(e) = &made {
+        tracing::warn!("the sentence model failed on a catalog's tools: {e}");
     }
+    MADE.notify_waiters();
 }

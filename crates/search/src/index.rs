@@ -173,6 +173,11 @@ impl Index {
         self
     }
 
+    /// The index holds a sentence model's vectors ([`Index::with_sentences`]).
+    pub fn has_sentences(&self) -> bool {
+        self.sentences.is_some()
+    }
+
     /// What a search weighs, before it is ranked: the exact names, each matched tool's word
     /// score and share, and every tool's closeness in meaning.
     pub fn parts(&self, query: &str, sentence: Option<&[f32]>) -> Parts {
@@ -203,7 +208,13 @@ impl Index {
             }
         }
         let (near, sentences) = match (&self.sentences, sentence) {
-            (Some(tools), Some(wanted)) => (tools.iter().map(|t| dot(t, wanted)).collect(), true),
+            (Some(tools), Some(wanted)) => (
+                tools
+                    .iter()
+                    .map(|t| meaning::similarity(t, wanted))
+                    .collect(),
+                true,
+            ),
             _ => {
                 let wanted = meaning::embed(query);
                 let near = self
@@ -284,10 +295,6 @@ fn name_words(name: &str) -> String {
         previous = c;
     }
     out
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// How a ranking weighs a tool's words against its meaning.

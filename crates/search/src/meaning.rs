@@ -114,8 +114,8 @@ pub fn embed(text: &str) -> Vector {
     v
 }
 
-/// How close two meanings are: the cosine of their vectors, -1 to 1.
-pub fn similarity(a: &Vector, b: &Vector) -> f32 {
+/// How close two meanings are: the cosine of their vectors (of length 1), -1 to 1.
+pub fn similarity(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 

@@ -35,10 +35,15 @@ pub fn interop_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop"))
 }
 
-/// The sentence model `scripts/setup-model.sh` installs, for the search's tests and bench.
+/// Where `scripts/setup-model.sh` installs the sentence model, for the search's tests and bench.
+pub fn search_model_path() -> PathBuf {
+    let home = std::env::var_os("HOME").unwrap_or_default();
+    PathBuf::from(home).join(".cache/offload/models/all-MiniLM-L6-v2-int8.onnx")
+}
+
+/// The installed sentence model, which a test needs.
 pub fn search_model() -> PathBuf {
-    let home = std::env::var_os("HOME").expect("HOME is set");
-    let path = PathBuf::from(home).join(".cache/offload/models/all-MiniLM-L6-v2-int8.onnx");
+    let path = search_model_path();
     assert!(
         path.is_file(),
         "{} is missing: run scripts/setup-model.sh",

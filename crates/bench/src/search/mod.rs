@@ -100,8 +100,7 @@ pub async fn run(data: &Path, model_path: Option<&Path>) -> anyhow::Result<()> {
 
 /// The sentence model where `scripts/setup-model.sh` installs it, if it is there.
 pub fn installed_model() -> Option<std::path::PathBuf> {
-    let home = std::env::var_os("HOME")?;
-    let path = Path::new(&home).join(".cache/offload/models/all-MiniLM-L6-v2-int8.onnx");
+    let path = offload_testkit::search_model_path();
     if path.is_file() {
         return Some(path);
     }

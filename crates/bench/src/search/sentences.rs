@@ -14,9 +14,6 @@ pub struct Embedded {
     pub queries: Vec<Vec<f32>>,
 }
 
-/// How many texts go through the model in one pass.
-const BATCH: usize = 16;
-
 pub fn load(path: &Path) -> anyhow::Result<Sentences> {
     let t = Instant::now();
     let model = Sentences::load(path)?;
@@ -29,20 +26,10 @@ pub fn load(path: &Path) -> anyhow::Result<Sentences> {
     Ok(model)
 }
 
-/// The vectors of `texts`, in their order; passes of texts of about the same length, so little
-/// is padding.
+/// The vectors of `texts`, in their order.
 pub fn embed_all(model: &Sentences, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
     let split: Vec<Vec<u32>> = texts.iter().map(|t| pieces(t)).collect();
-    let mut order: Vec<usize> = (0..texts.len()).collect();
-    order.sort_by_key(|&i| split[i].len());
-    let mut out = vec![Vec::new(); texts.len()];
-    for chunk in order.chunks(BATCH) {
-        let batch: Vec<&[u32]> = chunk.iter().map(|&i| split[i].as_slice()).collect();
-        for (&i, v) in chunk.iter().zip(model.embed_many(&batch)?) {
-            out[i] = v;
-        }
-    }
-    Ok(out)
+    Ok(model.embed_all(&split)?)
 }
 
 /// A set embedded, with the time it took.
@@ -58,12 +45,13 @@ pub fn embed_set(
     let t = Instant::now();
     let queries = embed_all(model, &queries)?;
     println!(
-        "  {name}: {} tools embedded in {:.1} s, {} requests in {:.1} s ({:.2} ms a request, in passes of {BATCH})",
+        "  {name}: {} tools embedded in {:.1} s, {} requests in {:.1} s ({:.2} ms a request, in passes of {})",
         tools.len(),
         tools_took.as_secs_f64(),
         queries.len(),
         t.elapsed().as_secs_f64(),
-        t.elapsed().as_secs_f64() * 1e3 / queries.len().max(1) as f64
+        t.elapsed().as_secs_f64() * 1e3 / queries.len().max(1) as f64,
+        offload_embed::BATCH
     );
     Ok(Embedded { tools, queries })
 }

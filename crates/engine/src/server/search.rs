@@ -21,8 +21,6 @@ pub type Found<'a> = (&'a str, &'a Tool, f32);
 struct Cached {
     lists: Vec<(String, Arc<Vec<Tool>>)>,
     index: Arc<Index>,
-    /// The index holds the sentence model's vectors.
-    sentences: bool,
 }
 
 /// How long a search waits for the sentence model's vectors of the catalog (loading the model
@@ -43,13 +41,13 @@ pub async fn rank<'a>(
         .iter()
         .flat_map(|s| s.tools.iter().map(move |t| (s.status.name.as_str(), t)))
         .collect();
-    let texts: Vec<String> = catalog
-        .iter()
-        .map(|(server, tool)| Index::meaning_text(&doc(server, tool, "")))
-        .collect();
-    let vectors = crate::sentences::vectors(&texts, query, MODEL_WAIT).await;
-    let (tools, request) = vectors.unzip();
-    let index = index_of(listed, &catalog, tools);
+    let index = index_of(listed, &catalog).await;
+    let request = match crate::sentences::model().await {
+        Some(model) if index.has_sentences() => {
+            crate::sentences::request_vector(&model, query).await
+        }
+        _ => None,
+    };
     let found: Vec<(Found<'a>, bool)> = index
         .search_with(query, request.as_deref(), usize::MAX)
         .into_iter()
@@ -76,37 +74,57 @@ fn doc<'a>(server: &'a str, tool: &'a Tool, params: &'a str) -> Doc<'a> {
     }
 }
 
-fn index_of(
-    listed: &[ServerTools],
-    catalog: &[(&str, &Tool)],
-    sentences: Option<Vec<Arc<[f32]>>>,
-) -> Arc<Index> {
-    let same =
-        |cached: &Cached| {
-            cached.sentences == sentences.is_some()
-                && cached.lists.len() == listed.len()
-                && cached.lists.iter().zip(listed).all(|((name, tools), s)| {
-                    *name == s.status.name && Arc::ptr_eq(tools, &s.tools)
-                })
-        };
-    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(cached) = cache.as_ref().filter(|c| same(c)) {
-        return cached.index.clone();
+/// The index of these lists: the one kept while they are the same, unless it lacks the
+/// sentence model's vectors and they are ready now (made within [`MODEL_WAIT`]).
+async fn index_of(listed: &[ServerTools], catalog: &[(&str, &Tool)]) -> Arc<Index> {
+    let kept = {
+        let cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+        cache
+            .as_ref()
+            .filter(|cached| {
+                cached.lists.len() == listed.len()
+                    && cached.lists.iter().zip(listed).all(|((name, tools), s)| {
+                        *name == s.status.name && Arc::ptr_eq(tools, &s.tools)
+                    })
+            })
+            .map(|cached| cached.index.clone())
+    };
+    if let Some(index) = kept.as_ref().filter(|i| i.has_sentences()) {
+        return index.clone();
     }
+    let vectors = match crate::sentences::model().await {
+        Some(model) => {
+            let texts: Vec<String> = catalog
+                .iter()
+                .map(|(server, tool)| Index::meaning_text(&doc(server, tool, "")))
+                .collect();
+            crate::sentences::tool_vectors(&model, &texts, MODEL_WAIT).await
+        }
+        None => None,
+    };
+    match (vectors, kept) {
+        (None, Some(index)) => index,
+        (vectors, _) => keep(listed, build(catalog, vectors)),
+    }
+}
+
+fn build(catalog: &[(&str, &Tool)], sentences: Option<Vec<Arc<[f32]>>>) -> Index {
     let params: Vec<String> = catalog.iter().map(|(_, t)| parameters(t)).collect();
-    let mut index = Index::new(
+    let index = Index::new(
         catalog
             .iter()
             .zip(&params)
             .map(|((server, tool), params)| doc(server, tool, params)),
     );
-    let with_sentences = sentences.is_some();
-    if let Some(vectors) = sentences {
-        index = index.with_sentences(vectors.iter().map(|v| v.to_vec()).collect());
+    match sentences {
+        Some(vectors) => index.with_sentences(vectors.iter().map(|v| v.to_vec()).collect()),
+        None => index,
     }
+}
+
+fn keep(listed: &[ServerTools], index: Index) -> Arc<Index> {
     let index = Arc::new(index);
-    *cache = Some(Cached {
-        sentences: with_sentences,
+    *CACHE.lock().unwrap_or_else(|p| p.into_inner()) = Some(Cached {
         lists: listed
             .iter()
             .map(|s| (s.status.name.clone(), s.tools.clone()))

@@ -2,15 +2,38 @@
 
 use super::*;
 
+/// An engine watching its file, its one server "a" started; the watch lasts as long as `_watch`.
+struct Watched {
+    engine: Arc<Engine>,
+    changed: tokio::sync::watch::Receiver<u64>,
+    a: Arc<crate::upstream::Upstream>,
+    _watch: crate::config_watch::ConfigWatch,
+}
+
+async fn watched(t: &TestContext) -> Watched {
+    t.write_servers(json!({"a": TestContext::fixture(&[])}));
+    let engine = engine(t);
+    let _watch = crate::config_watch::watch(engine.clone()).unwrap().unwrap();
+    let changed = engine.watch();
+    server_tools(&engine, "a").await.unwrap();
+    let a = engine.pool.get("a").unwrap();
+    Watched {
+        engine,
+        changed,
+        a,
+        _watch,
+    }
+}
+
 #[tokio::test]
 async fn edits_on_disk_are_picked_up_while_running() {
     let t = TestContext::new();
-    t.write_servers(json!({"a": TestContext::fixture(&[])}));
-    let engine = engine(&t);
-    let _watch = crate::config_watch::watch(engine.clone()).unwrap().unwrap();
-    let mut changed = engine.watch();
-    server_tools(&engine, "a").await.unwrap();
-    let a = engine.pool.get("a").unwrap();
+    let Watched {
+        engine,
+        mut changed,
+        a,
+        _watch,
+    } = watched(&t).await;
 
     // Saved the way editors save: a new file renamed over the old one ("a" as the file has it:
     // a new user's entry, confined by default, left as written).
@@ -55,12 +78,12 @@ async fn edits_on_disk_are_picked_up_while_running() {
 #[tokio::test]
 async fn a_file_read_while_it_is_being_written_stops_nothing() {
     let t = TestContext::new();
-    t.write_servers(json!({"a": TestContext::fixture(&[])}));
-    let engine = engine(&t);
-    let _watch = crate::config_watch::watch(engine.clone()).unwrap().unwrap();
-    let mut changed = engine.watch();
-    server_tools(&engine, "a").await.unwrap();
-    let a = engine.pool.get("a").unwrap();
+    let Watched {
+        engine,
+        mut changed,
+        a,
+        _watch,
+    } = watched(&t).await;
     let on_disk = std::fs::read(&t.config_path).unwrap();
 
     std::fs::write(&t.config_path, "").unwrap();
