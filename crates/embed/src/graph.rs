@@ -44,6 +44,20 @@ pub fn gather_before_dequantizing(graph: &mut GraphProto) -> Option<usize> {
     vocabulary
 }
 
+/// How many rows the (float) table `input_ids` are looked up in has, for a model whose table
+/// is not stored as int8.
+pub fn table_rows(graph: &GraphProto) -> Option<usize> {
+    let gather = graph
+        .node
+        .iter()
+        .find(|n| n.op_type == "Gather" && n.input.get(1).is_some_and(|i| i == "input_ids"))?;
+    let table = graph
+        .initializer
+        .iter()
+        .find(|t| t.name == gather.input[0])?;
+    usize::try_from(*table.dims.first()?).ok()
+}
+
 /// For a `Gather` along rows of `Cast(int8 constant) * constant scale per row`: that cast and
 /// the scale's name.
 fn dequantized_table<'a>(

@@ -6,6 +6,10 @@
 //! its output is the mean of the model's last layer over the pieces, of length 1, as the
 //! sentence-transformers model does. Nothing is downloaded: the file is read from where the
 //! caller says (installed beside `offload` by the setup, which checks its SHA-256).
+//!
+//! Other BERT-like exports of 384 numbers a piece load too — float weights, with or without
+//! `token_type_ids`, with their own pooled outputs pruned — such as the candidate the search
+//! bench weighs against it, paraphrase-MiniLM-L3-v2.
 
 mod graph;
 
@@ -42,6 +46,29 @@ pub struct Sentences {
     plan: Plan,
     /// How many word pieces the model knows: ids past it are refused before the model runs.
     vocabulary: usize,
+    /// Whether the model reads `token_type_ids` (all zeros for one text).
+    types: bool,
+}
+
+/// The model with one output: its last layer, a vector per piece (batch × sequence × 384). An
+/// export may also answer its own pooled vector and other layers; those are pruned.
+fn token_states(mut model: TypedModel) -> TractResult<TypedModel> {
+    let states = model
+        .output_outlets()?
+        .iter()
+        .copied()
+        .find(|&o| {
+            model
+                .outlet_fact(o)
+                .is_ok_and(|f| f.rank() == 3 && f.shape[2].as_i64() == Some(DIMENSIONS as i64))
+        })
+        .ok_or_else(|| {
+            tract_onnx::tract_core::internal::format_err!(
+                "it has no output of {DIMENSIONS} numbers a piece"
+            )
+        })?;
+    model.select_output_outlets(&[states])?;
+    Ok(model)
 }
 
 impl Sentences {
@@ -63,21 +90,31 @@ impl Sentences {
             .as_mut()
             .ok_or_else(|| load("it has no graph".into()))?;
         let inputs: Vec<&str> = graph.input.iter().map(|i| i.name.as_str()).collect();
-        if inputs != ["input_ids", "attention_mask", "token_type_ids"] {
-            return Err(load(format!(
-                "its inputs are {inputs:?}, not input_ids, attention_mask, token_type_ids"
-            )));
-        }
+        let types = match inputs[..] {
+            ["input_ids", "attention_mask", "token_type_ids"] => true,
+            ["input_ids", "attention_mask"] => false,
+            _ => {
+                return Err(load(format!(
+                    "its inputs are {inputs:?}, not input_ids, attention_mask (and token_type_ids)"
+                )));
+            }
+        };
         let vocabulary = graph::gather_before_dequantizing(graph)
-            .ok_or_else(|| load("it has no int8 word-piece table read by input_ids".into()))?;
+            .or_else(|| graph::table_rows(graph))
+            .ok_or_else(|| load("it has no word-piece table read by input_ids".into()))?;
         let plan = onnx
             .model_for_proto_model(&proto)
             .and_then(|m| m.into_typed())
+            .and_then(token_states)
             .and_then(|m| m.into_decluttered())
             .and_then(|m| m.into_optimized())
             .and_then(|m| m.into_runnable())
             .map_err(|e| load(format!("{e:#}")))?;
-        let model = Sentences { plan, vocabulary };
+        let model = Sentences {
+            plan,
+            vocabulary,
+            types,
+        };
         let probe = model.embed_many(&[&[]]).map_err(|e| load(e.to_string()))?;
         if probe.first().map(Vec::len) != Some(DIMENSIONS) {
             return Err(load(format!("its vectors are not {DIMENSIONS} wide")));
@@ -143,11 +180,11 @@ impl Sentences {
         let tensor = |values: Vec<i64>| -> Result<TValue, Error> {
             Ok(Tensor::from_shape(&shape, &values).map_err(run)?.into())
         };
-        let types = vec![0i64; texts.len() * width];
-        let out = self
-            .plan
-            .run(tvec!(tensor(ids)?, tensor(mask)?, tensor(types)?))
-            .map_err(run)?;
+        let mut inputs = tvec!(tensor(ids)?, tensor(mask)?);
+        if self.types {
+            inputs.push(tensor(vec![0i64; texts.len() * width])?);
+        }
+        let out = self.plan.run(inputs).map_err(run)?;
         let states = out[0].to_plain_array_view::<f32>().map_err(run)?;
         if states.shape() != [texts.len(), width, DIMENSIONS] {
             return Err(Error::Run(format!(

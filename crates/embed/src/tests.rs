@@ -9,16 +9,20 @@ use super::*;
 pub fn installed() -> Sentences {
     let path = std::env::var_os("OFFLOAD_SEARCH_MODEL")
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            let home = std::env::var_os("HOME").expect("HOME");
-            Path::new(&home).join(".cache/offload/models/all-MiniLM-L6-v2-int8.onnx")
-        });
+        .unwrap_or_else(|| cached("all-MiniLM-L6-v2-int8.onnx", ""));
+    Sentences::load(&path).expect("the installed model loads")
+}
+
+/// A model file `scripts/setup-model.sh {flag}` put in the cache.
+fn cached(name: &str, flag: &str) -> std::path::PathBuf {
+    let home = std::env::var_os("HOME").expect("HOME");
+    let path = Path::new(&home).join(".cache/offload/models").join(name);
     assert!(
         path.is_file(),
-        "{} is missing: run scripts/setup-model.sh",
+        "{} is missing: run scripts/setup-model.sh {flag}",
         path.display()
     );
-    Sentences::load(&path).expect("the installed model loads")
+    path
 }
 
 fn close(got: &[f32], want: &[f32]) {
@@ -57,6 +61,21 @@ fn vectors_are_the_models() {
         let norm: f32 = v.iter().map(|x| x * x).sum();
         assert!((norm - 1.0).abs() < 1e-4);
     }
+}
+
+/// The candidate the bench weighs (paraphrase-MiniLM-L3-v2): float weights, no
+/// `token_type_ids`, its own pooled vector among its outputs (pruned; the last layer is
+/// pooled here as for the shipped model).
+#[test]
+fn a_float_model_of_two_inputs_gives_its_vectors() {
+    let model = Sentences::load(&cached("paraphrase-MiniLM-L3-v2.onnx", "--candidate")).unwrap();
+    let v = model.embed(&[3342, 1037, 2755, 2055, 1037, 2711]).unwrap();
+    assert_eq!(v.len(), DIMENSIONS);
+    close(
+        &v[..6],
+        &[0.019586, 0.094483, 0.046536, -0.027249, 0.008482, -0.027687],
+    );
+    assert!(model.embed(&[30_522]).is_err());
 }
 
 /// Texts of different lengths in one pass: each the same vector as alone (the padding masked).
