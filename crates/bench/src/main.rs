@@ -177,10 +177,11 @@ enum Bench {
         /// Where the sets are (scripts/search-sets.py makes them).
         #[arg(long, default_value = "crates/bench/data/search")]
         data: std::path::PathBuf,
-        /// The sentence model file, scored as candidates; by default where
-        /// scripts/setup-model.sh installs it, when it is there.
+        /// Sentence model files, each scored as a candidate (the first also through offload
+        /// mcp); by default those scripts/setup-model.sh installs (the shipped one, then the
+        /// `--candidate`), when they are there.
         #[arg(long)]
-        model: Option<std::path::PathBuf>,
+        model: Vec<std::path::PathBuf>,
     },
     /// The release binaries' size (machine code, read-only data, the rest) and the .deb's,
     /// beside the installed footprint of the peer gateways the other benches install.
@@ -221,7 +222,12 @@ async fn main() -> anyhow::Result<()> {
         Bench::Confine { starts, calls } => confine::run(starts, calls).await,
         Bench::Scripts { rounds, starts } => scripts::run(rounds, starts).await,
         Bench::Search { data, model } => {
-            search::run(&data, model.or_else(search::installed_model).as_deref()).await
+            let models = if model.is_empty() {
+                search::installed_models()
+            } else {
+                model
+            };
+            search::run(&data, &models).await
         }
     }
 }

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use offload_search::{Doc, Fusion, Index};
@@ -62,51 +62,72 @@ fn params(tool: &Tool) -> String {
         .join(" ")
 }
 
-pub async fn run(data: &Path, model_path: Option<&Path>) -> anyhow::Result<()> {
+pub async fn run(data: &Path, model_paths: &[PathBuf]) -> anyhow::Result<()> {
     let names = ["metatool", "bfcl", "own", "models"];
     let sets: Vec<Set> = names
         .iter()
         .map(|name| load(&data.join(format!("{name}.json.gz"))))
         .collect::<anyhow::Result<_>>()?;
-    let model = model_path.map(sentences::load).transpose()?;
-    let mut embedded: Vec<Option<Embedded>> = Vec::new();
-    for (name, set) in names.iter().zip(&sets) {
-        embedded.push(match &model {
-            Some(model) => Some(sentences::embed_set(
-                model,
+    // Each model: its name, the sets embedded, the words' weight beside it.
+    let mut models = Vec::new();
+    for path in model_paths {
+        let model = sentences::load(path)?;
+        let mut embedded = Vec::new();
+        for (name, set) in names.iter().zip(&sets) {
+            embedded.push(sentences::embed_set(
+                &model,
                 name,
                 set.tools
                     .iter()
                     .map(|t| Index::meaning_text(&doc(t, "")))
                     .collect(),
                 set.queries.iter().map(|q| q.q.clone()).collect(),
-            )?),
-            None => None,
-        });
+            )?);
+        }
+        // The words' weight beside the model, picked on MetaTool's first requests only.
+        let words = pick_weight(&sets[0], &embedded[0]);
+        let label = path
+            .file_stem()
+            .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
+        models.push((label, model, embedded, words));
     }
-    // The words' weight beside the sentence model, picked on MetaTool's first requests only.
-    let picked = embedded[0].as_ref().map(|e| pick_weight(&sets[0], e));
     println!();
-    for ((name, set), embedded) in names.iter().zip(&sets).zip(&embedded) {
-        score(name, set, embedded.as_ref().zip(picked));
+    for (i, (name, set)) in names.iter().zip(&sets).enumerate() {
+        let scored: Vec<(&str, &Embedded, f32)> = models
+            .iter()
+            .map(|(label, _, embedded, words)| (label.as_str(), &embedded[i], *words))
+            .collect();
+        score(name, set, &scored);
         through_offload(set, None).await?;
-        if let Some(path) = model_path.filter(|_| model.is_some()) {
+        // As installed: the first model, the one the setup puts beside offload.
+        if let Some(path) = model_paths.first() {
             through_offload(set, Some(path)).await?;
         }
     }
-    speed(&sets[1], model.as_ref());
+    let timed: Vec<(&str, &offload_embed::Sentences)> = models
+        .iter()
+        .map(|(label, model, _, _)| (label.as_str(), model))
+        .collect();
+    speed(&sets[1], &timed);
     Ok(())
 }
 
-/// The sentence model where `scripts/setup-model.sh` installs it, if it is there.
-pub fn installed_model() -> Option<std::path::PathBuf> {
-    let path = offload_testkit::search_model_path();
-    if path.is_file() {
-        return Some(path);
+/// The sentence model where `scripts/setup-model.sh` installs it, and the candidate beside it
+/// (`--candidate`), those that are there.
+pub fn installed_models() -> Vec<PathBuf> {
+    let shipped = offload_testkit::search_model_path();
+    let candidate = shipped.with_file_name(CANDIDATE);
+    if !shipped.is_file() {
+        println!("no sentence model (scripts/setup-model.sh installs it): scored without it");
     }
-    println!("no sentence model (scripts/setup-model.sh installs it): scored without it");
-    None
+    [shipped, candidate]
+        .into_iter()
+        .filter(|p| p.is_file())
+        .collect()
 }
+
+/// The faster model weighed against the shipped one (`scripts/setup-model.sh --candidate`).
+const CANDIDATE: &str = "paraphrase-MiniLM-L3-v2.onnx";
 
 /// MetaTool's requests the fusion's weight is picked on; the rest are held out.
 const TUNING: usize = 2_000;
@@ -289,56 +310,30 @@ impl Scores {
     }
 }
 
-fn score(name: &str, set: &Set, model: Option<(&Embedded, f32)>) {
+/// The static ranking beside BM25 on every request; then, on the requests no weight was picked
+/// on, each model (its name, the set embedded, the words' weight beside it) alone and fused.
+fn score(name: &str, set: &Set, models: &[(&str, &Embedded, f32)]) {
     let params: Vec<String> = set.tools.iter().map(params).collect();
-    let mut index = index_of(set);
+    let index = index_of(set);
     let baseline = Bm25::new(
         set.tools
             .iter()
             .zip(&params)
             .map(|(t, p)| format!("{} {} {p}", t.name, t.description)),
     );
-    if let Some((embedded, _)) = model {
-        index = index.with_sentences(embedded.tools.clone());
-    }
-    // MetaTool's requests the weight was picked on are not scored beside the model.
+    // MetaTool's requests the weight was picked on are not scored beside a model.
     let held_out = if name == "metatool" { TUNING } else { 0 };
     let (mut ours, mut base) = (Scores::default(), Scores::default());
-    let (mut alone, mut fused, mut built_in) =
-        (Scores::default(), Scores::default(), Scores::default());
     let (mut ours_held, mut base_held) = (Scores::default(), Scores::default());
     for (i, q) in set.queries.iter().enumerate() {
         let ranked: Vec<usize> = index.search(&q.q, 5).iter().map(|h| h.doc).collect();
         let base_ranked = baseline.search(&q.q, 5);
         ours.add(&ranked, &q.relevant);
         base.add(&base_ranked, &q.relevant);
-        let Some((embedded, words)) = model else {
-            continue;
-        };
-        if i < held_out {
-            continue;
+        if i >= held_out {
+            ours_held.add(&ranked, &q.relevant);
+            base_held.add(&base_ranked, &q.relevant);
         }
-        ours_held.add(&ranked, &q.relevant);
-        base_held.add(&base_ranked, &q.relevant);
-        let parts = index.parts(&q.q, Some(&embedded.queries[i]));
-        let rank = |fusion: Fusion| -> Vec<usize> {
-            parts.rank(fusion, 5).iter().map(|h| h.doc).collect()
-        };
-        alone.add(
-            &rank(Fusion {
-                words: 0.0,
-                every_tool: true,
-            }),
-            &q.relevant,
-        );
-        fused.add(
-            &rank(Fusion {
-                words,
-                every_tool: true,
-            }),
-            &q.relevant,
-        );
-        built_in.add(&rank(Fusion::SENTENCES), &q.relevant);
     }
     println!(
         "{name}: {} tools, {} requests ({})",
@@ -346,18 +341,35 @@ fn score(name: &str, set: &Set, model: Option<(&Embedded, f32)>) {
         set.queries.len(),
         set.source
     );
-    println!("{:<28} {:>8} {:>8} {:>8}", "", "top-1", "top-5", "nDCG@5");
+    println!("{:<34} {:>8} {:>8} {:>8}", "", "top-1", "top-5", "nDCG@5");
     println!("{}", ours.line("offload-search (BM25F+meaning)"));
     println!("{}", base.line("BM25 (one field)"));
-    if let Some((_, words)) = model {
-        if held_out > 0 {
-            println!(
-                "  the {} requests the weight was not picked on:",
-                ours_held.n
-            );
-            println!("{}", ours_held.line("offload-search, static"));
-            println!("{}", base_held.line("BM25 (one field)"));
+    if models.is_empty() {
+        return;
+    }
+    if held_out > 0 {
+        println!("  the {} requests no weight was picked on:", ours_held.n);
+        println!("{}", ours_held.line("offload-search, static"));
+        println!("{}", base_held.line("BM25 (one field)"));
+    }
+    for &(label, embedded, words) in models {
+        let index = index_of(set).with_sentences(embedded.tools.clone());
+        let (mut alone, mut fused, mut built_in) =
+            (Scores::default(), Scores::default(), Scores::default());
+        for (i, q) in set.queries.iter().enumerate().skip(held_out) {
+            let parts = index.parts(&q.q, Some(&embedded.queries[i]));
+            let rank = |fusion: Fusion| -> Vec<usize> {
+                parts.rank(fusion, 5).iter().map(|h| h.doc).collect()
+            };
+            let every = |words| Fusion {
+                words,
+                every_tool: true,
+            };
+            alone.add(&rank(every(0.0)), &q.relevant);
+            fused.add(&rank(every(words)), &q.relevant);
+            built_in.add(&rank(Fusion::SENTENCES), &q.relevant);
         }
+        println!("  {label}:");
         println!("{}", alone.line("sentence model alone"));
         println!("{}", fused.line(&format!("words {words:.2} + sentences")));
         println!(
@@ -368,7 +380,7 @@ fn score(name: &str, set: &Set, model: Option<(&Embedded, f32)>) {
 }
 
 /// A search at about 2,000 tools: BFCL's functions twice, under two servers.
-fn speed(set: &Set, model: Option<&offload_embed::Sentences>) {
+fn speed(set: &Set, models: &[(&str, &offload_embed::Sentences)]) {
     let params: Vec<String> = set.tools.iter().map(params).collect();
     let docs: Vec<Doc> = ["a", "b"]
         .iter()
@@ -416,44 +428,43 @@ fn speed(set: &Set, model: Option<&offload_embed::Sentences>) {
             "NOT met"
         }
     );
-    let Some(model) = model else {
-        return;
-    };
-    // With the sentence model: the tools' vectors are made once (kept with the catalog); each
+    // With a sentence model: the tools' vectors are made once (kept with the catalog); each
     // search embeds the request on this thread and ranks every tool.
     let texts: Vec<String> = docs.iter().map(Index::meaning_text).collect();
-    let t = Instant::now();
-    let Ok(vectors) = sentences::embed_all(model, &texts) else {
-        println!("the sentence model failed on the tools");
-        return;
-    };
-    let embedded = t.elapsed();
-    let index = index.with_sentences(vectors);
-    let mut times = Vec::new();
-    for q in &set.queries {
+    for &(label, model) in models {
         let t = Instant::now();
-        let pieces = offload_search::meaning::pieces(&q.q);
-        if let Ok(v) = model.embed(&pieces) {
-            std::hint::black_box(index.search_with(&q.q, Some(&v), 5));
+        let Ok(vectors) = sentences::embed_all(model, &texts) else {
+            println!("{label} failed on the tools");
+            continue;
+        };
+        let embedded = t.elapsed();
+        let index = Index::new(docs.iter().copied()).with_sentences(vectors);
+        let mut times = Vec::new();
+        for q in &set.queries {
+            let t = Instant::now();
+            let pieces = offload_search::meaning::pieces(&q.q);
+            if let Ok(v) = model.embed(&pieces) {
+                std::hint::black_box(index.search_with(&q.q, Some(&v), 5));
+            }
+            times.push(t.elapsed());
         }
-        times.push(t.elapsed());
+        let s = summarize(&mut times);
+        println!(
+            "with {label}: the {} tools embedded once in {:.1} s; a search, the request embedded, {:.2} ms median, {:.2} ms p99",
+            index.len(),
+            embedded.as_secs_f64(),
+            s.median.as_secs_f64() * 1e3,
+            s.p99.as_secs_f64() * 1e3
+        );
+        println!(
+            "  target (<= 15 ms a search at 2,000 tools, one core): {}",
+            if s.p99 <= Duration::from_millis(15) {
+                "met"
+            } else {
+                "NOT met"
+            }
+        );
     }
-    let s = summarize(&mut times);
-    println!(
-        "with the sentence model: the {} tools embedded once in {:.1} s; a search, the request embedded, {:.2} ms median, {:.2} ms p99",
-        index.len(),
-        embedded.as_secs_f64(),
-        s.median.as_secs_f64() * 1e3,
-        s.p99.as_secs_f64() * 1e3
-    );
-    println!(
-        "target (<= 15 ms a search at 2,000 tools, one core): {}",
-        if s.p99 <= Duration::from_millis(15) {
-            "met"
-        } else {
-            "NOT met"
-        }
-    );
 }
 
 /// Okapi BM25 over one field of lower-cased words (k1 1.2, b 0.75), no stemming: the baseline.
