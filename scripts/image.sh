@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Offload's OCI image from scratch with buildah: no base image is downloaded. It holds
-# `offload`, `offload-script-worker` and `offload-sandbox-exec`, the few C libraries they link (copied from this
-# machine), the CA certificates, and a user that is not root; `/data` is its home (config,
+# `offload`, `offload-script-worker` and `offload-sandbox-exec`, the search's sentence model
+# (/usr/local/share/offload, when installed beside the binaries or by scripts/setup-model.sh),
+# the few C libraries they link (copied from this machine), the CA certificates, and a user that is not root; `/data` is its home (config,
 # tokens, records), meant for a volume.
 #
 #   scripts/image.sh [--bin-dir DIR] [--tag NAME] [--archive FILE]
@@ -35,8 +36,15 @@ command -v buildah >/dev/null || { echo "buildah is missing (apt-get install bui
 
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"; [ -n "${ctr:-}" ] && buildah rm "$ctr" >/dev/null 2>&1 || true' EXIT
-mkdir -p "$stage/usr/local/bin" "$stage/etc/ssl/certs" "$stage/data" "$stage/tmp"
+mkdir -p "$stage/usr/local/bin" "$stage/usr/local/share/offload" "$stage/etc/ssl/certs" "$stage/data" "$stage/tmp"
 cp "$bin_dir/offload" "$bin_dir/offload-script-worker" "$bin_dir/offload-sandbox-exec" "$stage/usr/local/bin/"
+# The search's sentence model where `offload` looks for it (../share/offload from its folder).
+model="$stage/usr/local/share/offload/offload-search-model.onnx"
+if [ -f "$bin_dir/offload-search-model.onnx" ]; then
+  cp "$bin_dir/offload-search-model.onnx" "$model"
+else
+  scripts/setup-model.sh "$model" >&2 || echo "image: no sentence model; the search ranks without it" >&2
+fi
 # The C libraries they link and the dynamic loader, at the paths the binaries name.
 ldd "$bin_dir/offload" "$bin_dir/offload-script-worker" "$bin_dir/offload-sandbox-exec" |
   grep -o '/[^ ]*\.so[^ ]*' | sort -u | while read -r lib; do

@@ -186,6 +186,7 @@ impl Engine {
         engine.note_entries(&config.mcp_servers);
         engine.pool.set_roots(offered);
         engine.pool.remember_in(dirs.data_dir.join("catalog.json"));
+        crate::sentences::remember_in(dirs.data_dir.join("search-vectors.bin"));
         engine
             .pool
             .set_confinement(engine.confinement(&engine.roots()));

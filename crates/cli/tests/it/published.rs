@@ -177,7 +177,8 @@ async fn tools_are_found_in_plain_words_and_task_only_tools_are_called_as_tasks(
 /// With the sentence model installed, a request in other words than the tools' finds its tool:
 /// "remember a fact about a person" ranked five filesystem and everything tools first with the
 /// built-in meaning (issue 56); with the model, server-memory's tools lead. Cold: the first
-/// searches also load the model and embed the catalog.
+/// searches also load the model and embed the catalog. A later process (each session of an
+/// embedded `offload mcp` is one) reads the tools' vectors the first one kept on disk.
 #[tokio::test]
 #[ignore = "needs published peers and the sentence model: run scripts/setup-interop.sh and scripts/setup-model.sh"]
 async fn with_the_sentence_model_a_request_in_other_words_finds_its_tool() {
@@ -188,26 +189,32 @@ async fn with_the_sentence_model_a_request_in_other_words_finds_its_tool() {
         "memory": memory,
         "everything": node_server("server-everything", &["stdio"]),
     }));
-    let mut command = ctx.offload_command(&[]);
-    command.env("OFFLOAD_SEARCH_MODEL", offload_testkit::search_model());
-    let client = offload_testkit::connect(command).await;
+    let session = || {
+        let mut command = ctx.offload_command(&[]);
+        command.env("OFFLOAD_SEARCH_MODEL", offload_testkit::search_model());
+        offload_testkit::connect(command)
+    };
+    let memory_first = |found: &Value| {
+        let first: Vec<(&str, &str)> = found["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .take(3)
+            .map(|t| (t["server"].as_str().unwrap(), t["tool"].as_str().unwrap()))
+            .collect();
+        assert!(
+            first.iter().all(|(server, _)| *server == "memory")
+                && first
+                    .iter()
+                    .any(|(_, tool)| ["create_entities", "add_observations"].contains(tool)),
+            "{found}"
+        );
+    };
+    let client = session().await;
     let search = |query: &'static str| search(&client, query);
     once_started(&client, "remember a fact about a person").await;
     let found = search("remember a fact about a person").await;
-    let first: Vec<(&str, &str)> = found["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .take(3)
-        .map(|t| (t["server"].as_str().unwrap(), t["tool"].as_str().unwrap()))
-        .collect();
-    assert!(
-        first.iter().all(|(server, _)| *server == "memory")
-            && first
-                .iter()
-                .any(|(_, tool)| ["create_entities", "add_observations"].contains(tool)),
-        "{found}"
-    );
+    memory_first(&found);
     // No word of it is a tool's: guesses, and said so.
     assert_eq!(found["matched"], 0, "{found}");
     let found = search("zzzz qqqq").await;
@@ -220,6 +227,29 @@ async fn with_the_sentence_model_a_request_in_other_words_finds_its_tool() {
         "{found}"
     );
     client.cancel().await.unwrap();
+    // A header, then a record (a digest and 384 numbers) a tool: server-memory's nine and
+    // server-everything's.
+    let kept = ctx.home.join(".local/share/offload/search-vectors.bin");
+    let size = std::fs::metadata(&kept).map_or(0, |m| m.len() as usize);
+    let record = 16 + 384 * 4;
+    let records = size.saturating_sub(24) / record;
+    assert!(
+        size == 24 + records * record && records > 9,
+        "{}: {size} bytes",
+        kept.display()
+    );
+    let client = session().await;
+    once_started(&client, "remember a fact about a person").await;
+    memory_first(&self::search(&client, "remember a fact about a person").await);
+    client.cancel().await.unwrap();
+    assert!(
+        ctx.log().contains(&format!(
+            "{records} tool vectors read from {}",
+            kept.display()
+        )),
+        "the second process read the kept vectors:\n{}",
+        ctx.log()
+    );
 }
 
 /// Direct mode seen by the official Python SDK: server-everything's tools arrive as they are
