@@ -25,13 +25,16 @@ does) and lists once. Per mode, one session of scripted steps:
      memory file the configuration names in the user's home (its save writes a temporary file
      beside it and renames it over the file); checked on disk. The bulk tool's SQLite database
      is in the home folder too (its journal goes beside it);
+     In meta, the memory tool is first found with list_available_tools asked as models ask
+     ("remember a fact about a person": none of server-memory's words), the sentence model
+     installed: server-memory's tools first, create_entities or add_observations among five;
   5. search -> call: the current time in a time zone (found with list_available_tools in meta,
      listed by its own name otherwise), then called.
 
 Every step asserts the answer, and the bytes of each tool_result the client sent to the model
 are counted. The last line is `figures {...}` (JSON).
 
-Usage: python agent_workflows.py OFFLOAD_BINARY WORK_DIR
+Usage: python agent_workflows.py OFFLOAD_BINARY WORK_DIR SENTENCE_MODEL
 """
 
 import json
@@ -45,7 +48,9 @@ from agent.claude import run_claude
 from agent.model import Text, ToolUse, Turn
 from checks import check
 
-OFFLOAD, WORK = sys.argv[1], Path(sys.argv[2])
+OFFLOAD, WORK, MODEL = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+# Said as a model asks for a tool, in other words than server-memory's (issue 56).
+MEMORY_REQUEST = "remember a fact about a person"
 HERE = Path(__file__).resolve().parent
 PY = str(HERE / ".venv/bin/python")
 MEMORY = str(HERE / "node_modules/@modelcontextprotocol/server-memory/dist/index.js")
@@ -128,11 +133,28 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memo
             "server": "db", "tool_name": "insert_rows", "file_path": str(data / "users.csv"),
             "data_key": "rows", "tool_args": {"table": f"users_{mode}"}, "batch_size": 5000}, server="offload")
 
-    def remember(turn: Turn):
-        seen["load"] = turn.result_text
-        seen["load_bytes"] = len(turn.result_text.encode())
+    def remember_call() -> ToolUse:
         return upstream(mode, "memory", "create_entities", {"entities": [
             {"name": f"Tokyo trip ({mode})", "entityType": "plan", "observations": ["book the hotel"]}]})
+
+    def find_memory(turn: Turn):
+        seen["load"] = turn.result_text
+        seen["load_bytes"] = len(turn.result_text.encode())
+        if mode != "meta":
+            return remember_call()
+        # In other words than the tools': the sentence model (installed beside offload, here
+        # named by OFFLOAD_SEARCH_MODEL) finds server-memory's tools.
+        return ToolUse("list_available_tools", {"query": MEMORY_REQUEST}, server="offload")
+
+    def remember(turn: Turn):
+        seen["memory_search"] = turn.result_text
+        seen["memory_search_bytes"] = len(turn.result_text.encode())
+        found = json.loads(turn.result_text)["tools"]
+        first = [(t["server"], t["tool"]) for t in found[:5]]
+        if any(server != "memory" for server, _ in first[:3]) or not (
+                {("memory", "create_entities"), ("memory", "add_observations")} & set(first)):
+            raise AssertionError(f"{MEMORY_REQUEST!r} did not find server-memory's tools first: {first}")
+        return remember_call()
 
     def find(turn: Turn):
         seen["memory"] = turn.result_text
@@ -155,7 +177,8 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memo
         seen["time_bytes"] = len(turn.result_text.encode())
         return Text(f"orders: {seen['count']}\nloaded: {seen['load'][:200]}\ntime: {turn.result_text[:200]}")
 
-    steps = [first, count, midsize, mid_query, midtext, mid_line, load, remember, find, call_found] + ([answer] if mode == "meta" else [])
+    steps = [first, count, midsize, mid_query, midtext, mid_line, load, find_memory] + \
+        ([remember] if mode == "meta" else []) + [find, call_found] + ([answer] if mode == "meta" else [])
     # One Offload installation for the three sessions, as on a user's machine: the first (meta)
     # is its first start ever; the later ones start every server again (a new process each) with
     # the tool lists remembered.
@@ -166,6 +189,7 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memo
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_DATA_HOME": str(home / ".local/share"),
         "XDG_RUNTIME_DIR": str(home / ".run"),
+        "OFFLOAD_SEARCH_MODEL": MODEL,
     }
     args = ["mcp"] + ([] if mode == "auto" else ["--expose", mode])
     started = time.monotonic()
@@ -212,6 +236,7 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memo
         "midtext": seen["text_bytes"],
         "load": seen["load_bytes"],
         "search": seen.get("search_bytes", 0),
+        "memory_search": seen.get("memory_search_bytes", 0),
         "time": seen["time_bytes"],
     }
 

@@ -16,8 +16,9 @@ use serde_json::Value;
 use crate::interop::{interop_dir, run_script_within};
 
 /// Runs an interop client (`tests/interop/<client>`, the official Python SDK) against the
-/// `offload` built here, in a work folder of a fresh context; its `figures {...}` line.
-async fn run_client(client: &str, limit: Duration) -> Value {
+/// `offload` built here, in a work folder of a fresh context, with `extra` arguments; its
+/// `figures {...}` line.
+async fn run_client(client: &str, extra: &[&str], limit: Duration) -> Value {
     let ctx = TestContext::new();
     let work = ctx.home.join("work");
     std::fs::create_dir_all(&work).unwrap();
@@ -25,7 +26,11 @@ async fn run_client(client: &str, limit: Duration) -> Value {
     let stdout = run_script_within(
         &ctx,
         interop_dir().join(".venv/bin/python"),
-        &[client, offload.to_str().unwrap(), work.to_str().unwrap()],
+        &[
+            &[client, offload.to_str().unwrap(), work.to_str().unwrap()],
+            extra,
+        ]
+        .concat(),
         limit,
     )
     .await;
@@ -39,7 +44,7 @@ async fn run_client(client: &str, limit: Duration) -> Value {
 #[tokio::test]
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
 async fn everyday_workflows_in_every_mode_through_the_python_sdk() {
-    let figures = run_client("workflows_client.py", Duration::from_secs(900)).await;
+    let figures = run_client("workflows_client.py", &[], Duration::from_secs(900)).await;
     let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("a number: {v}"));
     let base = &figures["directly"];
     let mut table = vec![format!(
@@ -94,7 +99,7 @@ async fn everyday_workflows_in_every_mode_through_the_python_sdk() {
 #[tokio::test]
 #[ignore = "needs published peers: run scripts/setup-interop.sh"]
 async fn scripts_in_every_mode_through_the_python_sdk() {
-    let figures = run_client("scripts_client.py", Duration::from_secs(600)).await;
+    let figures = run_client("scripts_client.py", &[], Duration::from_secs(600)).await;
     let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("a number: {v}"));
     let mut table = vec![format!(
         "{:<8} {:>14} {:>14} {:>8} {:>10} {:>10}",
@@ -120,15 +125,22 @@ async fn scripts_in_every_mode_through_the_python_sdk() {
 /// against a scripted stand-in for the model API (tests/interop/agent) — in every mode, cold,
 /// with a hand-written configuration and a server slow to start among fast ones
 /// (tests/interop/agent_workflows.py): store → query (a table and a text), file → tool,
-/// search → call. Each step is
-/// checked there; here, the bytes of each tool_result that reached the model.
+/// search → call (in meta, "remember a fact about a person" finds server-memory's tool with the
+/// sentence model). Each step is checked there; here, the bytes of each tool_result that
+/// reached the model.
 #[tokio::test]
-#[ignore = "needs published peers: run scripts/setup-interop.sh"]
+#[ignore = "needs published peers and the sentence model: run scripts/setup-interop.sh and scripts/setup-model.sh"]
 async fn a_first_session_through_claude_code_in_every_mode() {
-    let figures = run_client("agent_workflows.py", Duration::from_secs(900)).await;
+    let model = offload_testkit::search_model();
+    let figures = run_client(
+        "agent_workflows.py",
+        &[model.to_str().unwrap()],
+        Duration::from_secs(900),
+    )
+    .await;
     let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("a number: {v}"));
     let mut table = vec![format!(
-        "{:<8} {:>7} {:>9} {:>8} {:>7} {:>8} {:>8} {:>7} {:>8} {:>6} {:>8}",
+        "{:<8} {:>7} {:>9} {:>8} {:>7} {:>8} {:>8} {:>7} {:>8} {:>8} {:>6} {:>8}",
         "mode",
         "listed",
         "list B",
@@ -137,6 +149,7 @@ async fn a_first_session_through_claude_code_in_every_mode() {
         "midsize",
         "midtext",
         "load",
+        "memory?",
         "search",
         "time",
         "seconds"
@@ -144,7 +157,7 @@ async fn a_first_session_through_claude_code_in_every_mode() {
     for mode in ["meta", "direct", "auto"] {
         let f = &figures[mode];
         table.push(format!(
-            "{mode:<8} {:>7} {:>9} {:>8} {:>7} {:>8} {:>8} {:>7} {:>8} {:>6} {:>8}",
+            "{mode:<8} {:>7} {:>9} {:>8} {:>7} {:>8} {:>8} {:>7} {:>8} {:>8} {:>6} {:>8}",
             n(&f["listed"]),
             n(&f["listing_bytes"]),
             n(&f["export"]),
@@ -152,6 +165,7 @@ async fn a_first_session_through_claude_code_in_every_mode() {
             n(&f["midsize"]),
             n(&f["midtext"]),
             n(&f["load"]),
+            n(&f["memory_search"]),
             n(&f["search"]),
             n(&f["time"]),
             f["seconds"]
@@ -162,6 +176,9 @@ async fn a_first_session_through_claude_code_in_every_mode() {
             "{mode}: {f}"
         );
         assert!(n(&f["load"]) < 2_000, "{mode}: {f}");
+        // A search's answer stays within 1,500 bytes.
+        assert!(n(&f["memory_search"]) <= 1_500, "{mode}: {f}");
+        assert!(n(&f["search"]) <= 1_500, "{mode}: {f}");
         // Mid-size answers (700 rows, 47 KB; a 60 KB Markdown guide) stored with their
         // previews, within 4 KiB.
         assert!(n(&f["midsize"]) < 4_096, "{mode}: {f}");

@@ -192,6 +192,9 @@ impl OffloadServer {
             .await,
         );
         self.session.shown.settle(config, exposure.mode);
+        if exposure.mode == crate::gateway::Mode::Meta {
+            search::prepare(&self.engine);
+        }
         // Computing may have started servers (and changed the counters): key it by what it saw
         // before, so the next look computes once more and then settles.
         *self.exposed.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, exposure.clone()));

@@ -5,13 +5,15 @@
 //! an indexing. With the sentence model installed ([`crate::sentences`]) and the catalog's
 //! vectors ready within [`MODEL_WAIT`], every tool is ranked by words and the model's meaning.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use offload_search::{Doc, Index};
 use rmcp::model::Tool;
 
-use crate::upstream::ServerTools;
+use crate::Engine;
+use crate::upstream::{Listing, ServerTools};
 
 /// One tool found: its server, its definition, how sure the match is (0–1).
 pub type Found<'a> = (&'a str, &'a Tool, f32);
@@ -72,6 +74,46 @@ fn doc<'a>(server: &'a str, tool: &'a Tool, params: &'a str) -> Doc<'a> {
         description: tool.description.as_deref().unwrap_or(""),
         params,
     }
+}
+
+/// Makes the sentence model's vectors of every listed tool ahead of the first search, and
+/// again whenever the servers' tool lists change: for an engine whose sessions find tools by
+/// searching (a session shown the meta tools). Once a process; nothing without a model. It
+/// holds the engine only while it lists, so it ends with it.
+pub fn prepare(engine: &Arc<Engine>) {
+    static STARTED: AtomicBool = AtomicBool::new(false);
+    if STARTED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    let engine = Arc::downgrade(engine);
+    tokio::spawn(async move {
+        let Some(model) = crate::sentences::model().await else {
+            return;
+        };
+        let Some(mut changes) = engine.upgrade().map(|e| e.pool.watch()) else {
+            return;
+        };
+        loop {
+            let Some(listed) = (match engine.upgrade() {
+                Some(engine) => Some(engine.pool.list_tools(None, Listing::Look).await),
+                None => None,
+            }) else {
+                return;
+            };
+            let texts: Vec<String> = listed
+                .iter()
+                .flat_map(|s| {
+                    s.tools
+                        .iter()
+                        .map(|t| Index::meaning_text(&doc(&s.status.name, t, "")))
+                })
+                .collect();
+            crate::sentences::tool_vectors(&model, &texts, Duration::ZERO).await;
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    });
 }
 
 /// The index of these lists: the one kept while they are the same, unless it lacks the
