@@ -341,7 +341,7 @@ fn score(name: &str, set: &Set, models: &[(&str, &Embedded, f32)]) {
         set.queries.len(),
         set.source
     );
-    println!("{:<34} {:>8} {:>8} {:>8}", "", "top-1", "top-5", "nDCG@5");
+    println!("{:<28} {:>8} {:>8} {:>8}", "", "top-1", "top-5", "nDCG@5");
     println!("{}", ours.line("offload-search (BM25F+meaning)"));
     println!("{}", base.line("BM25 (one field)"));
     if models.is_empty() {
