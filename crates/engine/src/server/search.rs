@@ -76,6 +76,11 @@ fn doc<'a>(server: &'a str, tool: &'a Tool, params: &'a str) -> Doc<'a> {
     }
 }
 
+/// The text the sentence model is given for a tool.
+fn meaning_text(server: &str, tool: &Tool) -> String {
+    Index::meaning_text(&doc(server, tool, ""))
+}
+
 /// Makes the sentence model's vectors of every listed tool ahead of the first search, and
 /// again whenever the servers' tool lists change: for an engine whose sessions find tools by
 /// searching (a session shown the meta tools). Once a process; nothing without a model. It
@@ -94,19 +99,14 @@ pub fn prepare(engine: &Arc<Engine>) {
             return;
         };
         loop {
-            let Some(listed) = (match engine.upgrade() {
-                Some(engine) => Some(engine.pool.list_tools(None, Listing::Look).await),
-                None => None,
-            }) else {
+            let Some(listing) = engine.upgrade() else {
                 return;
             };
+            let listed = listing.pool.list_tools(None, Listing::Look).await;
+            drop(listing);
             let texts: Vec<String> = listed
                 .iter()
-                .flat_map(|s| {
-                    s.tools
-                        .iter()
-                        .map(|t| Index::meaning_text(&doc(&s.status.name, t, "")))
-                })
+                .flat_map(|s| s.tools.iter().map(|t| meaning_text(&s.status.name, t)))
                 .collect();
             crate::sentences::tool_vectors(&model, &texts, Duration::ZERO).await;
             if changes.changed().await.is_err() {
@@ -138,7 +138,7 @@ async fn index_of(listed: &[ServerTools], catalog: &[(&str, &Tool)]) -> Arc<Inde
         Some(model) => {
             let texts: Vec<String> = catalog
                 .iter()
-                .map(|(server, tool)| Index::meaning_text(&doc(server, tool, "")))
+                .map(|(server, tool)| meaning_text(server, tool))
                 .collect();
             crate::sentences::tool_vectors(&model, &texts, MODEL_WAIT).await
         }
