@@ -130,19 +130,22 @@ where
     }
 
     /// Reads the document when it changed since the snapshot. A document that does not parse
-    /// reads as empty (for tokens: none is accepted), and says so in the log.
+    /// reads as empty (for tokens: none is accepted), and says so in the log. The snapshot is
+    /// vouched for as of when the read was asked, not answered: a write that landed while the
+    /// read was under way may be missing from it (a token just made through another replica).
     pub async fn refresh(&self) -> Result<(), String> {
+        let asked = Instant::now();
         let known = self.lock().version.as_ref().and_then(|v| v.e_tag.clone());
         let (value, version) = match self.fetch(known).await? {
             Fetched::Unchanged => {
-                self.lock().checked = Some(Instant::now());
+                self.lock().checked = Some(asked);
                 return Ok(());
             }
             Fetched::Missing => {
                 let mut s = self.lock();
                 if s.version.is_none() && s.checked.is_some() {
                     // Still none: nothing new.
-                    s.checked = Some(Instant::now());
+                    s.checked = Some(asked);
                     return Ok(());
                 }
                 drop(s);
@@ -159,7 +162,7 @@ where
         self.hold(Snapshot {
             value: Arc::new(value),
             version,
-            checked: Some(Instant::now()),
+            checked: Some(asked),
         });
         Ok(())
     }
