@@ -1,0 +1,500 @@
+//! A BERT encoder (all-MiniLM and its kin: 384 numbers a piece, heads of 32) run from the
+//! weights of its ONNX file: the word-piece, position and token-type tables, then each layer's
+//! attention and feed-forward, each followed by a layer norm. The weights are found by the
+//! names the transformers library gives the biases and norms (`encoder.layer.N.attention.self.
+//! query.bias`, ...), each matrix through the node that adds its bias; int8 matrices are turned
+//! into floats once, at load, and the word table is kept as int8, a row made float when read.
+//!
+//! Several texts run as one: their pieces are the rows of one matrix for every product with the
+//! weights, and each text attends only to its own pieces, so nothing is padded.
+
+use ndarray::{Array1, Array2, ArrayView2, Axis, Slice};
+
+use crate::onnx::{Floats, Graph, Tensor, Weights};
+
+/// Numbers a head attends with.
+const HEAD: usize = 32;
+
+/// A product with a matrix of weights and a bias added.
+struct Linear {
+    weights: Matrix,
+    bias: Array1<f32>,
+}
+
+/// A matrix of weights, `inputs × outputs`, row after row: floats, or int8 with a scale per
+/// output (which factors out of each sum, so it is applied once at the end).
+enum Matrix {
+    Floats(Vec<f32>),
+    Int8 { values: Vec<i8>, scales: Vec<f32> },
+}
+
+impl Linear {
+    fn outputs(&self) -> usize {
+        self.bias.len()
+    }
+
+    fn apply(&self, x: &ArrayView2<f32>) -> Array2<f32> {
+        let outputs = self.outputs();
+        let inputs = x.ncols();
+        let x = x.as_standard_layout();
+        let x = x.as_slice().expect("a standard matrix");
+        let mut out = vec![0f32; x.len() / inputs.max(1) * outputs];
+        match &self.weights {
+            Matrix::Floats(w) => product(x, inputs, w, outputs, &mut out),
+            Matrix::Int8 { values, scales } => {
+                product(x, inputs, values, outputs, &mut out);
+                for row in out.chunks_exact_mut(outputs) {
+                    for (v, s) in row.iter_mut().zip(scales) {
+                        *v *= s;
+                    }
+                }
+            }
+        }
+        Array2::from_shape_vec((x.len() / inputs.max(1), outputs), out).expect("rows × outputs")
+            + &self.bias
+    }
+}
+
+/// A weight as a float.
+trait Weight: Copy + Default {
+    fn float(self) -> f32;
+}
+
+impl Weight for f32 {
+    fn float(self) -> f32 {
+        self
+    }
+}
+
+impl Weight for i8 {
+    fn float(self) -> f32 {
+        f32::from(self)
+    }
+}
+
+/// Rows and outputs a block of sums holds: four rows of sixteen, eight vector registers of
+/// sums while the inputs pass (enough to keep the multiply-adds busy).
+const BLOCK_ROWS: usize = 4;
+const BLOCK_OUTPUTS: usize = 16;
+
+/// `w` (`inputs × outputs`, row after row) as panels of [`BLOCK_OUTPUTS`] columns, each
+/// input's weights side by side, the last panel padded with zeros: a block reads its weights
+/// in order.
+fn panels<W: Weight + Default>(w: &[W], outputs: usize) -> Vec<W> {
+    let inputs = w.len() / outputs.max(1);
+    let count = outputs.div_ceil(BLOCK_OUTPUTS);
+    let mut packed = vec![W::default(); count * inputs * BLOCK_OUTPUTS];
+    for p in 0..count {
+        for k in 0..inputs {
+            for t in 0..BLOCK_OUTPUTS {
+                let j = p * BLOCK_OUTPUTS + t;
+                if j < outputs {
+                    packed[(p * inputs + k) * BLOCK_OUTPUTS + t] = w[k * outputs + j];
+                }
+            }
+        }
+    }
+    packed
+}
+
+/// `out = x × w` for `x` of `inputs` columns and `w` in [`panels`] of `outputs` columns. The
+/// rows are taken [`BLOCK_ROWS`] at a time, each input's values side by side (a block short of
+/// rows repeats its last); each panel is read once, every block of rows passing over it while
+/// it is in the nearest cache.
+fn product<W: Weight>(x: &[f32], inputs: usize, w: &[W], outputs: usize, out: &mut [f32]) {
+    let rows = x.len() / inputs.max(1);
+    let blocks: Vec<Vec<f32>> = (0..rows)
+        .step_by(BLOCK_ROWS)
+        .map(|r| {
+            let last = BLOCK_ROWS.min(rows - r) - 1;
+            let mut block = vec![0f32; inputs * BLOCK_ROWS];
+            for (k, values) in block.chunks_exact_mut(BLOCK_ROWS).enumerate() {
+                for (i, v) in values.iter_mut().enumerate() {
+                    *v = x[(r + i.min(last)) * inputs + k];
+                }
+            }
+            block
+        })
+        .collect();
+    for (p, weights) in w.chunks_exact(inputs * BLOCK_OUTPUTS).enumerate() {
+        let j = p * BLOCK_OUTPUTS;
+        let m = BLOCK_OUTPUTS.min(outputs - j);
+        for (b, values) in blocks.iter().enumerate() {
+            let sums = block(values, weights);
+            let r = b * BLOCK_ROWS;
+            for (i, sum) in sums.iter().enumerate().take(BLOCK_ROWS.min(rows - r)) {
+                out[(r + i) * outputs + j..(r + i) * outputs + j + m].copy_from_slice(&sum[..m]);
+            }
+        }
+    }
+}
+
+/// One block of rows (each input's [`BLOCK_ROWS`] values side by side) times one panel; fused
+/// multiply-adds where the processor has them.
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+avx", "aarch64+neon"))]
+fn block<W: Weight>(values: &[f32], panel: &[W]) -> [[f32; BLOCK_OUTPUTS]; BLOCK_ROWS] {
+    let fused = multiversion::target::target_cfg_f!(any(
+        target_feature = "fma",
+        target_arch = "aarch64"
+    ));
+    let mut sums = [[0f32; BLOCK_OUTPUTS]; BLOCK_ROWS];
+    let (panel, _) = panel.as_chunks::<BLOCK_OUTPUTS>();
+    let (values, _) = values.as_chunks::<BLOCK_ROWS>();
+    for (weights, values) in panel.iter().zip(values) {
+        let weights = weights.map(Weight::float);
+        for (sum, &a) in sums.iter_mut().zip(values) {
+            for (s, &w) in sum.iter_mut().zip(&weights) {
+                *s = if fused { a.mul_add(w, *s) } else { *s + a * w };
+            }
+        }
+    }
+    sums
+}
+
+struct Norm {
+    gain: Array1<f32>,
+    bias: Array1<f32>,
+    epsilon: f32,
+}
+
+impl Norm {
+    fn apply(&self, x: &mut Array2<f32>) {
+        let width = x.ncols() as f32;
+        for mut row in x.rows_mut() {
+            let mean = row.sum() / width;
+            let variance = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / width;
+            let scale = 1.0 / (variance + self.epsilon).sqrt();
+            for ((v, g), b) in row.iter_mut().zip(&self.gain).zip(&self.bias) {
+                *v = (*v - mean) * scale * g + b;
+            }
+        }
+    }
+}
+
+struct Layer {
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    attended: Linear,
+    attention_norm: Norm,
+    widen: Linear,
+    narrow: Linear,
+    norm: Norm,
+}
+
+/// A table of rows looked up by id: floats, or int8 rows with a scale each.
+enum Table {
+    Floats(Array2<f32>),
+    Int8 {
+        rows: Vec<i8>,
+        scales: Vec<f32>,
+        width: usize,
+    },
+}
+
+impl Table {
+    fn len(&self) -> usize {
+        match self {
+            Table::Floats(t) => t.nrows(),
+            Table::Int8 { scales, .. } => scales.len(),
+        }
+    }
+
+    fn add_row(&self, id: usize, out: &mut [f32]) {
+        match self {
+            Table::Floats(t) => {
+                for (o, v) in out.iter_mut().zip(t.row(id)) {
+                    *o += v;
+                }
+            }
+            Table::Int8 {
+                rows,
+                scales,
+                width,
+            } => {
+                let row = &rows[id * width..(id + 1) * width];
+                for (o, &v) in out.iter_mut().zip(row) {
+                    *o += f32::from(v) * scales[id];
+                }
+            }
+        }
+    }
+}
+
+pub struct Bert {
+    words: Table,
+    positions: Table,
+    /// The first token type's row (every piece of one text is of type 0).
+    kind: Array1<f32>,
+    norm: Norm,
+    layers: Vec<Layer>,
+    width: usize,
+}
+
+impl Bert {
+    /// The encoder whose weights `graph` holds.
+    pub fn from_graph(graph: &Graph) -> Result<Self, String> {
+        let w = Weights::new(graph);
+        let epsilon = graph
+            .node
+            .iter()
+            .find(|n| n.op_type == "LayerNormalization")
+            .and_then(|n| n.attribute.iter().find(|a| a.name == "epsilon"))
+            .map_or(1e-12, |a| a.f);
+        let words = table(&w, "input_ids")?;
+        let width = match &words {
+            Table::Floats(t) => t.ncols(),
+            Table::Int8 { width, .. } => *width,
+        };
+        let positions = gathered(&w, "embeddings.position_embeddings.weight")?
+            .ok_or("it has no position table")?;
+        let kind = match gathered(&w, "embeddings.token_type_embeddings.weight")? {
+            Some(types) => {
+                let mut first = vec![0f32; width];
+                types.add_row(0, &mut first);
+                Array1::from(first)
+            }
+            None => Array1::zeros(width),
+        };
+        let norm = norm(&w, "embeddings.LayerNorm", epsilon)?;
+        let mut layers = Vec::new();
+        while let Some(layer) = layer(&w, layers.len(), epsilon)? {
+            layers.push(layer);
+        }
+        if layers.is_empty() || width % HEAD != 0 || positions.len() == 0 {
+            return Err("it has no encoder layers of heads of 32".into());
+        }
+        Ok(Bert {
+            words,
+            positions,
+            kind,
+            norm,
+            layers,
+            width,
+        })
+    }
+
+    /// How many word pieces the model knows.
+    pub fn vocabulary(&self) -> usize {
+        self.words.len()
+    }
+
+    /// The most pieces (start and end included) a text may have.
+    pub fn positions(&self) -> usize {
+        self.positions.len()
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// The last layer's vector of every piece of each text (`texts` as ids, start and end
+    /// pieces included), the texts' rows one after another.
+    pub fn run(&self, texts: &[Vec<usize>]) -> Array2<f32> {
+        let total: usize = texts.iter().map(Vec::len).sum();
+        let mut x = Array2::<f32>::zeros((total, self.width));
+        let mut at = 0;
+        for text in texts {
+            for (position, &id) in text.iter().enumerate() {
+                let mut row = x.row_mut(at);
+                let row = row.as_slice_mut().expect("a row of a standard matrix");
+                self.words.add_row(id, row);
+                self.positions.add_row(position, row);
+                for (o, k) in row.iter_mut().zip(&self.kind) {
+                    *o += k;
+                }
+                at += 1;
+            }
+        }
+        self.norm.apply(&mut x);
+        for layer in &self.layers {
+            let view = x.view();
+            let (q, k, v) = (
+                layer.query.apply(&view),
+                layer.key.apply(&view),
+                layer.value.apply(&view),
+            );
+            let mut context = Array2::<f32>::zeros((total, self.width));
+            let mut start = 0;
+            for text in texts {
+                let rows = start..start + text.len();
+                for h in 0..self.width / HEAD {
+                    let cols = h * HEAD..(h + 1) * HEAD;
+                    let part = |m: &Array2<f32>| {
+                        m.slice_axis(Axis(0), Slice::from(rows.clone()))
+                            .slice_axis(Axis(1), Slice::from(cols.clone()))
+                            .to_owned()
+                    };
+                    let (qh, kh, vh) = (part(&q), part(&k), part(&v));
+                    let mut scores = qh.dot(&kh.t()) / (HEAD as f32).sqrt();
+                    for mut row in scores.rows_mut() {
+                        let top = row.fold(f32::MIN, |m, &v| m.max(v));
+                        row.mapv_inplace(|v| (v - top).exp());
+                        let sum = row.sum();
+                        row.mapv_inplace(|v| v / sum);
+                    }
+                    context
+                        .slice_axis_mut(Axis(0), Slice::from(rows.clone()))
+                        .slice_axis_mut(Axis(1), Slice::from(cols))
+                        .assign(&scores.dot(&vh));
+                }
+                start += text.len();
+            }
+            let mut attended = layer.attended.apply(&context.view()) + &x;
+            layer.attention_norm.apply(&mut attended);
+            let mut wide = layer.widen.apply(&attended.view());
+            wide.mapv_inplace(|v| 0.5 * v * (1.0 + libm::erff(v / std::f32::consts::SQRT_2)));
+            let mut out = layer.narrow.apply(&wide.view()) + &attended;
+            layer.norm.apply(&mut out);
+            x = out;
+        }
+        x
+    }
+
+    /// The mean of each text's rows of `states`, of length 1.
+    pub fn pool(states: &Array2<f32>, texts: &[Vec<usize>]) -> Vec<Vec<f32>> {
+        let mut start = 0;
+        texts
+            .iter()
+            .map(|text| {
+                let rows = states.slice_axis(Axis(0), Slice::from(start..start + text.len()));
+                start += text.len();
+                let mean = rows
+                    .mean_axis(Axis(0))
+                    .expect("a text has its start and end");
+                let norm = mean.dot(&mean).sqrt();
+                mean.iter()
+                    .map(|v| if norm > 0.0 { v / norm } else { *v })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+fn floats(t: &Tensor) -> Result<Floats, String> {
+    crate::onnx::float_tensor(t)
+}
+
+fn matrix(f: Floats) -> Result<Array2<f32>, String> {
+    match f.dims[..] {
+        [rows, cols] => Array2::from_shape_vec((rows, cols), f.values).map_err(|e| e.to_string()),
+        _ => Err(format!("a matrix of shape {:?}", f.dims)),
+    }
+}
+
+/// The table the ids of `input` are looked up in.
+fn table(w: &Weights, input: &str) -> Result<Table, String> {
+    let gather = w
+        .readers(input)
+        .find(|n| n.op_type == "Gather")
+        .ok_or_else(|| format!("nothing looks {input} up"))?;
+    table_of(w, &gather.input[0])
+}
+
+/// The table a `Gather` reads whose name ends with `suffix`, if the graph has one.
+fn gathered(w: &Weights, suffix: &str) -> Result<Option<Table>, String> {
+    match w.gathers().find(|n| n.input[0].ends_with(suffix)) {
+        Some(gather) => table_of(w, &gather.input[0]).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// A table as the graph holds it: int8 rows with a scale each stay int8.
+fn table_of(w: &Weights, value: &str) -> Result<Table, String> {
+    if let Some(mul) = w.producer(value).filter(|n| n.op_type == "Mul")
+        && let Some(cast) = w.producer(&mul.input[0]).filter(|n| n.op_type == "Cast")
+        && let (Some(q), Some(scale)) = (
+            w.constants.get(cast.input[0].as_str()),
+            w.constants.get(mul.input[1].as_str()),
+        )
+        && q.data_type == 3
+        && q.dims.len() == 2
+        && scale.dims == [q.dims[0], 1]
+    {
+        let width = q.dims[1] as usize;
+        let rows: Vec<i8> = q.raw_data.iter().map(|&b| b as i8).collect();
+        let scales = floats(scale)?.values;
+        if rows.len() != scales.len() * width {
+            return Err(format!("{}: not {} rows of {width}", q.name, scales.len()));
+        }
+        return Ok(Table::Int8 {
+            rows,
+            scales,
+            width,
+        });
+    }
+    Ok(Table::Floats(matrix(w.floats(value)?)?))
+}
+
+fn norm(w: &Weights, name: &str, epsilon: f32) -> Result<Norm, String> {
+    let part = |p: &str| -> Result<Array1<f32>, String> {
+        let t = w
+            .ending(&format!("{name}.{p}"))
+            .ok_or_else(|| format!("it has no {name}.{p}"))?;
+        Ok(Array1::from(floats(t)?.values))
+    };
+    Ok(Norm {
+        gain: part("weight")?,
+        bias: part("bias")?,
+        epsilon,
+    })
+}
+
+/// The product whose bias is the initializer named `…{name}.bias`: its matrix is what the
+/// node adding that bias adds it to.
+fn linear(w: &Weights, name: &str) -> Result<Linear, String> {
+    let bias = w
+        .ending(&format!("{name}.bias"))
+        .ok_or_else(|| format!("it has no {name}.bias"))?;
+    let add = w
+        .readers(&bias.name)
+        .find(|n| n.op_type == "Add")
+        .ok_or_else(|| format!("nothing adds {}", bias.name))?;
+    let product = add
+        .input
+        .iter()
+        .find(|i| **i != bias.name)
+        .and_then(|i| w.producer(i))
+        .filter(|n| n.op_type == "MatMul")
+        .ok_or_else(|| format!("{} is not added to a product", bias.name))?;
+    let bias = Array1::from(floats(bias)?.values);
+    let weights = match w.int8_columns(&product.input[1])? {
+        Some((values, scales, outputs)) if outputs == bias.len() => Matrix::Int8 {
+            values: panels(&values, outputs),
+            scales,
+        },
+        Some(_) => return Err(format!("{name}: not as many columns as biases")),
+        None => {
+            let f = w.floats(&product.input[1])?;
+            if f.dims.len() != 2 || f.dims[1] != bias.len() {
+                return Err(format!(
+                    "{name}: a matrix of shape {:?} for {} biases",
+                    f.dims,
+                    bias.len()
+                ));
+            }
+            Matrix::Floats(panels(&f.values, f.dims[1]))
+        }
+    };
+    Ok(Linear { weights, bias })
+}
+
+fn layer(w: &Weights, n: usize, epsilon: f32) -> Result<Option<Layer>, String> {
+    let at = format!("encoder.layer.{n}.");
+    if w.ending(&format!("{at}attention.self.query.bias"))
+        .is_none()
+    {
+        return Ok(None);
+    }
+    let part = |p: &str| linear(w, &format!("{at}{p}"));
+    Ok(Some(Layer {
+        query: part("attention.self.query")?,
+        key: part("attention.self.key")?,
+        value: part("attention.self.value")?,
+        attended: part("attention.output.dense")?,
+        attention_norm: norm(w, &format!("{at}attention.output.LayerNorm"), epsilon)?,
+        widen: part("intermediate.dense")?,
+        narrow: part("output.dense")?,
+        norm: norm(w, &format!("{at}output.LayerNorm"), epsilon)?,
+    }))
+}
