@@ -182,6 +182,10 @@ enum Bench {
         /// `--candidate`), when they are there.
         #[arg(long)]
         model: Vec<std::path::PathBuf>,
+        /// Only a search's time at ~2,000 tools, without scoring the sets (a few minutes
+        /// instead of half an hour).
+        #[arg(long)]
+        speed: bool,
     },
     /// The release binaries' size (machine code, read-only data, the rest) and the .deb's,
     /// beside the installed footprint of the peer gateways the other benches install.
@@ -221,13 +225,13 @@ async fn main() -> anyhow::Result<()> {
         Bench::Size { target_dir, peers } => size::run(target_dir, peers),
         Bench::Confine { starts, calls } => confine::run(starts, calls).await,
         Bench::Scripts { rounds, starts } => scripts::run(rounds, starts).await,
-        Bench::Search { data, model } => {
+        Bench::Search { data, model, speed } => {
             let models = if model.is_empty() {
                 search::installed_models()
             } else {
                 model
             };
-            search::run(&data, &models).await
+            search::run(&data, &models, speed).await
         }
     }
 }

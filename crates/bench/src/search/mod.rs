@@ -62,7 +62,18 @@ fn params(tool: &Tool) -> String {
         .join(" ")
 }
 
-pub async fn run(data: &Path, model_paths: &[PathBuf]) -> anyhow::Result<()> {
+pub async fn run(data: &Path, model_paths: &[PathBuf], speed_only: bool) -> anyhow::Result<()> {
+    if speed_only {
+        let bfcl = load(&data.join("bfcl.json.gz"))?;
+        let models = model_paths
+            .iter()
+            .map(|path| Ok((label_of(path), sentences::load(path)?)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let timed: Vec<(&str, &offload_embed::Sentences)> =
+            models.iter().map(|(l, m)| (l.as_str(), m)).collect();
+        speed(&bfcl, &timed);
+        return Ok(());
+    }
     let names = ["metatool", "bfcl", "own", "models"];
     let sets: Vec<Set> = names
         .iter()
@@ -86,10 +97,7 @@ pub async fn run(data: &Path, model_paths: &[PathBuf]) -> anyhow::Result<()> {
         }
         // The words' weight beside the model, picked on MetaTool's first requests only.
         let words = pick_weight(&sets[0], &embedded[0]);
-        let label = path
-            .file_stem()
-            .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
-        models.push((label, model, embedded, words));
+        models.push((label_of(path), model, embedded, words));
     }
     println!();
     for (i, (name, set)) in names.iter().zip(&sets).enumerate() {
@@ -110,6 +118,12 @@ pub async fn run(data: &Path, model_paths: &[PathBuf]) -> anyhow::Result<()> {
         .collect();
     speed(&sets[1], &timed);
     Ok(())
+}
+
+/// A model's name in the bench's lines: its file's, without the extension.
+fn label_of(path: &Path) -> String {
+    path.file_stem()
+        .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned())
 }
 
 /// The sentence model where `scripts/setup-model.sh` installs it, and the candidate beside it
