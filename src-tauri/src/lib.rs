@@ -9,6 +9,7 @@ mod browser;
 pub mod commands;
 pub mod host;
 mod notify;
+mod state;
 pub mod tray;
 pub mod types;
 mod window;
@@ -18,7 +19,7 @@ use std::time::Instant;
 
 use tauri::{Manager, RunEvent, Runtime};
 
-pub use host::AppState;
+pub use state::AppState;
 
 /// Starts the app: the engine and socket first (so clients connect within a second), then the
 /// tray. The window opens from the tray, on a second launch, or at once with `--show` or under

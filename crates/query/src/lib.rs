@@ -32,9 +32,9 @@ use tokio_util::sync::CancellationToken;
 pub use blob::Blob;
 pub use error::QueryError;
 pub use jq::{JqAnswer, JqInput, run_jq};
-pub use render::{OutFormat, arrow_type_name};
+pub use render::{OutFormat, Written, arrow_type_name};
 pub use rows::rows_batch;
-pub use sql::{Querier, Written};
+pub use sql::Querier;
 
 /// One table of a query, by `name`.
 #[derive(Debug)]

@@ -12,11 +12,9 @@ use datafusion::common::ScalarValue;
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use datafusion::parquet::arrow::arrow_reader::statistics::StatisticsConverter;
-use datafusion::parquet::basic::{Compression, ZstdLevel};
 /// What the engine implements to hand over files of its own kinds (objects in buckets).
 pub use datafusion::parquet::errors::Result as ParquetResult;
 use datafusion::parquet::file::metadata::ParquetMetaData;
-use datafusion::parquet::file::properties::WriterProperties;
 pub use datafusion::parquet::file::reader::{ChunkReader, Length};
 use serde_json::Value;
 
@@ -24,23 +22,6 @@ use crate::error::QueryError;
 use crate::render::{self, batch_rows};
 use crate::rows::rows_batch;
 use crate::{Column, Written};
-
-/// What Offload writes: ZSTD, row groups of 128 Ki rows, statistics on.
-pub(crate) fn writer_properties() -> WriterProperties {
-    WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .set_max_row_group_row_count(Some(128 * 1024))
-        .build()
-}
-
-/// Offload's own columnar copies of queried files (see [`crate::Querier::copy`]): read back
-/// far more often than written, so LZ4 (decoded several times faster than ZSTD), same row groups.
-pub(crate) fn copy_properties() -> WriterProperties {
-    WriterProperties::builder()
-        .set_compression(Compression::LZ4_RAW)
-        .set_max_row_group_row_count(Some(128 * 1024))
-        .build()
-}
 
 fn parquet_err(e: impl std::fmt::Display) -> QueryError {
     QueryError::Source(format!("not a readable Parquet file: {e}"))
@@ -228,7 +209,7 @@ pub fn write_rows(rows: &[Value], out: &mut (dyn Write + Send)) -> Result<Writte
     let first = rows_batch(rows).map_err(arrow_err)?;
     let schema: std::sync::Arc<Schema> = first.schema();
     let mut writer =
-        ArrowWriter::try_new(out, schema.clone(), Some(writer_properties())).map_err(io)?;
+        ArrowWriter::try_new(out, schema.clone(), Some(render::writer_properties())).map_err(io)?;
     let mut at = 0;
     while at < first.num_rows() {
         let n = (first.num_rows() - at).min(64 * 1024);

@@ -6,11 +6,43 @@ use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::{csv, json};
 use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::basic::{Compression, ZstdLevel};
+use datafusion::parquet::file::properties::WriterProperties;
 use serde_json::Value;
 
 use crate::error::QueryError;
-use crate::sql::{Sink, Written};
 use crate::{Answer, Column};
+
+/// What [`Querier::write`](crate::Querier::write) wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    pub columns: Vec<Column>,
+    pub row_count: u64,
+}
+
+/// Where a query's batches go.
+pub(crate) trait Sink {
+    type Out;
+    fn push(&mut self, batch: &RecordBatch) -> Result<(), QueryError>;
+    fn finish(self) -> Result<Self::Out, QueryError>;
+}
+
+/// What Offload writes: ZSTD, row groups of 128 Ki rows, statistics on.
+pub(crate) fn writer_properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_max_row_group_row_count(Some(128 * 1024))
+        .build()
+}
+
+/// Offload's own columnar copies of queried files (see [`crate::Querier::copy`]): read back
+/// far more often than written, so LZ4 (decoded several times faster than ZSTD), same row groups.
+pub(crate) fn copy_properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::LZ4_RAW)
+        .set_max_row_group_row_count(Some(128 * 1024))
+        .build()
+}
 
 /// The formats a result is written in directly from its batches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,7 +215,7 @@ impl<'w> BatchWriter<'w> {
                     .build::<_, json::writer::LineDelimited>(out),
             ),
             OutFormat::Parquet => {
-                return Self::parquet(schema, out, crate::parquet::writer_properties());
+                return Self::parquet(schema, out, writer_properties());
             }
         };
         Ok(Self {

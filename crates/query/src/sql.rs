@@ -24,20 +24,13 @@ use crate::error::QueryError;
 use crate::json_lines;
 use crate::nested_loop::NestedLoopsInMemory;
 use crate::opened::{OnlyOpened, OpenedFiles};
-use crate::render::{self, OutFormat, RowsBuilder};
+use crate::render::{self, OutFormat, RowsBuilder, Sink, Written};
 use crate::yielding::CancelBetweenBatches;
-use crate::{Answer, Column, Data, Format, Limits, Query, Source, rows_batch};
+use crate::{Answer, Data, Format, Limits, Query, Source, rows_batch};
 
 /// Rows read to decide a CSV column's type before the whole file is used (when a later value
 /// does not fit, the query runs again with types decided over the whole file).
 const INFER_ROWS: usize = 20_000;
-
-/// What [`Querier::write`] wrote.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Written {
-    pub columns: Vec<Column>,
-    pub row_count: u64,
-}
 
 /// Runs queries on a runtime of its own (made on first use).
 #[derive(Debug, Default)]
@@ -155,9 +148,7 @@ impl Querier {
             limits,
             cancel,
             &mut |_| {},
-            move |schema| {
-                render::BatchWriter::parquet(schema, out, crate::parquet::copy_properties())
-            },
+            move |schema| render::BatchWriter::parquet(schema, out, render::copy_properties()),
         )
     }
 
@@ -197,13 +188,6 @@ impl Drop for Querier {
             runtime.shutdown_background();
         }
     }
-}
-
-/// Where a query's batches go.
-pub(crate) trait Sink {
-    type Out;
-    fn push(&mut self, batch: &RecordBatch) -> Result<(), QueryError>;
-    fn finish(self) -> Result<Self::Out, QueryError>;
 }
 
 /// How a session plans: rows used to type CSV columns, partitions run in parallel.

@@ -5,9 +5,8 @@
 use chrono::{DateTime, Duration, Local, NaiveTime, Timelike, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::overview::counts;
 use crate::Engine;
-use crate::events::Event;
+use crate::events::{Event, EventKind};
 
 /// The time a picture covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -223,10 +222,23 @@ pub fn activity(engine: &Engine, span: Span) -> ActivitySeries {
     series(&engine.events.history(usize::MAX), span, Utc::now())
 }
 
+/// What an event adds to the figures: (calls, errors, bytes kept out of the model's context).
+/// References and batch parts are counted with the call that carried them; the bytes kept were
+/// recorded with the event (events of versions before that count for nothing rather than for a
+/// wrong figure), and a failed call kept nothing.
+pub(super) fn counts(event: &Event) -> (u64, u64, u64) {
+    let call = !matches!(event.kind, EventKind::FileRef | EventKind::BatchPart);
+    let ok = event.outcome == "ok";
+    (
+        u64::from(call),
+        u64::from(call && !ok),
+        if ok { event.bytes_kept } else { 0 },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::EventKind;
 
     fn event(minutes_ago: i64, server: Option<&str>, client: &str, kept: u64) -> Event {
         Event {

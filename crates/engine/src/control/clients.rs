@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{ControlError, edit_config};
+use super::edit::{ControlError, edit_config};
 use crate::clients::{self, ClientView, ENTRY, Known, Machine};
 use crate::config::{ServerEntry, edit};
 use crate::{Engine, ErrorCode};

@@ -1,4 +1,4 @@
-//! What the desktop app shows and changes, as plain functions over an [`Engine`]: the overview,
+//! What the desktop app shows and changes, as plain functions over an [`Engine`](crate::Engine): the overview,
 //! upstream servers and allowed directories. Every change is written to `config.json` (keeping
 //! everything else in it) and put in effect at once, the same way a hand edit of the file is.
 //!
@@ -7,6 +7,7 @@
 
 mod charts;
 mod clients;
+mod edit;
 mod log;
 mod notices;
 mod offers;
@@ -19,6 +20,7 @@ mod secrets;
 mod servers;
 mod sharing;
 mod sign_in;
+mod spec;
 #[cfg(test)]
 mod tests;
 mod tools;
@@ -29,6 +31,7 @@ pub use clients::{
     ClientChange, ImportReport, Imported, Snippet, clients, connect, disconnect, import_servers,
     snippet,
 };
+pub use edit::ControlError;
 pub use log::{audit_log, call_log};
 pub use notices::{Look, Notice, Notices, notifications, set_notifications};
 pub use offers::{OffersView, PromptView, ResourceView, server_log, server_offers};
@@ -52,15 +55,16 @@ pub use roots::{
 };
 pub use secrets::{NewSecret, Place, PlainSecret, SecretRef, secret_name};
 pub use servers::{
-    ServerSpec, ServerView, ToolView, Trial, allow_host, allow_path, move_secrets_to_keychain,
-    put_server, remove_server, restart_server, server_stderr, server_tools, servers,
-    set_server_enabled, stop_retrying, test_server,
+    ServerView, ToolView, Trial, allow_host, allow_path, move_secrets_to_keychain, put_server,
+    remove_server, restart_server, server_stderr, server_tools, servers, set_server_enabled,
+    stop_retrying, test_server,
 };
 pub use sharing::{
     ClientEntry, CreatedToken, DEFAULT_LISTEN, SharingView, TokenView, client_entries,
     create_token, revoke_token, set_http_listen, sharing,
 };
 pub use sign_in::{ServerSignIn, sign_in, sign_ins, sign_out};
+pub use spec::ServerSpec;
 pub use tools::{
     ExposedView, ListingCost, ToolsView, approve_tool, held_count, set_tool_enabled, tools_view,
     tools_view_settled,
@@ -72,60 +76,3 @@ pub use crate::clients::{ClientView, Machine, installed_program};
 pub use crate::events::{Event, EventKind};
 pub use crate::gateway::Held;
 pub use crate::upstream::{LogLine, PathRefusal, Refusal, ServerState, StderrLine};
-
-use serde::Serialize;
-
-use crate::config::edit::EditError;
-use crate::{Engine, ErrorCode};
-
-/// A failed change: a stable code for the window to branch on, and a message that says what to
-/// do.
-#[derive(Debug, Clone, Serialize, thiserror::Error)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[error("{message}")]
-pub struct ControlError {
-    #[cfg_attr(feature = "ts", ts(type = "string"))]
-    pub code: ErrorCode,
-    pub message: String,
-}
-
-impl ControlError {
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-        }
-    }
-
-    fn invalid(message: impl Into<String>) -> Self {
-        Self::new(ErrorCode::InvalidArguments, message)
-    }
-}
-
-impl From<EditError> for ControlError {
-    fn from(e: EditError) -> Self {
-        Self::new(e.code(), e.to_string())
-    }
-}
-
-impl From<crate::config::ConfigError> for ControlError {
-    fn from(e: crate::config::ConfigError) -> Self {
-        Self::new(e.code(), e.to_string())
-    }
-}
-
-/// Edits the engine's configuration file with `change` and puts the result in effect.
-async fn edit_config<T>(
-    engine: &Engine,
-    change: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>) -> Result<T, EditError>,
-) -> Result<T, ControlError> {
-    let path = engine.config_path().ok_or_else(|| {
-        ControlError::new(
-            ErrorCode::ConfigInvalid,
-            "this Offload runs without a configuration file, so it cannot be changed here",
-        )
-    })?;
-    let answer = crate::config::edit::edit(path, change)?;
-    engine.reload().await?;
-    Ok(answer)
-}

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::Engine;
 use crate::upstream::ServerState;
 
-use super::{ControlError, edit_config};
+use super::edit::{ControlError, edit_config};
 
 /// One look at what can need the user.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::ControlError;
+use super::edit::ControlError;
 use super::servers::tool_error;
 use crate::Engine;
 use crate::gateway::names;

@@ -4,9 +4,9 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::charts::{ActivitySeries, Span};
+use super::charts::{ActivitySeries, Span, counts};
 use crate::Engine;
-use crate::events::{Event, EventKind};
+use crate::events::Event;
 use crate::sessions::Session;
 use crate::upstream::ServerState;
 
@@ -89,20 +89,6 @@ impl Activity {
         self.bytes_kept += kept;
         self.since = Some(self.since.map_or(event.time, |s| s.min(event.time)));
     }
-}
-
-/// What an event adds to the figures: (calls, errors, bytes kept out of the model's context).
-/// References and batch parts are counted with the call that carried them; the bytes kept were
-/// recorded with the event (events of versions before that count for nothing rather than for a
-/// wrong figure), and a failed call kept nothing.
-pub(super) fn counts(event: &Event) -> (u64, u64, u64) {
-    let call = !matches!(event.kind, EventKind::FileRef | EventKind::BatchPart);
-    let ok = event.outcome == "ok";
-    (
-        u64::from(call),
-        u64::from(call && !ok),
-        if ok { event.bytes_kept } else { 0 },
-    )
 }
 
 pub fn status(engine: &Engine) -> Status {

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::ControlError;
+use super::edit::ControlError;
 use crate::roots::Access;
 use crate::store::Record;
 use crate::{Engine, ErrorCode};

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{ControlError, edit_config, secrets};
+use super::edit::{ControlError, edit_config};
+use super::secrets;
 use crate::config::{NoKeychain, Retention, RootEntry, edit, expand_tilde};
 use crate::objects::{Bucket, ObjectUrl, is_object_url};
 use crate::{Engine, ErrorCode};

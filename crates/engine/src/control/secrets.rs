@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::ControlError;
-use super::servers::ServerSpec;
+use super::edit::ControlError;
+use super::spec::ServerSpec;
 use crate::keychain;
 use crate::{Engine, ErrorCode};
 

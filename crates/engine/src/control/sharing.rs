@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{ControlError, edit_config};
+use super::edit::{ControlError, edit_config};
 use crate::access::{TokenInfo, Tokens};
 use crate::http::ServingState;
 use crate::{Engine, ErrorCode};

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::ControlError;
+use super::edit::ControlError;
 use crate::config::{Transport, interpolate};
 use crate::oauth::{self, SignInStatus};
 use crate::upstream::ServerState;

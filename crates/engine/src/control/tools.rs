@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
+use super::edit::{ControlError, edit_config};
 use super::servers::tool_error;
-use super::{ControlError, edit_config};
 use crate::Engine;
 use crate::available;
 use crate::config::edit;

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::{ControlError, edit_config};
+use super::edit::{ControlError, edit_config};
 use crate::Engine;
 use crate::config::edit::EditError;
 use crate::urls::Pattern;

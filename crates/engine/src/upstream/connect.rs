@@ -11,41 +11,16 @@ use rmcp::RoleClient;
 use rmcp::service::RunningService;
 
 use super::callers::Callers;
+use super::error::StartError;
 use super::handler::UpstreamHandler;
 use super::limited::LimitedLines;
 use super::progress::{Forwarding, ProgressRoutes};
 use super::search_path::SearchPath;
 use super::stderr::StderrRing;
-use crate::ErrorCode;
 use crate::config::{Sandbox, SandboxPolicy};
 use crate::config::{SecretSource, Transport, expand_tilde, interpolate, interpolate_noting};
 
 pub type Client = RunningService<RoleClient, UpstreamHandler>;
-
-/// Why a connection could not be opened; the code tells config problems from start failures.
-#[derive(Debug)]
-pub struct StartError {
-    pub code: ErrorCode,
-    pub message: String,
-}
-
-impl StartError {
-    fn unavailable(message: impl Into<String>) -> Self {
-        Self {
-            code: ErrorCode::ServerUnavailable,
-            message: message.into(),
-        }
-    }
-}
-
-impl From<crate::config::ConfigError> for StartError {
-    fn from(e: crate::config::ConfigError) -> Self {
-        Self {
-            code: e.code(),
-            message: e.to_string(),
-        }
-    }
-}
 
 /// What a started connection needs besides the transport settings.
 pub struct ConnectContext<'a> {
@@ -321,7 +296,7 @@ fn watch_exit(
         // The server's proxy ends with it.
         let _egress = egress;
         tokio::select! {
-            _ = child.wait() => super::supervisor::kill_group(group),
+            _ = child.wait() => kill_group(group),
             _ = stopped => {}
         }
         drop(child);
@@ -461,4 +436,15 @@ fn safe_environment() -> impl Iterator<Item = (String, std::ffi::OsString)> {
     ];
     KEEP.iter()
         .filter_map(|k| std::env::var_os(k).map(|v| ((*k).to_owned(), v)))
+}
+
+/// SIGKILL to a whole process group (children and grandchildren, such as `npx`'s node).
+pub(super) fn kill_group(group: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pgid) = group.and_then(|g| i32::try_from(g).ok()) {
+        use nix::sys::signal::{Signal, killpg};
+        let _ = killpg(nix::unistd::Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+    #[cfg(not(unix))]
+    let _ = group;
 }

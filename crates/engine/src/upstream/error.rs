@@ -157,6 +157,31 @@ pub fn closest<'a>(wanted: &str, names: impl IntoIterator<Item = &'a str>) -> Ve
         .collect()
 }
 
+/// Why a connection could not be opened; the code tells config problems from start failures.
+#[derive(Debug)]
+pub struct StartError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl StartError {
+    pub(super) fn unavailable(message: impl Into<String>) -> Self {
+        Self {
+            code: ErrorCode::ServerUnavailable,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<crate::config::ConfigError> for StartError {
+    fn from(e: crate::config::ConfigError) -> Self {
+        Self {
+            code: e.code(),
+            message: e.to_string(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::closest;

@@ -6,7 +6,7 @@
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
-use super::connect::StartError;
+use super::error::StartError;
 use crate::ErrorCode;
 
 type HttpError = StreamableHttpError<reqwest::Error>;

@@ -11,7 +11,8 @@ use rmcp::service::ServiceError;
 use tokio_util::sync::CancellationToken;
 
 use super::callers::{Caller, Callers};
-use super::connect::{self, ConnectContext, Opened, StartError};
+use super::connect::{self, ConnectContext, Opened, kill_group};
+use super::error::StartError;
 use super::handler::{ToolCache, UpstreamHandler};
 use super::lifecycle::{Lifecycle, NotReady, Started};
 use super::progress::{ProgressRoute, ProgressRoutes};
@@ -532,15 +533,4 @@ impl Upstream {
             kill_group(group);
         }
     }
-}
-
-/// SIGKILL to a whole process group (children and grandchildren, such as `npx`'s node).
-pub(super) fn kill_group(group: Option<u32>) {
-    #[cfg(unix)]
-    if let Some(pgid) = group.and_then(|g| i32::try_from(g).ok()) {
-        use nix::sys::signal::{Signal, killpg};
-        let _ = killpg(nix::unistd::Pid::from_raw(pgid), Signal::SIGKILL);
-    }
-    #[cfg(not(unix))]
-    let _ = group;
 }

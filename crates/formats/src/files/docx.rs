@@ -13,7 +13,7 @@ use quick_xml::events::{BytesStart, Event};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::read::{ReadAnswer, ReadRequest};
+use super::reading::{ReadAnswer, ReadRequest};
 use super::{FileError, Probe};
 
 /// The largest `.docx` opened.

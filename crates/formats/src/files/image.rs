@@ -8,7 +8,7 @@ use image::{DynamicImage, ImageFormat, ImageReader, Limits};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::read::{ImageInfo, ReadAnswer};
+use super::reading::{ImageInfo, ReadAnswer};
 use super::{FileError, Probe, Settings};
 
 /// The longest side shown (models gain nothing from more).

@@ -4,7 +4,7 @@
 //! Root-agnostic: callers open the file (the MCP server through the roots guard, the human CLI
 //! directly, since there the user names the file) and hand it over with its path.
 
-pub mod compressed;
+pub use source::compressed;
 pub mod encoding;
 mod index;
 mod kind;
@@ -21,6 +21,7 @@ mod parquet;
 pub mod pdf;
 mod pdf_images;
 mod read;
+mod reading;
 mod records;
 pub mod schema;
 mod shape;
@@ -35,7 +36,7 @@ use std::time::Duration;
 /// Opens a regular file without blocking on a FIFO or a device (`offload read` and friends).
 pub use crate::special_files::open as open_regular;
 pub use kind::{Kind, Probe};
-pub use read::{ReadAnswer, ReadRequest};
+pub use reading::{ReadAnswer, ReadRequest};
 pub use schema::Schema;
 pub use source::{Remote, Source, Version};
 pub use summary::Summary;

@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::pdf_images::{self, PageImages};
-use super::read::{ReadAnswer, ReadRequest};
+use super::reading::{ReadAnswer, ReadRequest};
 use super::{FileError, Probe, Settings};
 
 /// The largest PDF read (the whole document is parsed in memory).

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::columns::{Column, ColumnStats};
-use super::read::{ReadAnswer, ReadRequest};
+use super::reading::{ReadAnswer, ReadRequest};
 use super::{FileError, Probe};
 use crate::cells::sheet_value as value;
 

@@ -7,7 +7,7 @@ use std::fmt;
 use indexmap::IndexSet;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::stream::Skip;
+use super::skip::Skip;
 use serde_json::Value;
 
 /// A flattened leaf: its dotted column name and its text (None = null, an empty cell).

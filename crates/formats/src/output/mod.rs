@@ -14,6 +14,7 @@ pub mod markdown;
 pub mod pyrepr;
 #[cfg(any(test, feature = "readback"))]
 pub mod readback;
+mod skip;
 pub mod stream;
 pub mod table;
 mod xml;

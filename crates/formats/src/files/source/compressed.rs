@@ -339,8 +339,9 @@ mod tests {
             assert_eq!(read, TEXT, "{codec:?}");
             assert!(!c.is_plain());
             let mut tail = [0u8; 4];
-            let n = super::super::read_at(c.plain().unwrap(), &mut tail, TEXT.len() as u64 - 4)
-                .unwrap();
+            let n =
+                super::super::super::read_at(c.plain().unwrap(), &mut tail, TEXT.len() as u64 - 4)
+                    .unwrap();
             assert_eq!(&tail[..n], b"2,b\n", "{codec:?}");
             assert!(c.is_plain());
         }

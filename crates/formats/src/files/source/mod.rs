@@ -2,6 +2,8 @@
 //! compressed (read as what it holds, see `compressed`). All are read by position, so handles
 //! share no cursor and clones read independently.
 
+pub mod compressed;
+
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
@@ -9,7 +11,7 @@ use std::time::SystemTime;
 
 use offload_query::parquet::{Bytes, ChunkReader, Length};
 
-use super::compressed::{Codec, Compressed};
+use compressed::{Codec, Compressed};
 
 #[derive(Debug)]
 pub enum Source {
