@@ -11,13 +11,17 @@ use serde_json::Value;
 use crate::events::{Event, EventKind};
 
 /// The event's fields known before the call.
-pub fn start(tool: &str, args: Option<&JsonObject>, ctx: &RequestContext<RoleServer>) -> Event {
+pub fn start(
+    tool: &str,
+    kind: EventKind,
+    args: Option<&JsonObject>,
+    ctx: &RequestContext<RoleServer>,
+) -> Event {
     let get = |k: &str| {
         args.and_then(|a| a.get(k))
             .and_then(Value::as_str)
             .map(str::to_owned)
     };
-    let kind = super::tools::find(tool).map_or(EventKind::Tool, |t| (t.event)(args));
     Event {
         time: chrono::Utc::now(),
         kind,
@@ -27,7 +31,7 @@ pub fn start(tool: &str, args: Option<&JsonObject>, ctx: &RequestContext<RoleSer
         upstream_tool: get("tool_name"),
         file: get("file_path").or_else(|| get("path")),
         format: get("file_format").or_else(|| get("response_format")),
-        bytes_in: args.map_or(0, super::call::json_size),
+        bytes_in: args.map_or(0, super::relay::json_size),
         bytes_out: 0,
         bytes_kept: 0,
         rows: None,

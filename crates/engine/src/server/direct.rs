@@ -14,12 +14,12 @@ use rmcp::service::RequestContext;
 use serde_json::{Map, Value, json};
 
 use super::tools::{ListAvailableTools, ListToolDetails, OwnTool};
-use super::{call, store};
+use super::{relay, store};
 use crate::gateway::{Exposed, Exposure, Mode};
 use crate::upstream::ServerState;
 use crate::{Engine, ErrorCode, ToolError};
 
-pub use crate::available::{exposure, refusal};
+pub use crate::available::exposure;
 
 /// Offload's own tools that direct mode leaves out: with every tool listed there is nothing to
 /// search (kept when some server's tools stay behind `call_tool`). `call_tool` itself stays:
@@ -165,7 +165,7 @@ pub async fn call(
         return error(&e);
     }
     let recorded = Value::Object(args.clone().unwrap_or_default());
-    match call::forward(engine, &exposed.server, &exposed.tool.name, args, ctx).await {
+    match relay::forward(engine, &exposed.server, &exposed.tool.name, args, ctx).await {
         Ok(result) => {
             store::offload_if_large(
                 engine,

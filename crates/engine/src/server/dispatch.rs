@@ -1,27 +1,13 @@
 //! One tool call: the scope check, the dispatch to Offload's own tools or to an upstream tool
 //! listed directly, the audit event, and the protocol error a missing client capability becomes.
 
-use std::sync::Arc;
-
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 
-use super::{OffloadServer, answer, audit, direct, scopes};
+use super::marks::{MissingCapability, ScriptRun};
+use super::{OffloadServer, answer, audit, direct, scopes, tools};
 use crate::events::EventKind;
-
-/// Where a call notes that its upstream needed a capability the client did not declare (the
-/// upstream's `-32021`): the client gets that error rather than a tool error.
-#[derive(Clone, Default)]
-pub(crate) struct MissingCapability(pub Arc<std::sync::Mutex<Option<McpError>>>);
-
-/// Where `run_script` notes its run's number, which the calls its script made carry too.
-#[derive(Clone, Default)]
-pub(crate) struct ScriptRun(pub Arc<std::sync::atomic::AtomicU64>);
-
-/// Marks a call whose upstream's questions go to its client in `input_required` rounds.
-#[derive(Clone)]
-pub(crate) struct Asking(pub crate::rounds::Asks);
 
 impl OffloadServer {
     /// The upstream tool listed under `name`. A name not listed now may belong to a server
@@ -109,9 +95,14 @@ impl OffloadServer {
         let engine = &self.engine;
         let started = std::time::Instant::now();
         let args = request.arguments;
-        let mut event = audit::start(&request.name, args.as_ref(), &context);
+        let mut event = audit::start(
+            &request.name,
+            tools::event_kind(&request.name, args.as_ref()),
+            args.as_ref(),
+            &context,
+        );
         // A name that is not one of Offload's own may be an upstream tool listed directly.
-        let own = super::tools::find(&request.name);
+        let own = tools::find(&request.name);
         let direct_tool = if own.is_some() {
             None
         } else {
@@ -120,7 +111,7 @@ impl OffloadServer {
         let denied = scopes::refusal(
             &context.extensions,
             &request.name,
-            &scopes::needed(&request.name, args.as_ref()),
+            &tools::scopes_needed(&request.name, args.as_ref()),
         );
         let result = match request.name.as_ref() {
             _ if denied.is_some() => answer::error(denied.as_ref().expect("matched above")),

@@ -8,7 +8,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 
 use super::OffloadServer;
-use super::dispatch::Asking;
+use super::marks::Asking;
 
 impl OffloadServer {
     /// Starts the call, or resumes the one the client's `requestState` names, until it ends or

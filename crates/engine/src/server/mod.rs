@@ -4,14 +4,13 @@
 mod announce;
 mod answer;
 mod audit;
-mod call;
 mod direct;
 mod discovery;
 mod dispatch;
 pub(crate) mod downloads;
-mod file_content;
 mod file_tools;
 mod in_rounds;
+mod marks;
 
 /// The text renderings of the file tools' answers (shared with the human CLI).
 pub mod text {
@@ -21,10 +20,9 @@ pub mod text {
 }
 mod params;
 mod prompts;
-mod query;
+mod relay;
 mod resources;
 mod scopes;
-mod script;
 mod search;
 mod shown;
 mod store;
@@ -32,8 +30,6 @@ mod tools;
 mod typescript;
 mod upstream_resources;
 mod upstreams;
-
-pub(crate) use dispatch::{Asking, MissingCapability, ScriptRun};
 
 use std::collections::HashMap;
 use std::sync::Arc;

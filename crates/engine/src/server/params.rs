@@ -36,17 +36,6 @@ pub struct ListToolDetails {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CallTool {
-    pub server: String,
-    pub tool_name: String,
-    /// {"$file": path} anywhere is replaced by the file's text ("as": "data" or "base64").
-    #[serde(default, deserialize_with = "object_or_json_text")]
-    #[schemars(with = "Option<Map<String, Value>>")]
-    pub tool_args: Option<Map<String, Value>>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct RunScript {
     /// Body of an async function; return the answer.
     pub code: String,
@@ -56,7 +45,7 @@ pub struct RunScript {
 }
 
 /// Accepts an object, or a string holding a JSON object (models often send that), or null.
-fn object_or_json_text<'de, D: Deserializer<'de>>(
+pub(in crate::server) fn object_or_json_text<'de, D: Deserializer<'de>>(
     d: D,
 ) -> Result<Option<Map<String, Value>>, D::Error> {
     use serde::de::Error;
@@ -85,28 +74,6 @@ pub fn kind(v: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CallToolAndStore {
-    pub server: String,
-    pub tool_name: String,
-    #[serde(default, deserialize_with = "object_or_json_text")]
-    #[schemars(with = "Option<Map<String, Value>>")]
-    pub tool_args: Option<Map<String, Value>>,
-    /// A few words for the user.
-    #[serde(default)]
-    pub description: Option<String>,
-    /// A directory or s3:// prefix in a writable root.
-    #[serde(default)]
-    pub storage_path: Option<String>,
-    /// A name, never overwritten.
-    #[serde(default)]
-    pub filename: Option<String>,
-    /// json (default; a text: txt, md), jsonl, csv, tsv, parquet, yaml, xml, md, html, txt.
-    #[serde(default)]
-    pub file_format: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -9,12 +9,6 @@ use serde_json::Value;
 use crate::access::{Scope, grant_of};
 use crate::{ErrorCode, ToolError};
 
-/// The scopes a call of `tool` with `args` needs: one of Offload's own tools declares its own
-/// (`tools::OwnTool::scopes`); any other name is an upstream tool listed directly.
-pub fn needed(tool: &str, args: Option<&JsonObject>) -> Vec<Scope> {
-    super::tools::find(tool).map_or_else(|| upstream_call(args), |t| (t.scopes)(args))
-}
-
 /// The scopes a call of an upstream tool needs (`call_tool`, a direct tool): `call`, and
 /// `read` too when a `$file` in its arguments reads a file.
 pub fn upstream_call(args: Option<&JsonObject>) -> Vec<Scope> {
@@ -58,7 +52,9 @@ pub fn refusal(extensions: &Extensions, what: &str, needed: &[Scope]) -> Option<
 
 #[cfg(test)]
 mod tests {
-    use super::super::tools::{CallTool, CallToolAndStore, OwnTool, ReadFile};
+    use super::super::tools::{
+        CallTool, CallToolAndStore, OwnTool, ReadFile, scopes_needed as needed,
+    };
     use super::*;
     use serde_json::json;
 

@@ -5,17 +5,15 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use rmcp::RoleServer;
 use rmcp::model::{
     CallToolResult, ContentBlock, GetPromptResult, PromptMessage, ReadResourceResult, Resource,
     ResourceContents, Role,
 };
-use rmcp::service::RequestContext;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{answer, call, params};
+use super::answer;
 use crate::store::{StoreRequest, Stored, Summary};
 use crate::{Engine, ErrorCode, ToolError};
 use offload_formats::units::human_bytes;
@@ -41,42 +39,6 @@ pub struct StoredAnswer {
     pub preview: Option<String>,
     /// How to read or query it.
     pub next: String,
-}
-
-pub async fn call_tool_and_store(
-    engine: &Arc<Engine>,
-    p: params::CallToolAndStore,
-    ctx: &RequestContext<RoleServer>,
-) -> CallToolResult {
-    let args = Value::Object(p.tool_args.clone().unwrap_or_default());
-    let started = Instant::now();
-    let result = match call::forward(engine, &p.server, &p.tool_name, p.tool_args, ctx).await {
-        Ok(r) => r,
-        Err(e) => return answer::error(&e),
-    };
-    if result.is_error == Some(true) {
-        return answer::error(&upstream_tool_error(&p.server, &p.tool_name, &result));
-    }
-    let options = StoreOptions {
-        description: p.description,
-        storage_path: p.storage_path,
-        filename: p.filename,
-        format: p.file_format,
-    };
-    match store(
-        engine,
-        &p.server,
-        &p.tool_name,
-        args,
-        result,
-        started,
-        options,
-    )
-    .await
-    {
-        Ok(stored) => stored_answer(&stored, None),
-        Err(e) => answer::error(&e),
-    }
 }
 
 /// An upstream `isError` is not data: nothing is stored and the upstream's message is passed on.

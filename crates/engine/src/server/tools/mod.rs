@@ -40,6 +40,7 @@ pub use read_file::ReadFile;
 pub use run_script::RunScript;
 pub use summarize_file::SummarizeFile;
 
+use super::scopes;
 use crate::Engine;
 use crate::access::Scope;
 use crate::events::EventKind;
@@ -194,6 +195,17 @@ pub const REGISTRY: [Registered; 11] = [
 /// The tool named `name`.
 pub fn find(name: &str) -> Option<&'static Registered> {
     REGISTRY.iter().find(|t| t.name == name)
+}
+
+/// The scopes a call of `tool` with `args` needs: one of Offload's own tools declares its own;
+/// any other name is an upstream tool listed directly.
+pub fn scopes_needed(tool: &str, args: Option<&JsonObject>) -> Vec<Scope> {
+    find(tool).map_or_else(|| scopes::upstream_call(args), |t| (t.scopes)(args))
+}
+
+/// The kind of the audit event of a call of `tool` with `args`.
+pub fn event_kind(tool: &str, args: Option<&JsonObject>) -> EventKind {
+    find(tool).map_or(EventKind::Tool, |t| (t.event)(args))
 }
 
 /// Every tool's definition, in the order clients show them.

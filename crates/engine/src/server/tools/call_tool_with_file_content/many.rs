@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Prepared, describe, load, merge};
 use crate::roots::is_glob;
-use crate::server::{call, params};
+use crate::server::{params, relay};
 use crate::{Engine, ErrorCode, ToolError};
 use offload_formats::Format;
 use offload_formats::inputs;
@@ -126,7 +126,7 @@ pub async fn prepare(
         let format = format_of(p, file)?;
         let roots = engine.roots();
         let (data, more) = load(roots, limit, file, format, infer.clone(), p.sheet.clone()).await?;
-        total += call::json_size(&data);
+        total += relay::json_size(&data);
         if total > limit {
             return Err(ToolError::new(
                 ErrorCode::FileTooLarge,
@@ -166,7 +166,7 @@ pub async fn prepare(
         warnings.extend(more.into_iter().map(|w| format!("{file}: {w}")));
     }
     let args = merge(base, Value::Array(rows), Some(&key))?;
-    call::check_message_size(
+    relay::check_message_size(
         engine.limits().max_upstream_message_bytes,
         &args,
         Some("list"),

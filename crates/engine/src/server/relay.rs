@@ -1,32 +1,15 @@
-//! `call_tool`: forward one call to an upstream on its kept-open connection.
+//! One call forwarded to an upstream on its kept-open connection (`$file` references resolved,
+//! the message held to its budget), for every tool that calls one.
 
 use rmcp::RoleServer;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 
 use std::sync::Arc;
-use std::time::Instant;
 
-use serde_json::Value;
-
-use super::{answer, discovery, params, store};
+use super::discovery;
 use crate::upstream::{CallOptions, ProgressRoute, UpstreamError};
 use crate::{Engine, ToolError};
-
-pub async fn call_tool(
-    engine: &Arc<Engine>,
-    p: params::CallTool,
-    ctx: &RequestContext<RoleServer>,
-) -> CallToolResult {
-    let started = Instant::now();
-    let args = Value::Object(p.tool_args.clone().unwrap_or_default());
-    match forward(engine, &p.server, &p.tool_name, p.tool_args, ctx).await {
-        Ok(result) => {
-            store::offload_if_large(engine, &p.server, &p.tool_name, args, result, started).await
-        }
-        Err(e) => answer::error(&e),
-    }
-}
 
 /// Calls the upstream tool and returns its result as it is (an upstream `isError` stays one).
 /// `$file` references in `args` are resolved first, and the arguments must fit the upstream
@@ -69,7 +52,7 @@ pub async fn forward_resolved(
     // into an error that names the closest tools.
     let mut as_task = false;
     match discovery::find_tool(&engine.pool, server, tool).await {
-        Ok(found) if let Some(refused) = super::direct::refusal(engine, server, &found) => {
+        Ok(found) if let Some(refused) = crate::available::refusal(engine, server, &found) => {
             return Err(refused);
         }
         Ok(found) => as_task = discovery::needs_tasks(&found),
@@ -109,11 +92,11 @@ async fn call_upstream(
                 capabilities: ctx.client_capabilities(),
                 asks: ctx
                     .extensions
-                    .get::<super::Asking>()
+                    .get::<super::marks::Asking>()
                     .map(|asking| asking.0.clone()),
                 missing: ctx
                     .extensions
-                    .get::<super::MissingCapability>()
+                    .get::<super::marks::MissingCapability>()
                     .map(|m| m.0.clone()),
             }),
     };
@@ -126,7 +109,7 @@ async fn call_upstream(
                 data,
                 ..
             } = &e
-                && let Some(missing) = ctx.extensions.get::<super::MissingCapability>()
+                && let Some(missing) = ctx.extensions.get::<super::marks::MissingCapability>()
             {
                 // Offload's own refusal (with the capability named) is noted already.
                 missing

@@ -12,7 +12,7 @@ use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use serde_json::{Map, Value};
 
-use super::super::{answer, call, params, store};
+use crate::server::{answer, params, relay, store};
 
 /// Failures listed one by one in the summary (all are counted).
 const MAX_LISTED_FAILURES: usize = 20;
@@ -305,7 +305,7 @@ async fn send(
 ) -> Result<CallToolResult, ToolError> {
     let budget = engine.limits().max_upstream_message_bytes;
     let (args, splice) = spliced(budget, base.clone(), data_key, json)?;
-    let result = call::forward_resolved(engine, &p.server, &p.tool_name, Some(args), ctx).await;
+    let result = relay::forward_resolved(engine, &p.server, &p.tool_name, Some(args), ctx).await;
     drop(splice);
     result
 }
@@ -323,9 +323,8 @@ fn part_event(
     Event {
         time: chrono::Utc::now(),
         kind: EventKind::BatchPart,
-        tool: <super::super::tools::CallToolWithFileContent as super::super::tools::OwnTool>::NAME
-            .to_owned(),
-        client: super::super::audit::client(ctx),
+        tool: <super::CallToolWithFileContent as super::super::OwnTool>::NAME.to_owned(),
+        client: crate::server::audit::client(ctx),
         server: Some(p.server.clone()),
         upstream_tool: Some(p.tool_name.clone()),
         file: Some(if p.file_path.is_empty() {
