@@ -69,6 +69,119 @@ fn imports_never_climb_and_never_circle() {
     assert!(graph["server"].contains("engine") && graph["roots"].contains("objects"));
 }
 
+/// Inside any folder of the engine, the formats and query crates and the app's shell, no files
+/// import each other in a circle: a path from a file (or from anything in a folder) to another
+/// file or folder beside it, or to a name its folder's module re-exports from there, is an
+/// arrow, and no arrows come back round.
+#[test]
+fn no_files_circle_inside_a_folder() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    let mut arrows = 0;
+    for src in [
+        "src",
+        "../formats/src",
+        "../query/src",
+        "../../src-tauri/src",
+    ] {
+        let src = manifest.join(src);
+        let graph = file_arrows(&src);
+        arrows += graph.values().map(BTreeSet::len).sum::<usize>();
+        found.extend(circles(&graph).into_iter().map(|circle| {
+            let name = src
+                .strip_prefix(manifest)
+                .unwrap_or(&src)
+                .display()
+                .to_string();
+            // Each room of the circle, with the rooms of it that it imports.
+            let arrows: Vec<String> = circle
+                .iter()
+                .map(|from| {
+                    let to: Vec<&str> = graph[from]
+                        .iter()
+                        .filter(|to| circle.contains(to))
+                        .map(String::as_str)
+                        .collect();
+                    format!("{from} -> {}", to.join(", "))
+                })
+                .collect();
+            format!("{name}: {}", arrows.join("; "))
+        }));
+    }
+    assert!(
+        found.is_empty(),
+        "files in a circle (move what both need into a file below them):\n{}",
+        found.join("\n")
+    );
+    // The reading must see the arrows that are there.
+    assert!(arrows > 100, "only {arrows} arrows between files were read");
+}
+
+/// The arrows between the rooms of each folder under `src` (its files and its folders), by
+/// module path (`a::b`): a path from anything in one room into another room of the folder.
+fn file_arrows(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = BTreeMap::new();
+    for file in sources(src) {
+        let relative = file.strip_prefix(src).unwrap().to_path_buf();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let syntax = syn::parse_file(&text)
+            .unwrap_or_else(|e| panic!("{} does not parse: {e}", relative.display()));
+        let mut reader = Reader {
+            here: module_path(&relative),
+            found: Vec::new(),
+            exported: Vec::new(),
+        };
+        reader.visit_file(&syntax);
+        files.insert(module_path(&relative), reader);
+    }
+    let exported: BTreeMap<Vec<String>, Vec<String>> = files
+        .values()
+        .flat_map(|r| r.exported.iter().cloned())
+        .collect();
+    // A path → the file it lands in, through the re-exports on its way.
+    let land = |mut path: Vec<String>| -> Option<Vec<String>> {
+        for _ in 0..8 {
+            let file = (0..=path.len())
+                .rev()
+                .map(|n| path[..n].to_vec())
+                .find(|p| files.contains_key(p))?;
+            match path
+                .get(file.len())
+                .and_then(|next| exported.get(&[&file[..], std::slice::from_ref(next)].concat()))
+            {
+                Some(to) if !to.starts_with(&path[..=file.len()]) => {
+                    path = [&to[..], &path[file.len() + 1..]].concat();
+                }
+                _ => return Some(file),
+            }
+        }
+        None
+    };
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (here, reader) in &files {
+        for path in &reader.found {
+            let Some(target) = land(path.clone()) else {
+                continue;
+            };
+            // In each folder above the file: the room the file is in (itself or a folder) →
+            // the room of that folder the target is in.
+            for depth in 0..here.len() {
+                let folder = &here[..depth];
+                if target.len() > depth
+                    && target.starts_with(folder)
+                    && target[depth] != here[depth]
+                {
+                    graph
+                        .entry(here[..=depth].join("::"))
+                        .or_default()
+                        .insert(target[..=depth].join("::"));
+                }
+            }
+        }
+    }
+    graph
+}
+
 /// The formats crate, below every floor, knows nothing of MCP, the engine, roots or the runtime:
 /// its manifest names none of them.
 #[test]
@@ -181,85 +294,131 @@ fn top_module(relative: &Path) -> Option<String> {
     (first != "lib").then(|| first.to_owned())
 }
 
-/// The module path of a file: `a/b.rs` and `a/b/mod.rs` are `[a, b]`.
+/// The module path of a file: `a/b.rs` and `a/b/mod.rs` are `[a, b]`; `lib.rs` and `main.rs`
+/// are the crate's root, `[]`.
 fn module_path(relative: &Path) -> Vec<String> {
     let mut parts: Vec<String> = relative
         .iter()
         .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_owned())
         .collect();
-    if parts.last().is_some_and(|p| p == "mod") {
+    if parts.last().is_some_and(|p| p == "mod")
+        || (parts.len() == 1 && (parts[0] == "lib" || parts[0] == "main"))
+    {
         parts.pop();
     }
     parts
 }
 
-/// The top-level modules a file's code names, each once: `crate::x` paths (in code, `use` trees and macro
-/// bodies) and `super::` chains that reach the crate root, read with `syn`; `#[cfg(test)]`
-/// items are left out.
+/// The top-level modules a file's code names, each once, other than its own: `crate::x` paths
+/// (in code, `use` trees and macro bodies) and `super::` chains that reach the crate root, read
+/// with `syn`; `#[cfg(test)]` items are left out.
 fn uses(code: &str, relative: &Path) -> Vec<String> {
+    let own = module_path(relative).into_iter().next();
+    let mut seen = BTreeSet::new();
+    paths(code, relative)
+        .into_iter()
+        .filter_map(|path| path.into_iter().next())
+        .filter(|top| Some(top) != own.as_ref() && seen.insert(top.clone()))
+        .collect()
+}
+
+/// Every path a file's code names from the crate's root (`crate::`, `self::` and `super::`
+/// paths made whole), in the order met; `#[cfg(test)]` items are left out.
+fn paths(code: &str, relative: &Path) -> Vec<Vec<String>> {
     let file = syn::parse_file(code)
         .unwrap_or_else(|e| panic!("{} does not parse: {e}", relative.display()));
     let mut reader = Reader {
-        depth: module_path(relative).len(),
+        here: module_path(relative),
         found: Vec::new(),
+        exported: Vec::new(),
     };
     reader.visit_file(&file);
-    let mut seen = BTreeSet::new();
-    reader.found.retain(|m| seen.insert(m.clone()));
     reader.found
 }
 
-/// Walks a file, `depth` modules below the crate root, noting the modules its paths name.
+/// Walks a file from the module it is (`here`, inline modules pushed on it), noting the paths
+/// it names and the names it re-exports (`pub use`: the name's path → the path it stands for).
 struct Reader {
-    depth: usize,
-    found: Vec<String>,
+    here: Vec<String>,
+    found: Vec<Vec<String>>,
+    exported: Vec<(Vec<String>, Vec<String>)>,
 }
 
 impl Reader {
-    /// The module a path's segments lead to from the root, if they start there.
-    fn note<'a>(&mut self, mut segments: impl Iterator<Item = &'a syn::Ident>) {
-        let Some(first) = segments.next() else { return };
-        if first == "crate" {
-            self.found.extend(segments.next().map(ToString::to_string));
-            return;
-        }
-        let mut supers = 0;
-        let mut next = Some(first);
-        while next.is_some_and(|s| s == "super") {
-            supers += 1;
-            next = segments.next();
-        }
-        if supers > 0 && supers >= self.depth {
-            self.found.extend(next.map(ToString::to_string));
+    /// A path made whole from the root, if it starts at `crate`, `self` or `super`.
+    fn whole<'a>(&self, mut segments: impl Iterator<Item = &'a syn::Ident>) -> Option<Vec<String>> {
+        let first = segments.next()?;
+        let mut path = if first == "crate" {
+            Vec::new()
+        } else if first == "self" {
+            self.here.clone()
+        } else if first == "super" {
+            let mut path = self.here.clone();
+            path.pop()?;
+            let mut rest = segments.by_ref().peekable();
+            while rest.next_if(|s| *s == "super").is_some() {
+                path.pop()?;
+            }
+            path.extend(rest.map(ToString::to_string));
+            return Some(path);
+        } else {
+            return None;
+        };
+        path.extend(segments.map(ToString::to_string));
+        Some(path)
+    }
+
+    fn note<'a>(&mut self, segments: impl Iterator<Item = &'a syn::Ident>) {
+        if let Some(path) = self.whole(segments)
+            && !path.is_empty()
+        {
+            self.found.push(path);
         }
     }
 
-    /// Each path a `use` tree names, as far as its first segments below `prefix`.
-    fn use_tree(&mut self, tree: &syn::UseTree, prefix: &mut Vec<syn::Ident>) {
+    /// Each path a `use` tree names, below `prefix`; a public one's names are noted as
+    /// re-exported (a first segment that is no root keyword is read as a module declared here).
+    fn use_tree(&mut self, tree: &syn::UseTree, prefix: &mut Vec<syn::Ident>, public: bool) {
+        let name = |reader: &mut Self, ident: &syn::Ident, alias: &syn::Ident| {
+            let path: Vec<&syn::Ident> = prefix.iter().chain([ident]).collect();
+            reader.note(path.iter().copied());
+            if public {
+                let whole = reader.whole(path.iter().copied()).unwrap_or_else(|| {
+                    let mut here = reader.here.clone();
+                    here.extend(path.iter().map(ToString::to_string));
+                    here
+                });
+                let mut exported = reader.here.clone();
+                exported.push(alias.to_string());
+                reader.exported.push((exported, whole));
+            }
+        };
         match tree {
             syn::UseTree::Path(p) => {
                 prefix.push(p.ident.clone());
-                self.use_tree(&p.tree, prefix);
+                self.use_tree(&p.tree, prefix, public);
                 prefix.pop();
             }
             syn::UseTree::Group(g) => {
                 for item in &g.items {
-                    self.use_tree(item, prefix);
+                    self.use_tree(item, prefix, public);
                 }
             }
-            syn::UseTree::Name(n) => self.note(prefix.iter().chain([&n.ident])),
-            syn::UseTree::Rename(r) => self.note(prefix.iter().chain([&r.ident])),
+            syn::UseTree::Name(n) => name(self, &n.ident, &n.ident),
+            syn::UseTree::Rename(r) => name(self, &r.ident, &r.rename),
             syn::UseTree::Glob(_) => self.note(prefix.iter()),
         }
     }
 
-    /// `crate :: x` and `super :: ...` inside a macro's tokens (`format!`, `json!`, ...).
+    /// `crate :: x`, `self :: x` and `super :: ...` inside a macro's tokens (`format!`, `json!`, ...).
     fn tokens(&mut self, tokens: proc_macro2::TokenStream) {
         let tokens: Vec<_> = tokens.into_iter().collect();
         for (i, token) in tokens.iter().enumerate() {
             match token {
                 proc_macro2::TokenTree::Group(g) => self.tokens(g.stream()),
-                proc_macro2::TokenTree::Ident(id) if id == "crate" || id == "super" => {
+                proc_macro2::TokenTree::Ident(id)
+                    if id == "crate" || id == "super" || id == "self" =>
+                {
                     let starts = i == 0
                         || !matches!(&tokens[i - 1], proc_macro2::TokenTree::Punct(p) if p.as_char() == ':');
                     if !starts {
@@ -327,13 +486,14 @@ impl<'ast> Visit<'ast> for Reader {
     }
 
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        self.depth += 1;
+        self.here.push(m.ident.to_string());
         visit::visit_item_mod(self, m);
-        self.depth -= 1;
+        self.here.pop();
     }
 
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
-        self.use_tree(&u.tree, &mut Vec::new());
+        let public = !matches!(u.vis, syn::Visibility::Inherited);
+        self.use_tree(&u.tree, &mut Vec::new(), public);
     }
 
     fn visit_path(&mut self, path: &'ast syn::Path) {
