@@ -337,29 +337,16 @@ fn linear(w: &Weights, name: &str) -> Result<Linear, String> {
         .filter(|n| n.op_type == "MatMul")
         .ok_or_else(|| format!("{} is not added to a product", bias.name))?;
     let bias = Array1::from(floats(bias)?.values);
-    let outputs = bias.len();
-    let weights = match w.int8_columns(&product.input[1])? {
-        // Each column's scale applied once, here.
-        Some((values, scales, columns)) if columns == outputs => {
-            let floats = values
-                .chunks_exact(outputs)
-                .flat_map(|row| row.iter().zip(&scales).map(|(&v, s)| f32::from(v) * s))
-                .collect();
-            Array2::from_shape_vec((values.len() / outputs, outputs), floats)
-                .map_err(|e| format!("{name}: {e}"))?
-        }
-        Some(_) => return Err(format!("{name}: not as many columns as biases")),
-        None => {
-            let f = w.floats(&product.input[1])?;
-            if f.dims.len() != 2 || f.dims[1] != outputs {
-                return Err(format!(
-                    "{name}: a matrix of shape {:?} for {} biases",
-                    f.dims, outputs
-                ));
-            }
-            matrix(f)?
-        }
-    };
+    // An int8 matrix comes as floats, each column's scale applied once, here.
+    let f = w.floats(&product.input[1])?;
+    if f.dims.len() != 2 || f.dims[1] != bias.len() {
+        return Err(format!(
+            "{name}: a matrix of shape {:?} for {} biases",
+            f.dims,
+            bias.len()
+        ));
+    }
+    let weights = matrix(f)?;
     Ok(Linear { weights, bias })
 }
 

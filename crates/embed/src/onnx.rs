@@ -113,7 +113,7 @@ impl<'a> Weights<'a> {
         self.graph
             .node
             .iter()
-            .filter(move |n| n.input.iter().any(|i| *i == value))
+            .filter(move |n| n.input.contains(&value))
     }
 
     /// The graph's `Gather` nodes (table lookups).
@@ -130,40 +130,6 @@ impl<'a> Weights<'a> {
             .initializer
             .iter()
             .find(|t| t.name.ends_with(suffix))
-    }
-
-    /// When `value` is an int8 matrix times a scale per column (`Mul(Cast(int8), [1, n])`):
-    /// its values, the scales and the number of columns.
-    pub fn int8_columns(&self, value: &str) -> Result<Option<(Vec<i8>, Vec<f32>, usize)>, String> {
-        let Some(mul) = self
-            .producer(value)
-            .filter(|n| n.op_type == "Mul" && n.input.len() == 2)
-        else {
-            return Ok(None);
-        };
-        let (Some(cast), Some(scale)) = (
-            self.producer(&mul.input[0]).filter(|n| n.op_type == "Cast"),
-            self.constants.get(mul.input[1].as_str()),
-        ) else {
-            return Ok(None);
-        };
-        let Some(table) = self.constants.get(cast.input[0].as_str()) else {
-            return Ok(None);
-        };
-        let dims = dims(table)?;
-        if table.data_type != INT8 || dims.len() != 2 || scale.dims != [1, dims[1] as i64] {
-            return Ok(None);
-        }
-        let values: Vec<i8> = table.raw_data.iter().map(|&b| b as i8).collect();
-        if values.len() != dims[0] * dims[1] {
-            return Err(format!(
-                "{}: {} values for {:?}",
-                table.name,
-                values.len(),
-                dims
-            ));
-        }
-        Ok(Some((values, float_tensor(scale)?.values, dims[1])))
     }
 
     /// The floats `value` holds when it is a constant: a float initializer, an int8 one cast
