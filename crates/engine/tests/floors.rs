@@ -124,15 +124,7 @@ fn file_arrows(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     for file in sources(src) {
         let relative = file.strip_prefix(src).unwrap().to_path_buf();
         let text = std::fs::read_to_string(&file).unwrap();
-        let syntax = syn::parse_file(&text)
-            .unwrap_or_else(|e| panic!("{} does not parse: {e}", relative.display()));
-        let mut reader = Reader {
-            here: module_path(&relative),
-            found: Vec::new(),
-            exported: Vec::new(),
-        };
-        reader.visit_file(&syntax);
-        files.insert(module_path(&relative), reader);
+        files.insert(module_path(&relative), read(&text, &relative));
     }
     let exported: BTreeMap<Vec<String>, Vec<String>> = files
         .values()
@@ -325,6 +317,11 @@ fn uses(code: &str, relative: &Path) -> Vec<String> {
 /// Every path a file's code names from the crate's root (`crate::`, `self::` and `super::`
 /// paths made whole), in the order met; `#[cfg(test)]` items are left out.
 fn paths(code: &str, relative: &Path) -> Vec<Vec<String>> {
+    read(code, relative).found
+}
+
+/// A file read with `syn`: the paths it names and the names it re-exports.
+fn read(code: &str, relative: &Path) -> Reader {
     let file = syn::parse_file(code)
         .unwrap_or_else(|e| panic!("{} does not parse: {e}", relative.display()));
     let mut reader = Reader {
@@ -333,7 +330,7 @@ fn paths(code: &str, relative: &Path) -> Vec<Vec<String>> {
         exported: Vec::new(),
     };
     reader.visit_file(&file);
-    reader.found
+    reader
 }
 
 /// Walks a file from the module it is (`here`, inline modules pushed on it), noting the paths
