@@ -12,12 +12,15 @@
 //!
 //! 1. Words and values: `error`, `crypto`, `logging`, `rounds`, `sessions`, `whole_file`
 //! 2. State on disk: `shared_file`, `events`, `config`
-//! 3. The outside world: `access`, `keychain`, `oauth`, `objects`, `shared_doc`, `shared_audit`, `gateway`,
-//!    `upstream`, `urls`, `clients`, `scripts`, `traces`, `replicas`, `sentences`
-//! 4. Files: `roots`, `store`, `refs`, `columns`
-//! 5. The engine: `engine`
-//! 6. Serving: `available`, `query`, `activity`, `config_watch`, `server`
-//! 7. Doors for the shells: `http`, `ipc`, `control`
+//! 3. Kept and shared: `keychain`, `objects`, `shared_doc`, `shared_audit`, `replicas`, `traces`
+//!    (the system's stores, buckets, what replicas share, traces sent out)
+//! 4. Who may do what: `access`, `gateway` (tokens and scopes; exposure, names, pins)
+//! 5. Other programs: `oauth`, `upstream`, `urls`, `scripts`, `clients`, `sentences` (the
+//!    servers, web pages, script workers, MCP clients' files and the model Offload deals with)
+//! 6. Files: `roots`, `store`, `refs`, `columns`
+//! 7. The engine: `engine`
+//! 8. Serving: `available`, `query`, `activity`, `config_watch`, `server`
+//! 9. Doors for the shells: `http`, `ipc`, `control`
 //!
 //! Below every floor, in crates of their own: file formats (`offload-formats`: reading,
 //! parsing into arguments, rendering) and queries (`offload-query`: DataFusion, jaq).

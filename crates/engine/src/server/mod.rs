@@ -5,18 +5,16 @@ mod announce;
 mod answer;
 mod audit;
 mod direct;
-mod discovery;
 mod dispatch;
 pub(crate) mod downloads;
-mod file_tools;
+mod file_text;
+mod file_work;
 mod in_rounds;
 mod marks;
 
 /// The text renderings of the file tools' answers (shared with the human CLI).
 pub mod text {
-    pub use super::file_tools::{
-        read_text as read, schema_text as schema, summary_text as summary,
-    };
+    pub use super::file_text::{read_text as read, schema_text as schema, summary_text as summary};
 }
 mod params;
 mod prompts;

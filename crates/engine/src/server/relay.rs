@@ -7,7 +7,6 @@ use rmcp::service::RequestContext;
 
 use std::sync::Arc;
 
-use super::discovery;
 use crate::upstream::{CallOptions, ProgressRoute, UpstreamError};
 use crate::{Engine, ToolError};
 
@@ -51,11 +50,11 @@ pub async fn forward_resolved(
     // The tool list is cached after the first call, so this check is cheap and turns a typo
     // into an error that names the closest tools.
     let mut as_task = false;
-    match discovery::find_tool(&engine.pool, server, tool).await {
+    match engine.pool.find_tool(server, tool).await {
         Ok(found) if let Some(refused) = crate::available::refusal(engine, server, &found) => {
             return Err(refused);
         }
-        Ok(found) => as_task = discovery::needs_tasks(&found),
+        Ok(found) => as_task = crate::available::needs_tasks(&found),
         Err(
             e @ (UpstreamError::UnknownTool { .. }
             | UpstreamError::Disabled { .. }

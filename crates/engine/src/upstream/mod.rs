@@ -301,6 +301,21 @@ impl Pool {
             })
     }
 
+    /// The definition of `tool` on `server`, or an error naming the closest names.
+    pub async fn find_tool(&self, server: &str, tool: &str) -> Result<Tool, UpstreamError> {
+        let upstream = self.get(server)?;
+        let tools = upstream.tools().await?;
+        tools
+            .iter()
+            .find(|t| t.name == tool)
+            .cloned()
+            .ok_or_else(|| UpstreamError::UnknownTool {
+                server: server.to_owned(),
+                tool: tool.to_owned(),
+                suggestions: closest(tool, tools.iter().map(|t| t.name.as_ref())),
+            })
+    }
+
     /// Starts `entry` apart from the pool (what *Test connection* does before a server is
     /// saved), lists its tools and stops it again, all within `limit`: no process, connection or
     /// retry is left behind. Answers the tools (or why not) and what the server wrote to stderr.

@@ -12,7 +12,7 @@ use rmcp::RoleServer;
 use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam};
 use rmcp::service::RequestContext;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::prelude::*;
@@ -24,10 +24,66 @@ use offload_formats::Format;
 use offload_formats::inputs;
 use offload_formats::units::human_bytes;
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    pub server: String,
+    pub tool_name: String,
+    /// A file, glob or allowed URL.
+    #[serde(default)]
+    pub file_path: String,
+    /// Several files or globs, rows joined.
+    #[serde(default)]
+    pub file_paths: Option<Vec<String>>,
+    // Adds each row's file as `source_file`.
+    #[serde(default)]
+    pub source_file: Option<bool>,
+    /// The argument that takes the data (dotted); without it a JSON object file is the
+    /// arguments.
+    #[serde(default)]
+    pub data_key: Option<String>,
+    #[serde(default, deserialize_with = "params::object_or_json_text")]
+    #[schemars(with = "Option<Map<String, Value>>")]
+    pub tool_args: Option<Map<String, Value>>,
+    // json (default), string, markdown, structured, raw: said in an error when wrong.
+    #[serde(default)]
+    pub output_format: Option<String>,
+    /// When the extension does not say.
+    #[serde(default)]
+    pub file_format: Option<String>,
+    /// Name or 0-based index.
+    #[serde(default)]
+    pub sheet: Option<String>,
+    // Types all-number and all-boolean CSV columns (default true); 00123 stays text.
+    #[serde(default)]
+    pub infer_types: Option<bool>,
+    /// {column: string|integer|number|boolean|json|list}
+    #[serde(default)]
+    pub column_types: Option<std::collections::BTreeMap<String, String>>,
+    // Splits `list` columns (default ";").
+    #[serde(default)]
+    pub list_separator: Option<String>,
+    /// Items per call, streamed: any size. Needs data_key.
+    #[serde(default)]
+    pub batch_size: Option<u64>,
+    // Batches: go on after a failed one.
+    #[serde(default)]
+    pub continue_on_error: bool,
+    // Storing the answer, as call_tool_and_store does (said in the tool's description).
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub storage_path: Option<String>,
+    #[serde(default)]
+    pub filename: Option<String>,
+    #[serde(default)]
+    pub response_format: Option<String>,
+}
+
 pub struct CallToolWithFileContent;
 
 impl OwnTool for CallToolWithFileContent {
-    type Params = params::CallToolWithFileContent;
+    type Params = Params;
     const NAME: &'static str = "call_tool_with_file_content";
     const TITLE: &'static str = "Call an upstream tool with a file's data as arguments";
     const DESCRIPTION: &'static str = "Pass a file's data (CSV, TSV, JSON, JSONL, YAML, XML, Excel, text) to an upstream \
@@ -53,7 +109,7 @@ impl OwnTool for CallToolWithFileContent {
 
 pub async fn call_tool_with_file_content(
     engine: &Arc<Engine>,
-    p: params::CallToolWithFileContent,
+    p: Params,
     ctx: &RequestContext<RoleServer>,
 ) -> CallToolResult {
     match run(engine, p, ctx).await {
@@ -64,7 +120,7 @@ pub async fn call_tool_with_file_content(
 
 async fn run(
     engine: &Arc<Engine>,
-    p: params::CallToolWithFileContent,
+    p: Params,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ToolError> {
     let output = output::OutputFormat::parse(p.output_format.as_deref())?;
@@ -152,7 +208,7 @@ async fn run(
 }
 
 /// CSV/TSV typing from `infer_types`, `column_types` and `list_separator`.
-fn typing(p: &params::CallToolWithFileContent) -> Result<inputs::Typing, ToolError> {
+fn typing(p: &Params) -> Result<inputs::Typing, ToolError> {
     let separator = p.list_separator.as_deref().unwrap_or(";");
     if separator.is_empty() {
         return Err(ToolError::new(
@@ -191,7 +247,7 @@ struct Prepared {
 /// The file parsed whole and merged into the arguments.
 async fn prepare_parsed(
     engine: &Arc<Engine>,
-    p: &params::CallToolWithFileContent,
+    p: &Params,
     format: Format,
     infer: inputs::Typing,
     base: Map<String, Value>,

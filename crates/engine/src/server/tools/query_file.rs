@@ -10,24 +10,53 @@ use rmcp::RoleServer;
 use rmcp::model::{CallToolResult, ProgressNotificationParam};
 use rmcp::service::RequestContext;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::prelude::*;
 use crate::query;
+use crate::server::answer;
 use crate::server::store::stored_answer;
-use crate::server::{answer, params};
 use crate::store::{Column, Summary, WrittenRequest};
 use crate::{Engine, ErrorCode, ToolError};
 use offload_formats::Format;
 use offload_formats::files::Kind;
 use offload_formats::output::{self, Payload};
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// The table `data` (a sheet: book.xlsx#Sheet1).
+    pub path: String,
+    /// One SELECT.
+    #[serde(default)]
+    pub sql: Option<String>,
+    /// Instead of sql, for JSON, JSONL, YAML.
+    #[serde(default)]
+    pub jq: Option<String>,
+    /// More tables: {"name": "path"}.
+    #[serde(default)]
+    pub tables: Option<std::collections::BTreeMap<String, String>>,
+    /// Rows answered (100).
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// Stores the whole result, described so.
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub storage_path: Option<String>,
+    #[serde(default)]
+    pub filename: Option<String>,
+    /// csv (default), parquet, json, jsonl, ...
+    #[serde(default)]
+    pub file_format: Option<String>,
+}
+
 pub struct QueryFile;
 
 impl OwnTool for QueryFile {
-    type Params = params::QueryFile;
+    type Params = Params;
     const NAME: &'static str = "query_file";
     const TITLE: &'static str = "Query a data file";
     const DESCRIPTION: &'static str = "SQL (or jq) over a CSV, TSV, JSON, JSONL or Parquet file or a sheet, without reading \
@@ -87,7 +116,7 @@ const JQ_DOCUMENT: u64 = 512 << 20;
 
 pub async fn query_file(
     engine: &Arc<Engine>,
-    p: params::QueryFile,
+    p: Params,
     ctx: &RequestContext<RoleServer>,
 ) -> CallToolResult {
     let budget = engine.limits().inline_bytes;
@@ -98,7 +127,7 @@ pub async fn query_file(
 /// script, not into a model's context).
 pub async fn query_file_within(
     engine: &Arc<Engine>,
-    p: params::QueryFile,
+    p: Params,
     ctx: &RequestContext<RoleServer>,
     budget: u64,
 ) -> CallToolResult {
@@ -135,7 +164,7 @@ pub async fn query_file_within(
 }
 
 /// Points `path` and `tables` that are URLs at their downloads.
-async fn localize(engine: &Arc<Engine>, p: &mut params::QueryFile) -> Result<(), ToolError> {
+async fn localize(engine: &Arc<Engine>, p: &mut Params) -> Result<(), ToolError> {
     p.path = crate::server::downloads::localize(engine, &p.path).await?;
     for path in p.tables.iter_mut().flat_map(|t| t.values_mut()) {
         *path = crate::server::downloads::localize(engine, path).await?;
@@ -163,7 +192,7 @@ fn progress_sender(ctx: &RequestContext<RoleServer>) -> Box<dyn FnMut(u64) + Sen
 
 fn run(
     engine: &Arc<Engine>,
-    p: params::QueryFile,
+    p: Params,
     cancel: &CancellationToken,
     mut progress: Box<dyn FnMut(u64) + Send>,
     started: Instant,
@@ -296,7 +325,7 @@ struct QueryArguments<'a> {
 }
 
 impl<'a> QueryArguments<'a> {
-    fn of(p: &'a params::QueryFile) -> Self {
+    fn of(p: &'a Params) -> Self {
         Self {
             path: &p.path,
             sql: p.sql.as_deref(),
@@ -307,7 +336,7 @@ impl<'a> QueryArguments<'a> {
 }
 
 fn written_request<'a>(
-    p: &'a params::QueryFile,
+    p: &'a Params,
     arguments: &'a Value,
     default_format: Format,
     started: Instant,

@@ -12,20 +12,30 @@ use offload_script::protocol::Stopped;
 use offload_script::{HostError, Limits, Outcome, Request};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::prelude::*;
 use super::query_file as query;
 use super::{CallTool, CallToolAndStore, Ctx, GetFileSchema, QueryFile, ReadFile};
 use crate::events::{Event, EventKind};
-use crate::server::{answer, audit, file_tools, params, relay, scopes, store};
+use crate::server::{answer, audit, relay, scopes, store};
 use crate::{Engine, ErrorCode, ToolError};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Body of an async function; return the answer.
+    pub code: String,
+    /// Deadline (30000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
 
 pub struct RunScript;
 
 impl OwnTool for RunScript {
-    type Params = params::RunScript;
+    type Params = Params;
     const NAME: &'static str = "run_script";
     const TITLE: &'static str = "Run a script that calls tools";
     const DESCRIPTION: &'static str = "Run JavaScript (an async function's body) next to the data; only what it returns \
@@ -62,7 +72,7 @@ pub struct ScriptAnswer {
 /// Rows one `offload.query` answers at most.
 const QUERY_ROWS: u64 = 10_000;
 
-pub async fn run_script(engine: &Arc<Engine>, p: params::RunScript, ctx: &Ctx) -> CallToolResult {
+pub async fn run_script(engine: &Arc<Engine>, p: Params, ctx: &Ctx) -> CallToolResult {
     let started = Instant::now();
     let limits = match limits(&engine.limits(), p.timeout_ms) {
         Ok(l) => l,
@@ -219,7 +229,7 @@ impl Host<'_> {
                 format,
             } => self.store(value, name, format, started).await,
             Request::Query { path, sql } => {
-                let p = params::QueryFile {
+                let p = query::Params {
                     path,
                     sql: Some(sql),
                     jq: None,
@@ -344,8 +354,8 @@ impl Host<'_> {
         if let Some(refused) = refused {
             return (event, answer::error(&refused));
         }
-        let result = match serde_json::from_value::<params::ReadFile>(Value::Object(args)) {
-            Ok(p) => match file_tools::read_page(self.engine, p, self.ctx, None).await {
+        let result = match serde_json::from_value::<super::read_file::Params>(Value::Object(args)) {
+            Ok(p) => match super::read_file::read_page(self.engine, p, self.ctx, None).await {
                 Ok(page) => answer::structured(&page, String::new()),
                 Err(e) => answer::error(&e),
             },

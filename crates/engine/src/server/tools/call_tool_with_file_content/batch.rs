@@ -12,11 +12,11 @@ use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use serde_json::{Map, Value};
 
-use crate::server::{answer, params, relay, store};
+use crate::server::{answer, relay, store};
 
 /// Failures listed one by one in the summary (all are counted).
 const MAX_LISTED_FAILURES: usize = 20;
-use super::{BatchFailure, BatchSummary, progress, spliced};
+use super::{BatchFailure, BatchSummary, Params, progress, spliced};
 use crate::events::{Event, EventKind};
 use crate::{Engine, ErrorCode, ToolError};
 use offload_formats::Format;
@@ -33,7 +33,7 @@ enum Chunk {
 
 pub async fn run(
     engine: &Arc<Engine>,
-    p: &params::CallToolWithFileContent,
+    p: &Params,
     files: &[String],
     infer: inputs::Typing,
     base: Map<String, Value>,
@@ -297,7 +297,7 @@ pub async fn run(
 /// Calls the tool with one batch (JSON text) spliced in at `data_key`, if it fits the budget.
 async fn send(
     engine: &Arc<Engine>,
-    p: &params::CallToolWithFileContent,
+    p: &Params,
     base: &Map<String, Value>,
     data_key: &str,
     json: Vec<u8>,
@@ -312,7 +312,7 @@ async fn send(
 
 /// The audit record of one batch, written as soon as the upstream answered it.
 fn part_event(
-    p: &params::CallToolWithFileContent,
+    p: &Params,
     ctx: &RequestContext<RoleServer>,
     batch: u64,
     first_item: u64,

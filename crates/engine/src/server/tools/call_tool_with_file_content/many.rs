@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::{Prepared, describe, load, merge};
+use super::{Params, Prepared, describe, load, merge};
 use crate::roots::is_glob;
-use crate::server::{params, relay};
+use crate::server::relay;
 use crate::{Engine, ErrorCode, ToolError};
 use offload_formats::Format;
 use offload_formats::inputs;
@@ -22,10 +22,7 @@ pub const MAX_FILES: usize = 1000;
 pub const SOURCE_FILE: &str = "source_file";
 
 /// The files a call names, in order: `file_paths` or `file_path`, each glob expanded (sorted).
-pub async fn sources(
-    engine: &Arc<Engine>,
-    p: &params::CallToolWithFileContent,
-) -> Result<Vec<String>, ToolError> {
+pub async fn sources(engine: &Arc<Engine>, p: &Params) -> Result<Vec<String>, ToolError> {
     let patterns: Vec<String> = match (&p.file_paths, p.file_path.is_empty()) {
         (Some(_), false) => {
             return Err(ToolError::new(
@@ -89,7 +86,7 @@ pub async fn sources(
 }
 
 /// The input format of `path`: `file_format` when given, else its extension's.
-pub fn format_of(p: &params::CallToolWithFileContent, path: &str) -> Result<Format, ToolError> {
+pub fn format_of(p: &Params, path: &str) -> Result<Format, ToolError> {
     match &p.file_format {
         Some(f) => Format::parse(f).ok_or_else(|| {
             ToolError::new(
@@ -104,7 +101,7 @@ pub fn format_of(p: &params::CallToolWithFileContent, path: &str) -> Result<Form
 /// Every file's rows in one list at `data_key`, the files' total within the input limit.
 pub async fn prepare(
     engine: &Arc<Engine>,
-    p: &params::CallToolWithFileContent,
+    p: &Params,
     files: &[String],
     infer: inputs::Typing,
     base: Map<String, Value>,
