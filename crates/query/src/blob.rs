@@ -15,6 +15,11 @@ pub trait Blob: Send + Sync + std::fmt::Debug {
     fn modified(&self) -> Option<SystemTime> {
         None
     }
+    /// A file on this machine's disk, cheap to read again and at any place (not an object
+    /// fetched by ranges, nor a compressed stream): only such a file is read in parts.
+    fn is_local(&self) -> bool {
+        false
+    }
 }
 
 impl Blob for File {
@@ -46,6 +51,10 @@ impl Blob for File {
 
     fn modified(&self) -> Option<SystemTime> {
         self.metadata().ok()?.modified().ok()
+    }
+
+    fn is_local(&self) -> bool {
+        true
     }
 }
 

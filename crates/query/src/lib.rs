@@ -12,6 +12,7 @@
 
 mod around;
 mod blob;
+mod csv_parts;
 mod error;
 pub mod grid;
 mod jq;

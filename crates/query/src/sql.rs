@@ -20,6 +20,7 @@ use datafusion::sql::sqlparser::ast::Statement;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
+use crate::csv_parts::{self, Cuts, Part};
 use crate::error::QueryError;
 use crate::json_lines;
 use crate::nested_loop::NestedLoopsInMemory;
@@ -32,10 +33,25 @@ use crate::{Answer, Data, Format, Limits, Query, Source, rows_batch};
 /// does not fit, the query runs again with types decided over the whole file).
 const INFER_ROWS: usize = 20_000;
 
+/// A CSV file this big or bigger is read by several threads when the question allows it
+/// (`csv_parts`); smaller ones parse in less time than the threads save.
+const SPREAD_FROM: u64 = 16 << 20;
+
 /// Runs queries on a runtime of its own (made on first use).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Querier {
     runtime: OnceLock<tokio::runtime::Runtime>,
+    /// See [`SPREAD_FROM`] (tests lower it).
+    spread_from: u64,
+}
+
+impl Default for Querier {
+    fn default() -> Self {
+        Self {
+            runtime: OnceLock::new(),
+            spread_from: SPREAD_FROM,
+        }
+    }
 }
 
 /// A source with its file shared, so a query can be planned again (see [`INFER_ROWS`]).
@@ -53,6 +69,15 @@ enum TableData {
 impl Querier {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// CSV files from `bytes` on are read in parts (tests use small files).
+    #[cfg(test)]
+    pub(crate) fn spreading_from(bytes: u64) -> Self {
+        Self {
+            runtime: OnceLock::new(),
+            spread_from: bytes,
+        }
     }
 
     fn runtime(&self) -> &tokio::runtime::Runtime {
@@ -84,7 +109,7 @@ impl Querier {
                 partitions: cores(),
             };
             loop {
-                let ctx = context(&tables, limits, plan, cancel).await?;
+                let ctx = self.session(&tables, sql, limits, plan, cancel).await?;
                 match guarded(execute(&ctx, sql, cancel, &mut progress, make)).await {
                     // A later CSV value does not fit the types of the first rows: type over
                     // the whole file.
@@ -167,7 +192,7 @@ impl Querier {
                 infer_rows: usize::MAX,
                 partitions: cores(),
             };
-            let ctx = context(&tables, limits, plan, cancel).await?;
+            let ctx = self.session(&tables, sql, limits, plan, cancel).await?;
             guarded(execute(
                 &ctx,
                 sql,
@@ -178,6 +203,86 @@ impl Querier {
             .await
         })
     }
+}
+
+impl Querier {
+    /// A session for `sql` over `tables`, big CSV tables read in parts when it allows.
+    async fn session(
+        &self,
+        tables: &[Table],
+        sql: &str,
+        limits: &Limits,
+        plan: Plan,
+        cancel: &CancellationToken,
+    ) -> Result<SessionContext, QueryError> {
+        let ctx = context(tables, limits, plan, cancel, &Spread::new()).await?;
+        self.spread(ctx, tables, sql, limits, plan, cancel).await
+    }
+
+    /// `ctx` again with its big CSV tables read in parts, one a partition, when the answer to
+    /// `sql` does not depend on the order of their rows (`csv_parts`); `ctx` as it is
+    /// otherwise, or when `sql` does not plan (running it says why).
+    async fn spread(
+        &self,
+        ctx: SessionContext,
+        tables: &[Table],
+        sql: &str,
+        limits: &Limits,
+        plan: Plan,
+        cancel: &CancellationToken,
+    ) -> Result<SessionContext, QueryError> {
+        if plan.partitions < 2 {
+            return Ok(ctx);
+        }
+        let big: Vec<(&Table, &Arc<dyn crate::Blob>, u8)> = tables
+            .iter()
+            .filter_map(|t| match &t.data {
+                TableData::File(file, Format::Delimited { delimiter })
+                    if file.is_local() && file.size().is_ok_and(|s| s >= self.spread_from) =>
+                {
+                    Some((t, file, *delimiter))
+                }
+                _ => None,
+            })
+            .collect();
+        if big.is_empty() || check_read_only(sql).is_err() {
+            return Ok(ctx);
+        }
+        let Ok(df) = ctx.sql_with_options(sql, read_only()).await else {
+            return Ok(ctx);
+        };
+        if !csv_parts::order_free(df.logical_plan()) {
+            return Ok(ctx);
+        }
+        let mut spread = Spread::new();
+        for (table, file, delimiter) in big {
+            let Ok(provider) = ctx.table_provider(table.name.as_str()).await else {
+                continue;
+            };
+            let (file, n) = (file.clone(), plan.partitions);
+            let cuts = tokio::task::spawn_blocking(move || csv_parts::cut(&*file, delimiter, n))
+                .await
+                .map_err(|e| QueryError::Internal(e.to_string()))?
+                .map_err(|e| QueryError::Source(format!("{}: {e}", table.label)))?;
+            if let Some(cuts) = cuts {
+                spread.insert(table.name.clone(), (cuts, provider.schema()));
+            }
+        }
+        if spread.is_empty() {
+            return Ok(ctx);
+        }
+        context(tables, limits, plan, cancel, &spread).await
+    }
+}
+
+/// Tables read in parts: where each is cut, and its columns (as typed when whole).
+type Spread = std::collections::HashMap<String, (Cuts, SchemaRef)>;
+
+fn read_only() -> SQLOptions {
+    SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(false)
 }
 
 impl Drop for Querier {
@@ -257,14 +362,26 @@ async fn context(
     limits: &Limits,
     plan: Plan,
     cancel: &CancellationToken,
+    spread: &Spread,
 ) -> Result<SessionContext, QueryError> {
     let infer_rows = plan.infer_rows;
     let mut files = OpenedFiles::default();
     let mut urls = Vec::new();
     let mut batches = Vec::new();
+    let mut parts = Vec::new();
     for (i, t) in tables.iter().enumerate() {
         match &t.data {
             TableData::Batch(batch) => batches.push((t.name.clone(), batch.clone())),
+            TableData::File(file, Format::Delimited { delimiter })
+                if spread.contains_key(&t.name) =>
+            {
+                let (cuts, schema) = &spread[&t.name];
+                let mut part_urls = Vec::new();
+                for (k, part) in Part::all(file, cuts).into_iter().enumerate() {
+                    part_urls.push(files.add(&format!("t{i}.p{k}.csv"), Arc::new(part))?);
+                }
+                parts.push((t, *delimiter, schema.clone(), part_urls));
+            }
             TableData::File(file, format) => {
                 let ext = match format {
                     Format::Delimited { .. } => "csv",
@@ -316,6 +433,25 @@ async fn context(
     for (name, batch) in batches {
         ctx.register_batch(TableReference::bare(name), batch)
             .map_err(|e| QueryError::Source(e.to_string()))?;
+    }
+    for (t, delimiter, schema, urls) in parts {
+        let options = CsvReadOptions::new()
+            .has_header(true)
+            .delimiter(delimiter)
+            .file_extension(".csv")
+            .newlines_in_values(true)
+            .schema(&schema);
+        let read = match ctx.read_csv(urls, options).await {
+            Ok(df) => ctx.register_table(TableReference::bare(t.name.clone()), df.into_view()),
+            Err(e) => Err(e),
+        };
+        read.map_err(|e| {
+            QueryError::Source(format!(
+                "{} cannot be read as CSV: {}",
+                t.label,
+                e.find_root()
+            ))
+        })?;
     }
     for (t, format, url) in urls {
         let name = TableReference::bare(t.name.clone());
@@ -413,12 +549,8 @@ async fn execute<S: Sink>(
 ) -> Result<S::Out, QueryError> {
     check_read_only(sql)?;
     progress.new_attempt();
-    let options = SQLOptions::new()
-        .with_allow_ddl(false)
-        .with_allow_dml(false)
-        .with_allow_statements(false);
     let fail = |e| QueryError::from_datafusion(e, sql);
-    let df = ctx.sql_with_options(sql, options).await.map_err(fail)?;
+    let df = ctx.sql_with_options(sql, read_only()).await.map_err(fail)?;
     let plan = df.create_physical_plan().await.map_err(fail)?;
     let mut sink = make(plan.schema())?;
     let mut stream = execute_stream(plan.clone(), ctx.task_ctx()).map_err(fail)?;
@@ -529,7 +661,72 @@ fn scanned(plan: &dyn ExecutionPlan) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::Progress;
+    use super::*;
+
+    /// A big CSV is read in parts only for a question whose answer ignores row order, and
+    /// only when its quotes say where records end.
+    #[test]
+    fn big_csv_tables_are_read_in_parts_when_the_question_allows() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::from("id,note,amount\n");
+        for i in 0..20_000 {
+            text.push_str(&format!("{i},\"a\nnote\",{}\n", i % 7));
+        }
+        let path = dir.path().join("big.csv");
+        std::fs::write(&path, &text).unwrap();
+        std::fs::write(
+            dir.path().join("odd.csv"),
+            format!("{text}5\" screen,x,1\n"),
+        )
+        .unwrap();
+        let source = |name: &str| Source {
+            name: "data".into(),
+            label: name.into(),
+            data: Data::File {
+                file: Arc::new(std::fs::File::open(dir.path().join(name)).unwrap()),
+                format: Format::Delimited { delimiter: b',' },
+            },
+        };
+        let limits = Limits {
+            rows: 10,
+            budget: 1 << 16,
+            memory: 256 << 20,
+            spill_dir: None,
+        };
+        let plan = Plan {
+            infer_rows: INFER_ROWS,
+            partitions: 2,
+        };
+        let cancel = CancellationToken::new();
+        let q = Querier::spreading_from(1024);
+        let kind = |q: &Querier, file: &str, sql: &str| {
+            let tables = tables(vec![source(file)], &limits).unwrap();
+            q.runtime().block_on(async {
+                let ctx = q.session(&tables, sql, &limits, plan, &cancel).await;
+                ctx.unwrap()
+                    .table_provider("data")
+                    .await
+                    .unwrap()
+                    .table_type()
+            })
+        };
+        use datafusion::datasource::TableType::{Base, View};
+        let total = "SELECT amount, COUNT(*) FROM data GROUP BY amount";
+        assert_eq!(kind(&q, "big.csv", total), View, "read in parts");
+        let first = "SELECT * FROM data LIMIT 3";
+        assert_eq!(kind(&q, "big.csv", first), Base, "file order kept");
+        assert_eq!(
+            kind(&q, "odd.csv", total),
+            Base,
+            "a quote out of place: read whole"
+        );
+        let small = Querier::new();
+        assert_eq!(
+            kind(&small, "big.csv", total),
+            Base,
+            "under {SPREAD_FROM} bytes: whole"
+        );
+    }
 
     /// A query planned again after a failure starts counting its rows from 0; what the client
     /// hears still grows at every report, and never goes quiet while the second attempt reads.

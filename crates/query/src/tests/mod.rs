@@ -9,6 +9,7 @@ use super::*;
 
 mod bounds;
 mod jq;
+mod parts;
 mod sql;
 
 fn file(dir: &tempfile::TempDir, name: &str, text: &str) -> Arc<dyn Blob> {

@@ -230,6 +230,10 @@ impl offload_query::Blob for Source {
     fn modified(&self) -> Option<SystemTime> {
         self.version().ok()?.modified
     }
+
+    fn is_local(&self) -> bool {
+        matches!(self, Source::Local(_))
+    }
 }
 
 impl Length for Source {
