@@ -13,8 +13,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use bytes::Bytes;
 use datafusion::execution::object_store::ObjectStoreRegistry;
-use futures::StreamExt;
 use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{
     CopyOptions, GetOptions, GetResult, GetResultPayload, ListResult, MultipartUpload, ObjectMeta,
@@ -27,8 +27,16 @@ use crate::blob::{Blob, read_exact_at};
 /// The scheme and host of every table's URL: `offload://files/<name>.<ext>`.
 pub const BASE: &str = "offload://files/";
 
-/// How much one read hands DataFusion at a time.
+/// How much one read takes from the file.
 const CHUNK: u64 = 4 << 20;
+
+/// How much a whole file's stream hands DataFusion at a time. Its CSV and JSON readers take the
+/// next piece each time they are asked for a batch, whether or not they used up the last one,
+/// so pieces bigger than a batch pile up: with 4 MB pieces a 1 GB CSV was held whole while it
+/// was read. A batch is 8,192 rows of at least 2 bytes, so pieces of 16 KB never pile up.
+/// (DataFusion's own CSV schema inference cuts such a stream at line ends and gets quoted line
+/// breaks wrong across pieces; Offload infers CSV types itself, see `sql::csv_schema`.)
+const PIECE: usize = 16 << 10;
 
 #[derive(Debug)]
 struct Opened {
@@ -112,6 +120,22 @@ fn read_stream(
     .boxed()
 }
 
+/// `stream`'s chunks cut in pieces of at most [`PIECE`] bytes (views of the same buffers).
+fn in_pieces(
+    stream: BoxStream<'static, object_store::Result<Bytes>>,
+) -> BoxStream<'static, object_store::Result<Bytes>> {
+    stream
+        .map_ok(|chunk| {
+            let pieces: Vec<_> = (0..chunk.len())
+                .step_by(PIECE)
+                .map(|at| Ok(chunk.slice(at..(at + PIECE).min(chunk.len()))))
+                .collect();
+            futures::stream::iter(pieces)
+        })
+        .try_flatten()
+        .boxed()
+}
+
 #[async_trait]
 impl ObjectStore for OpenedFiles {
     async fn put_opts(
@@ -149,7 +173,13 @@ impl ObjectStore for OpenedFiles {
         let payload = if options.head {
             GetResultPayload::Stream(futures::stream::empty().boxed())
         } else {
-            GetResultPayload::Stream(read_stream(opened.file.clone(), range.clone()))
+            let stream = read_stream(opened.file.clone(), range.clone());
+            // A read of the whole file is a scan (CSV, JSON lines): in pieces. Ranged reads
+            // (Parquet's pages and footers) are collected whole by their callers.
+            GetResultPayload::Stream(match options.range {
+                None => in_pieces(stream),
+                Some(_) => stream,
+            })
         };
         Ok(GetResult {
             payload,
@@ -212,5 +242,41 @@ impl ObjectStoreRegistry for OnlyOpened {
                 "{url} cannot be read: a query reads only the files it names in `path` and `tables`"
             )))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A whole file reaches DataFusion in small pieces, in order; a range in one piece a read.
+    #[test]
+    fn a_whole_file_is_streamed_in_small_pieces() {
+        let data: Vec<u8> = (0..(CHUNK as usize + 100_000))
+            .map(|i| (i % 251) as u8)
+            .collect();
+        let mut f = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut f, &data).unwrap();
+        let mut files = OpenedFiles::default();
+        files.add("a.csv", Arc::new(f)).unwrap();
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let pieces = |options: GetOptions| {
+            runtime.block_on(async {
+                let got = files.get_opts(&Path::from("a.csv"), options).await.unwrap();
+                let GetResultPayload::Stream(s) = got.payload else {
+                    panic!("a stream")
+                };
+                s.try_collect::<Vec<Bytes>>().await.unwrap()
+            })
+        };
+        let whole = pieces(GetOptions::default());
+        assert!(whole.iter().all(|p| !p.is_empty() && p.len() <= PIECE));
+        assert_eq!(whole.concat(), data);
+        let ranged = pieces(GetOptions {
+            range: Some((10..2_000_010).into()),
+            ..GetOptions::default()
+        });
+        assert_eq!(ranged.len(), 1);
+        assert_eq!(ranged.concat(), &data[10..2_000_010]);
     }
 }

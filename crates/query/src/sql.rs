@@ -457,17 +457,25 @@ async fn context(
         let name = TableReference::bare(t.name.clone());
         let registered = match format {
             Format::Delimited { delimiter } => {
-                ctx.register_csv(
-                    name,
-                    &url,
-                    CsvReadOptions::new()
-                        .has_header(true)
-                        .delimiter(*delimiter)
-                        .file_extension(".csv")
-                        .newlines_in_values(true)
-                        .schema_infer_max_records(infer_rows),
-                )
-                .await
+                let TableData::File(file, _) = &t.data else {
+                    unreachable!("a file's URL")
+                };
+                match csv_schema(file.clone(), *delimiter, infer_rows).await {
+                    Ok(schema) => {
+                        ctx.register_csv(
+                            name,
+                            &url,
+                            CsvReadOptions::new()
+                                .has_header(true)
+                                .delimiter(*delimiter)
+                                .file_extension(".csv")
+                                .newlines_in_values(true)
+                                .schema(&schema),
+                        )
+                        .await
+                    }
+                    Err(e) => Err(e),
+                }
             }
             // A JSON table was rewritten as JSON lines by `tables`.
             Format::Json | Format::Jsonl => {
@@ -504,6 +512,30 @@ async fn context(
         })?;
     }
     Ok(ctx)
+}
+
+/// The columns of a CSV file and their types, from its header and first `rows` records (every
+/// record when `usize::MAX`), read in order on a blocking thread. DataFusion's own inference
+/// cuts the file at line ends first and got quoted line breaks wrong where its pieces met (a
+/// wide CSV with multi-line values was refused as "unequal lengths"); arrow's reader follows the
+/// quotes, and its types are those DataFusion would merge (nulls ignored, integers and floats
+/// as floats, any other mix as text).
+async fn csv_schema(
+    file: Arc<dyn crate::Blob>,
+    delimiter: u8,
+    rows: usize,
+) -> datafusion::error::Result<datafusion::arrow::datatypes::Schema> {
+    tokio::task::spawn_blocking(move || {
+        let reader = std::io::BufReader::with_capacity(1 << 20, crate::blob::BlobReader::new(file));
+        datafusion::arrow::csv::reader::Format::default()
+            .with_header(true)
+            .with_delimiter(delimiter)
+            .infer_schema(reader, Some(rows))
+            .map(|(schema, _)| schema)
+    })
+    .await
+    .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?
+    .map_err(Into::into)
 }
 
 fn format_name(format: &Format) -> &'static str {
