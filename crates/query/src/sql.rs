@@ -203,9 +203,7 @@ impl Querier {
             .await
         })
     }
-}
 
-impl Querier {
     /// A session for `sql` over `tables`, big CSV tables read in parts when it allows.
     async fn session(
         &self,
