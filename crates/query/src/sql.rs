@@ -4,7 +4,7 @@ use std::io::Write;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::TableReference;
 use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
@@ -388,7 +388,7 @@ async fn context(
                     Format::Parquet => "parquet",
                 };
                 let url = files.add(&format!("t{i}.{ext}"), file.clone())?;
-                urls.push((t, format, url));
+                urls.push((t, file, format, url));
             }
         }
     }
@@ -433,13 +433,7 @@ async fn context(
             .map_err(|e| QueryError::Source(e.to_string()))?;
     }
     for (t, delimiter, schema, urls) in parts {
-        let options = CsvReadOptions::new()
-            .has_header(true)
-            .delimiter(delimiter)
-            .file_extension(".csv")
-            .newlines_in_values(true)
-            .schema(&schema);
-        let read = match ctx.read_csv(urls, options).await {
+        let read = match ctx.read_csv(urls, csv_options(delimiter, &schema)).await {
             Ok(df) => ctx.register_table(TableReference::bare(t.name.clone()), df.into_view()),
             Err(e) => Err(e),
         };
@@ -451,26 +445,14 @@ async fn context(
             ))
         })?;
     }
-    for (t, format, url) in urls {
+    for (t, file, format, url) in urls {
         let name = TableReference::bare(t.name.clone());
         let registered = match format {
             Format::Delimited { delimiter } => {
-                let TableData::File(file, _) = &t.data else {
-                    unreachable!("a file's URL")
-                };
                 match csv_schema(file.clone(), *delimiter, infer_rows).await {
                     Ok(schema) => {
-                        ctx.register_csv(
-                            name,
-                            &url,
-                            CsvReadOptions::new()
-                                .has_header(true)
-                                .delimiter(*delimiter)
-                                .file_extension(".csv")
-                                .newlines_in_values(true)
-                                .schema(&schema),
-                        )
-                        .await
+                        ctx.register_csv(name, &url, csv_options(*delimiter, &schema))
+                            .await
                     }
                     Err(e) => Err(e),
                 }
@@ -512,6 +494,17 @@ async fn context(
     Ok(ctx)
 }
 
+/// How a CSV table is read, whole or in parts: a header row, quoted values that may hold line
+/// breaks, the columns typed by [`csv_schema`].
+fn csv_options(delimiter: u8, schema: &Schema) -> CsvReadOptions<'_> {
+    CsvReadOptions::new()
+        .has_header(true)
+        .delimiter(delimiter)
+        .file_extension(".csv")
+        .newlines_in_values(true)
+        .schema(schema)
+}
+
 /// The columns of a CSV file and their types, from its header and first `rows` records (every
 /// record when `usize::MAX`), read in order on a blocking thread. DataFusion's own inference
 /// cuts the file at line ends first and got quoted line breaks wrong where its pieces met (a
@@ -522,7 +515,7 @@ async fn csv_schema(
     file: Arc<dyn crate::Blob>,
     delimiter: u8,
     rows: usize,
-) -> datafusion::error::Result<datafusion::arrow::datatypes::Schema> {
+) -> datafusion::error::Result<Schema> {
     tokio::task::spawn_blocking(move || {
         let reader = std::io::BufReader::with_capacity(1 << 20, crate::blob::BlobReader::new(file));
         datafusion::arrow::csv::reader::Format::default()
