@@ -8,27 +8,13 @@
 //! Several texts run as one: their pieces are the rows of one matrix for every product with the
 //! weights, and each text attends only to its own pieces, so nothing is padded.
 
-use ndarray::{Array1, Array2, ArrayView2, Axis, Slice};
+use ndarray::{Array1, Array2, Axis, Slice};
 
+use crate::kernel::{self, Packed};
 use crate::onnx::{Floats, Graph, Tensor, Weights};
 
 /// Numbers a head attends with.
 const HEAD: usize = 32;
-
-/// A product with a matrix of weights (`inputs × outputs`) and a bias added. ndarray hands the
-/// product to matrixmultiply, whose kernels are chosen for the processor at run time and written
-/// with its vector instructions: they keep their speed in the size-optimised release build,
-/// where a loop left to the compiler's vectoriser does not (ten times slower, measured).
-struct Linear {
-    weights: Array2<f32>,
-    bias: Array1<f32>,
-}
-
-impl Linear {
-    fn apply(&self, x: &ArrayView2<f32>) -> Array2<f32> {
-        x.dot(&self.weights) + &self.bias
-    }
-}
 
 struct Norm {
     gain: Array1<f32>,
@@ -51,13 +37,13 @@ impl Norm {
 }
 
 struct Layer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
-    attended: Linear,
+    query: Packed,
+    key: Packed,
+    value: Packed,
+    attended: Packed,
     attention_norm: Norm,
-    widen: Linear,
-    narrow: Linear,
+    widen: Packed,
+    narrow: Packed,
     norm: Norm,
 }
 
@@ -222,7 +208,7 @@ impl Bert {
             let mut attended = layer.attended.apply(&context.view()) + &x;
             layer.attention_norm.apply(&mut attended);
             let mut wide = layer.widen.apply(&attended.view());
-            wide.mapv_inplace(|v| 0.5 * v * (1.0 + libm::erff(v / std::f32::consts::SQRT_2)));
+            kernel::gelu(wide.as_slice_mut().expect("a standard matrix"));
             let mut out = layer.narrow.apply(&wide.view()) + &attended;
             layer.norm.apply(&mut out);
             x = out;
@@ -321,7 +307,7 @@ fn norm(w: &Weights, name: &str, epsilon: f32) -> Result<Norm, String> {
 
 /// The product whose bias is the initializer named `…{name}.bias`: its matrix is what the
 /// node adding that bias adds it to.
-fn linear(w: &Weights, name: &str) -> Result<Linear, String> {
+fn linear(w: &Weights, name: &str) -> Result<Packed, String> {
     let bias = w
         .ending(&format!("{name}.bias"))
         .ok_or_else(|| format!("it has no {name}.bias"))?;
@@ -346,8 +332,7 @@ fn linear(w: &Weights, name: &str) -> Result<Linear, String> {
             bias.len()
         ));
     }
-    let weights = matrix(f)?;
-    Ok(Linear { weights, bias })
+    Ok(Packed::new(&matrix(f)?, bias.to_vec()))
 }
 
 fn layer(w: &Weights, n: usize, epsilon: f32) -> Result<Option<Layer>, String> {

@@ -6,14 +6,15 @@
 //! its output is the mean of the model's last layer over the pieces, of length 1, as the
 //! sentence-transformers model does. Nothing is downloaded: the file is read from where the
 //! caller says (installed beside `offload` by the setup, which checks its SHA-256). The file
-//! is read for its weights only (`onnx`); the encoder is run here (`bert`), with ndarray's
-//! matrix products.
+//! is read for its weights only (`onnx`); the encoder is run here (`bert`), its products with
+//! the weights and its GELU in the processor's vector instructions (`kernel`).
 //!
 //! Other BERT-like exports of 384 numbers a piece load too — float weights, with or without
 //! `token_type_ids`, with their own pooled outputs pruned — such as the candidate the search
 //! bench weighs against it, paraphrase-MiniLM-L3-v2.
 
 mod bert;
+mod kernel;
 mod onnx;
 
 use std::path::Path;
