@@ -14,6 +14,7 @@ mod around;
 mod blob;
 mod csv_parts;
 mod error;
+mod execute;
 pub mod grid;
 mod jq;
 mod json_lines;
@@ -22,6 +23,7 @@ mod opened;
 pub mod parquet;
 mod render;
 mod rows;
+mod session;
 mod sql;
 mod yielding;
 
