@@ -3,8 +3,7 @@
 //! on its session; one on 2026-07-28 on the `subscriptions/listen` streams it opens (each with
 //! the filter it asked for).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rmcp::model::{ResourceUpdatedNotificationParam, ServerCapabilities};
 use rmcp::service::{SubscriptionSendError, SubscriptionSink};
@@ -12,12 +11,9 @@ use rmcp::{Peer, RoleServer};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 
+use super::session::Subscriptions;
 use super::{OffloadServer, direct, upstream_resources};
-use crate::gateway::Route;
 use crate::upstream::{Notice, Pool};
-
-/// Upstream resources subscribed to, by the URI the client used.
-pub type Subscriptions = Arc<Mutex<HashMap<String, Route>>>;
 
 /// Where announcements go.
 #[derive(Clone)]

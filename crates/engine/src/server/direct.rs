@@ -296,6 +296,41 @@ fn accepts(entry: &str, mime: &str, path: &std::path::Path) -> bool {
     }
 }
 
+/// What the tool list costs a client in each mode, for the configured servers: `tools/list` as
+/// each mode answers it, in bytes (a client sends it to its model with every request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ListingCost {
+    /// Every upstream tool listed as its own (`direct`).
+    pub direct_bytes: usize,
+    pub direct_tools: usize,
+    /// Offload's tools only, upstream ones found by search (`meta`).
+    pub meta_bytes: usize,
+    pub meta_tools: usize,
+}
+
+/// `own` are Offload's tool definitions.
+pub async fn listing_cost(engine: &Engine, own: &[Tool]) -> ListingCost {
+    use crate::config::Expose;
+    let listed = async |expose| {
+        let exposure = exposure(engine, Some(expose), own, crate::upstream::Listing::Look).await;
+        let tools = listing(own, &exposure, engine);
+        (
+            serde_json::to_vec(&tools).map_or(0, |v| v.len()),
+            tools.len(),
+        )
+    };
+    let (direct_bytes, direct_tools) = listed(Expose::Direct).await;
+    let (meta_bytes, meta_tools) = listed(Expose::Meta).await;
+    ListingCost {
+        direct_bytes,
+        direct_tools,
+        meta_bytes,
+        meta_tools,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,7 @@
-//! The MCP server Offload offers to clients. Each tool is a small handler that calls the engine
-//! modules; this file only dispatches and turns malformed requests into -32602 errors.
+//! The MCP server Offload offers to clients: one [`OffloadServer`] a session, answering MCP's
+//! requests (tools, resources, prompts, completions, subscriptions, logging) from the engine.
+//! Each of Offload's tools is one module of `tools`; a session's state is `session`'s, serving
+//! it over a transport `serve`'s.
 
 mod announce;
 mod answer;
@@ -22,6 +24,8 @@ mod relay;
 mod resources;
 mod scopes;
 mod search;
+mod serve;
+mod session;
 mod shown;
 mod store;
 mod tools;
@@ -29,7 +33,6 @@ mod typescript;
 mod upstream_resources;
 mod upstreams;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -39,65 +42,17 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
     SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext, ServiceExt};
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::Engine;
+pub use direct::{ListingCost, listing_cost};
+pub(crate) use session::Session;
 
 const INSTRUCTIONS: &str = "Offload connects you to upstream MCP servers and keeps large data out \
 of your context. Find a tool with list_available_tools (use `query`), check its arguments with \
 list_tool_details, and call it with call_tool. Paths must lie in the directories that \
 list_allowed_directories shows.";
-
-/// One client session, as its requests carry it (in their extensions) down to the upstream
-/// calls they make: who gets an upstream's log messages, at what level.
-#[derive(Clone)]
-pub(crate) struct Session {
-    pub id: u64,
-    /// The level the client set with `logging/setLevel` (older protocol revisions).
-    #[allow(deprecated)]
-    level: Arc<std::sync::Mutex<Option<rmcp::model::LoggingLevel>>>,
-    /// The upstream resources it subscribed to, by the URI it used.
-    subscriptions: announce::Subscriptions,
-    /// The mode its tools are shown in, and the upstream tools it was shown.
-    shown: shown::Shown,
-}
-
-impl Session {
-    fn new() -> Self {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        Self {
-            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            level: Arc::default(),
-            subscriptions: Arc::default(),
-            shown: shown::Shown::default(),
-        }
-    }
-
-    fn subscriptions(&self) -> std::sync::MutexGuard<'_, HashMap<String, crate::gateway::Route>> {
-        self.subscriptions.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The least severe upstream log message `ctx`'s client gets: the request's own opt-in
-    /// (2026-07-28), else the session's `logging/setLevel`, else `info` on sessions of older
-    /// revisions and nothing on 2026-07-28 (where logging is opt-in per request).
-    #[allow(deprecated)]
-    pub fn log_level_for(
-        &self,
-        ctx: &RequestContext<RoleServer>,
-    ) -> Option<rmcp::model::LoggingLevel> {
-        if let Some(level) = ctx.meta.log_level() {
-            return Some(level);
-        }
-        if let Some(level) = *self.level.lock().unwrap_or_else(|p| p.into_inner()) {
-            return Some(level);
-        }
-        let legacy = ctx
-            .protocol_version()
-            .is_some_and(|v| v.to_string().as_str() < "2026-07-28");
-        legacy.then_some(rmcp::model::LoggingLevel::Info)
-    }
-}
 
 /// One MCP session's view of the shared engine. Cheap to clone: every session shares the
 /// engine and its upstream pool.
@@ -486,137 +441,4 @@ pub use offload_formats::clip::clip;
 /// Offload's own tool definitions.
 pub fn tool_definitions() -> Vec<Tool> {
     tools::definitions()
-}
-
-/// What the tool list costs a client in each mode, for the configured servers: `tools/list` as
-/// each mode answers it, in bytes (a client sends it to its model with every request).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
-pub struct ListingCost {
-    /// Every upstream tool listed as its own (`direct`).
-    pub direct_bytes: usize,
-    pub direct_tools: usize,
-    /// Offload's tools only, upstream ones found by search (`meta`).
-    pub meta_bytes: usize,
-    pub meta_tools: usize,
-}
-
-/// `own` are Offload's tool definitions.
-pub async fn listing_cost(engine: &Engine, own: &[Tool]) -> ListingCost {
-    use crate::config::Expose;
-    let listed = async |expose| {
-        let exposure =
-            direct::exposure(engine, Some(expose), own, crate::upstream::Listing::Look).await;
-        let tools = direct::listing(own, &exposure, engine);
-        (
-            serde_json::to_vec(&tools).map_or(0, |v| v.len()),
-            tools.len(),
-        )
-    };
-    let (direct_bytes, direct_tools) = listed(Expose::Direct).await;
-    let (meta_bytes, meta_tools) = listed(Expose::Meta).await;
-    ListingCost {
-        direct_bytes,
-        direct_tools,
-        meta_bytes,
-        meta_tools,
-    }
-}
-
-/// Serving a session is the server's work; it is a method of the engine for its callers.
-impl Engine {
-    /// Serves one MCP session over `transport` until the client goes away. A client that
-    /// leaves before the handshake is not an error.
-    pub async fn serve<T, E, A>(self: &Arc<Self>, transport: T) -> Result<(), String>
-    where
-        T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
-        E: std::error::Error + Send + Sync + 'static,
-    {
-        self.serve_with(transport, None).await
-    }
-
-    /// `serve` with the client's own choice of how upstream tools are shown
-    /// (`offload mcp --expose`); the configuration's otherwise.
-    pub async fn serve_with<T, E, A>(
-        self: &Arc<Self>,
-        transport: T,
-        expose: Option<crate::gateway::Expose>,
-    ) -> Result<(), String>
-    where
-        T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
-        E: std::error::Error + Send + Sync + 'static,
-    {
-        let server = OffloadServer::new(self.clone()).with_expose(expose);
-        let running = match server.serve(transport).await {
-            Ok(running) => running,
-            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
-                tracing::info!("the client closed the connection before the MCP handshake");
-                return Ok(());
-            }
-            Err(e) => return Err(format!("MCP session did not start: {e}")),
-        };
-        let client = running
-            .peer()
-            .peer_info()
-            .map(|info| info.client_info.clone());
-        let (name, version) = client.map_or_else(
-            || ("unknown".to_owned(), String::new()),
-            |c| (c.name, c.version),
-        );
-        let _open = self.sessions.open(&name, &version);
-        running
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|e| format!("MCP session ended abnormally: {e}"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every tool has a title, a description, an object input schema and honest hints: the
-    /// destructive and idempotent hints where MCP gives them meaning (tools that do not only
-    /// read). Examples are kept for the tools whose arguments are not obvious from their names.
-    #[test]
-    fn every_tool_has_title_description_schema_and_annotations() {
-        for t in tools::definitions() {
-            assert!(t.title.is_some(), "{}", t.name);
-            let description = t.description.as_deref().unwrap_or_default();
-            assert!(description.len() > 40, "{}", t.name);
-            if matches!(
-                t.name.as_ref(),
-                <tools::CallToolWithFileContent as tools::OwnTool>::NAME
-                    | <tools::QueryFile as tools::OwnTool>::NAME
-            ) {
-                assert!(description.contains("Example"), "{}", t.name);
-            }
-            assert_eq!(
-                t.input_schema.get("type").and_then(|v| v.as_str()),
-                Some("object"),
-                "{}",
-                t.name
-            );
-            let a = t.annotations.as_ref().unwrap();
-            assert!(a.read_only_hint.is_some(), "{}", t.name);
-            assert!(a.open_world_hint.is_some(), "{}", t.name);
-            if a.read_only_hint == Some(false) {
-                assert!(
-                    a.destructive_hint.is_some() && a.idempotent_hint.is_some(),
-                    "{}",
-                    t.name
-                );
-            }
-            if let Some(out) = &t.output_schema {
-                assert_eq!(
-                    out.get("type").and_then(|v| v.as_str()),
-                    Some("object"),
-                    "{}",
-                    t.name
-                );
-            }
-        }
-    }
 }

@@ -353,6 +353,53 @@ fn compact_input(schema: Arc<JsonObject>) -> Arc<JsonObject> {
 }
 
 #[cfg(test)]
+mod shape {
+    use super::*;
+
+    /// Every tool has a title, a description, an object input schema and honest hints: the
+    /// destructive and idempotent hints where MCP gives them meaning (tools that do not only
+    /// read). Examples are kept for the tools whose arguments are not obvious from their names.
+    #[test]
+    fn every_tool_has_title_description_schema_and_annotations() {
+        for t in definitions() {
+            assert!(t.title.is_some(), "{}", t.name);
+            let description = t.description.as_deref().unwrap_or_default();
+            assert!(description.len() > 40, "{}", t.name);
+            if matches!(
+                t.name.as_ref(),
+                <CallToolWithFileContent as OwnTool>::NAME | <QueryFile as OwnTool>::NAME
+            ) {
+                assert!(description.contains("Example"), "{}", t.name);
+            }
+            assert_eq!(
+                t.input_schema.get("type").and_then(|v| v.as_str()),
+                Some("object"),
+                "{}",
+                t.name
+            );
+            let a = t.annotations.as_ref().unwrap();
+            assert!(a.read_only_hint.is_some(), "{}", t.name);
+            assert!(a.open_world_hint.is_some(), "{}", t.name);
+            if a.read_only_hint == Some(false) {
+                assert!(
+                    a.destructive_hint.is_some() && a.idempotent_hint.is_some(),
+                    "{}",
+                    t.name
+                );
+            }
+            if let Some(out) = &t.output_schema {
+                assert_eq!(
+                    out.get("type").and_then(|v| v.as_str()),
+                    Some("object"),
+                    "{}",
+                    t.name
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
 mod golden {
     //! Every byte of Offload's tool definitions reaches every user's model on every request, so a
     //! change to one is reviewed as a diff of `tests/golden/tools.json` (with each tool's size).
