@@ -5,7 +5,9 @@
 //! requests written for them; and `models`: 61 tools of eight, 634 requests written as models
 //! phrase a search, `model-requests.txt`, fixed before any tuning), scored by top-1, top-5 and
 //! nDCG@5 for Offload's ranking (`offload-search`) beside Okapi BM25 over the same text (the
-//! baseline clients use), in the same run; then how long a search takes at ~2,000 tools.
+//! baseline clients use), in the same run; each installed sentence model weighed alone, with
+//! the tools' parameters in its text, and the first two together; then how long a search takes
+//! at ~2,000 tools.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
@@ -79,13 +81,17 @@ pub async fn run(data: &Path, model_paths: &[PathBuf], speed_only: bool) -> anyh
         .iter()
         .map(|name| load(&data.join(format!("{name}.json.gz"))))
         .collect::<anyhow::Result<_>>()?;
-    // Each model: its name, the sets embedded, the words' weight beside it.
+    // Each model: its name and the sets embedded; then each way of ranking with them: its
+    // name, the sets' vectors, the words' weight beside it.
     let mut models = Vec::new();
+    let mut rankers: Vec<(String, Vec<Embedded>, f32)> = Vec::new();
     for path in model_paths {
         let model = sentences::load(path)?;
+        let label = label_of(path);
         let mut embedded = Vec::new();
+        let mut with_params = Vec::new();
         for (name, set) in names.iter().zip(&sets) {
-            embedded.push(sentences::embed_set(
+            let set_embedded = sentences::embed_set(
                 &model,
                 name,
                 set.tools
@@ -93,28 +99,60 @@ pub async fn run(data: &Path, model_paths: &[PathBuf], speed_only: bool) -> anyh
                     .map(|t| Index::meaning_text(&doc(t, "")))
                     .collect(),
                 set.queries.iter().map(|q| q.q.clone()).collect(),
-            )?);
+            )?;
+            // The same requests beside tools known by their parameters' text too.
+            with_params.push(Embedded {
+                tools: sentences::embed_all(
+                    &model,
+                    &set.tools
+                        .iter()
+                        .map(|t| format!("{} {}", Index::meaning_text(&doc(t, "")), params(t)))
+                        .collect::<Vec<_>>(),
+                )?,
+                queries: set_embedded.queries.clone(),
+            });
+            embedded.push(set_embedded);
         }
         // The words' weight beside the model, picked on MetaTool's first requests only.
         let words = pick_weight(&sets[0], &embedded[0]);
-        models.push((label_of(path), model, embedded, words));
+        let params_words = pick_weight(&sets[0], &with_params[0]);
+        rankers.push((label.clone(), embedded, words));
+        rankers.push((
+            format!("{label}, with parameters"),
+            with_params,
+            params_words,
+        ));
+        models.push((label, model));
+    }
+    // The first two models together: each vector the two models' halves, so that their
+    // closeness is the mean of the two models'.
+    if let [(first, a, _), _, (second, b, _), ..] = &rankers[..] {
+        let both: Vec<Embedded> = a
+            .iter()
+            .zip(b)
+            .map(|(a, b)| sentences::joined(a, b))
+            .collect();
+        let words = pick_weight(&sets[0], &both[0]);
+        rankers.push((format!("{first} and {second}"), both, words));
     }
     println!();
     for (i, (name, set)) in names.iter().zip(&sets).enumerate() {
-        let scored: Vec<(&str, &Embedded, f32)> = models
+        let scored: Vec<(&str, &Embedded, f32)> = rankers
             .iter()
-            .map(|(label, _, embedded, words)| (label.as_str(), &embedded[i], *words))
+            .map(|(label, embedded, words)| (label.as_str(), &embedded[i], *words))
             .collect();
         score(name, set, &scored);
-        through_offload(set, None).await?;
+        // MetaTool's requests the weight was picked on are not asked through offload either.
+        let held_out = if i == 0 { TUNING } else { 0 };
+        through_offload(set, held_out, None).await?;
         // As installed: the first model, the one the setup puts beside offload.
         if let Some(path) = model_paths.first() {
-            through_offload(set, Some(path)).await?;
+            through_offload(set, held_out, Some(path)).await?;
         }
     }
     let timed: Vec<(&str, &offload_embed::Sentences)> = models
         .iter()
-        .map(|(label, model, _, _)| (label.as_str(), model))
+        .map(|(label, model)| (label.as_str(), model))
         .collect();
     speed(&sets[1], &timed);
     Ok(())
@@ -194,9 +232,10 @@ fn index_of(set: &Set) -> Index {
     Index::new(set.tools.iter().zip(&params).map(|(t, p)| doc(t, p)))
 }
 
-/// The same requests asked of `list_available_tools` through `offload mcp`, the set's tools
-/// served by a fixture upstream: what a model gets, and the bytes of each answer.
-async fn through_offload(set: &Set, model: Option<&Path>) -> anyhow::Result<()> {
+/// The same requests (from the `from`th on) asked of `list_available_tools` through `offload
+/// mcp`, the set's tools served by a fixture upstream: what a model gets, and the bytes of each
+/// answer.
+async fn through_offload(set: &Set, from: usize, model: Option<&Path>) -> anyhow::Result<()> {
     let ctx = TestContext::new();
     let mut catalogs: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
     for t in &set.tools {
@@ -232,7 +271,7 @@ async fn through_offload(set: &Set, model: Option<&Path>) -> anyhow::Result<()> 
         .collect();
     let mut scores = Scores::default();
     let (mut bytes, mut times) = (Vec::new(), Vec::new());
-    for q in &set.queries {
+    for q in set.queries.iter().skip(from) {
         let t = Instant::now();
         let r = call(&client, "list_available_tools", json!({"query": q.q})).await;
         times.push(t.elapsed());
