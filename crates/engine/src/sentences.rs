@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use offload_embed::Sentences;
-use offload_search::meaning::pieces;
+use offload_search::meaning::{pieces, request_pieces};
 use tokio::sync::{Notify, OnceCell};
 
 use disk::{Identity, Key};
@@ -158,7 +158,7 @@ pub async fn tool_vectors(
 /// The request's vector, embedded on a blocking thread (some milliseconds).
 pub async fn request_vector(model: &Arc<Sentences>, request: &str) -> Option<Vec<f32>> {
     let model = model.clone();
-    let pieces = pieces(request);
+    let pieces = request_pieces(request);
     tokio::task::spawn_blocking(move || model.embed(&pieces))
         .await
         .ok()?

@@ -75,19 +75,34 @@ fn read() -> Option<Table> {
     })
 }
 
+/// A request's pieces past this many are not read by the sentence model (its words all count
+/// for the word match): a search's time stays bounded (a sentence model's pass grows with its
+/// pieces), and a request says what it wants in its first words.
+pub const REQUEST_PIECES: usize = 64;
+
 /// `text`'s word pieces, as ids of the vocabulary (at most [`MOST_PIECES`]).
 pub fn pieces(text: &str) -> Vec<u32> {
+    first_pieces(text, MOST_PIECES)
+}
+
+/// A search request's word pieces, as the sentence model reads them (at most
+/// [`REQUEST_PIECES`]).
+pub fn request_pieces(text: &str) -> Vec<u32> {
+    first_pieces(text, REQUEST_PIECES)
+}
+
+fn first_pieces(text: &str, most: usize) -> Vec<u32> {
     let Some(table) = table() else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for word in words(text) {
-        if out.len() >= MOST_PIECES {
+        if out.len() >= most {
             break;
         }
         table.word_pieces(&word, &mut out);
     }
-    out.truncate(MOST_PIECES);
+    out.truncate(most);
     out
 }
 

@@ -302,3 +302,16 @@ fn parts_rank_with_any_weight() {
     assert_eq!(first(1.0), "git_status");
     assert_eq!(first(0.0), "git_log");
 }
+
+/// The sentence model reads a request's first 64 pieces, the same as the text's own first ones:
+/// a pasted page costs a search no more than a sentence.
+#[test]
+fn a_long_request_is_read_by_its_first_pieces() {
+    let long = "show the commit history of the repository ".repeat(60);
+    let all = meaning::pieces(&long);
+    let read = meaning::request_pieces(&long);
+    assert!(all.len() > meaning::REQUEST_PIECES);
+    assert_eq!(read, all[..meaning::REQUEST_PIECES]);
+    let short = "show commit history";
+    assert_eq!(meaning::request_pieces(short), meaning::pieces(short));
+}

@@ -495,7 +495,7 @@ fn speed(set: &Set, models: &[(&str, &offload_embed::Sentences)]) {
         let mut times = Vec::new();
         for q in &set.queries {
             let t = Instant::now();
-            let pieces = offload_search::meaning::pieces(&q.q);
+            let pieces = offload_search::meaning::request_pieces(&q.q);
             if let Ok(v) = model.embed(&pieces) {
                 std::hint::black_box(index.search_with(&q.q, Some(&v), 5));
             }

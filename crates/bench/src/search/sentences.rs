@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use offload_embed::Sentences;
-use offload_search::meaning::pieces;
+use offload_search::meaning::{pieces, request_pieces};
 
 /// A set's tools and requests as the sentence model sees them.
 pub struct Embedded {
@@ -43,7 +43,8 @@ pub fn embed_set(
     let tools = embed_all(model, &tools)?;
     let tools_took = t.elapsed();
     let t = Instant::now();
-    let queries = embed_all(model, &queries)?;
+    let split: Vec<Vec<u32>> = queries.iter().map(|q| request_pieces(q)).collect();
+    let queries = model.embed_all(&split)?;
     println!(
         "  {name}: {} tools embedded in {:.1} s, {} requests in {:.1} s ({:.2} ms a request, in passes of {})",
         tools.len(),
