@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::answer;
-use crate::store::{StoreRequest, Stored, Summary};
+use crate::store::{Destination, Origin, StoreRequest, Stored, Summary};
 use crate::{Engine, ErrorCode, ToolError};
 use offload_formats::units::human_bytes;
 
@@ -87,15 +87,19 @@ pub async fn store(
         let stored = engine.store.store(
             &engine.roots(),
             StoreRequest {
-                server: &server,
-                tool: &tool,
-                arguments: &arguments,
-                description: options.description,
-                storage_path: options.storage_path.as_deref(),
-                filename: options.filename.as_deref(),
-                format: options.format.as_deref(),
+                origin: Origin {
+                    server: &server,
+                    tool: &tool,
+                    arguments: &arguments,
+                    description: options.description,
+                    duration,
+                },
+                destination: Destination {
+                    storage_path: options.storage_path.as_deref(),
+                    filename: options.filename.as_deref(),
+                    format: options.format.as_deref(),
+                },
                 result,
-                duration,
             },
         )?;
         crate::query::copy_stored(&engine, &stored);

@@ -37,15 +37,28 @@ use place::Place;
 
 /// What to store and where.
 pub struct StoreRequest<'a> {
+    pub origin: Origin<'a>,
+    pub destination: Destination<'a>,
+    pub result: CallToolResult,
+}
+
+/// Who produced a stored file, for its record.
+pub struct Origin<'a> {
+    /// Shown as the record's server and tool (`offload`, `query_file` for Offload's own).
     pub server: &'a str,
     pub tool: &'a str,
     pub arguments: &'a Value,
     pub description: Option<String>,
+    pub duration: Duration,
+}
+
+/// Where the caller wants a stored file and as what: a directory under the roots, a file name,
+/// a format; each chosen by Offload when not given.
+#[derive(Default)]
+pub struct Destination<'a> {
     pub storage_path: Option<&'a str>,
     pub filename: Option<&'a str>,
     pub format: Option<&'a str>,
-    pub result: CallToolResult,
-    pub duration: Duration,
 }
 
 /// A stored response.
@@ -147,20 +160,25 @@ impl Store {
 
     /// Writes `req.result` as a file and records it.
     pub fn store(&self, roots: &Roots, req: StoreRequest<'_>) -> Result<Stored, ToolError> {
-        let (mut format, codec) = choose_format(req.format, req.filename, Format::Json)?;
+        let StoreRequest {
+            origin,
+            destination: want,
+            result,
+        } = req;
+        let (mut format, codec) = choose_format(want.format, want.filename, Format::Json)?;
         // Neither the format nor the filename's extension says: the answer's own kind does.
         let defaulted =
-            req.format.is_none() && req.filename.is_none_or(|n| names::extension(n).is_none());
-        let place = Place::of(roots, req.storage_path, &self.staging)?;
+            want.format.is_none() && want.filename.is_none_or(|n| names::extension(n).is_none());
+        let place = Place::of(roots, want.storage_path, &self.staging)?;
         let dir = place.dir().to_path_buf();
-        let mut name = file_name(req.server, req.tool, req.filename, format, codec)?;
+        let mut name = file_name(origin.server, origin.tool, want.filename, format, codec)?;
         let stem = name
             .strip_suffix(&format!(".{}", extension_of(format, codec)))
             .or_else(|| name.rsplit_once('.').map(|(s, _)| s))
             .unwrap_or(name.as_str())
             .to_owned();
-        let (payload, binaries) =
-            payload::extract(req.result, |n, ext| format!("{stem}.{n}.{ext}")).map_err(|e| {
+        let (payload, binaries) = payload::extract(result, |n, ext| format!("{stem}.{n}.{ext}"))
+            .map_err(|e| {
                 ToolError::new(
                     ErrorCode::UpstreamError,
                     format!("the tool's answer cannot be stored: {e}"),
@@ -295,13 +313,6 @@ impl Store {
         if rendered.fallback {
             notes.push(fallback_note(&payload, format));
         }
-        let origin = Origin {
-            server: req.server,
-            tool: req.tool,
-            arguments: req.arguments,
-            description: req.description,
-            duration: req.duration,
-        };
         let placed = Placed {
             name,
             format,
@@ -325,9 +336,14 @@ impl Store {
         req: WrittenRequest<'_>,
         fill: impl FnOnce(Format, &mut (dyn std::io::Write + Send)) -> std::io::Result<Summary>,
     ) -> Result<Stored, ToolError> {
-        let (format, codec) = choose_format(req.format, req.filename, req.default_format)?;
-        let place = Place::of(roots, req.storage_path, &self.staging)?;
-        let name = file_name(req.server, req.tool, req.filename, format, codec)?;
+        let WrittenRequest {
+            origin,
+            destination: want,
+            default_format,
+        } = req;
+        let (format, codec) = choose_format(want.format, want.filename, default_format)?;
+        let place = Place::of(roots, want.storage_path, &self.staging)?;
+        let name = file_name(origin.server, origin.tool, want.filename, format, codec)?;
         let (path, bytes, summary) = write::write_new(place.dir(), &name, |w| {
             write_packed(codec, w, |w| fill(format, w))
         })?;
@@ -335,13 +351,6 @@ impl Store {
             .publish(roots, &[path], 0)?
             .pop()
             .expect("one published file");
-        let origin = Origin {
-            server: req.server,
-            tool: req.tool,
-            arguments: req.arguments,
-            description: req.description,
-            duration: req.duration,
-        };
         let placed = Placed {
             name,
             format,
@@ -412,26 +421,10 @@ impl Store {
 
 /// What to record about a file Offload writes itself.
 pub struct WrittenRequest<'a> {
-    /// Shown as the record's server and tool (`offload`, `query_file`).
-    pub server: &'a str,
-    pub tool: &'a str,
-    pub arguments: &'a Value,
-    pub description: Option<String>,
-    pub storage_path: Option<&'a str>,
-    pub filename: Option<&'a str>,
-    pub format: Option<&'a str>,
-    /// The format when neither `format` nor the filename's extension names one.
+    pub origin: Origin<'a>,
+    pub destination: Destination<'a>,
+    /// The format when neither the destination's format nor its filename's extension names one.
     pub default_format: Format,
-    pub duration: Duration,
-}
-
-/// Who produced a stored file, for its record.
-struct Origin<'a> {
-    server: &'a str,
-    tool: &'a str,
-    arguments: &'a Value,
-    description: Option<String>,
-    duration: Duration,
 }
 
 /// A stored file: its name, format and size, its final path, the files beside it.

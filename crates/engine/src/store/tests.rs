@@ -44,15 +44,15 @@ fn result(v: Value) -> CallToolResult {
 
 fn req<'a>(r: &CallToolResult, args: &'a Value) -> StoreRequest<'a> {
     StoreRequest {
-        server: "srv",
-        tool: "list",
-        arguments: args,
-        description: Some("test".into()),
-        storage_path: None,
-        filename: None,
-        format: None,
+        origin: Origin {
+            server: "srv",
+            tool: "list",
+            arguments: args,
+            description: Some("test".into()),
+            duration: Duration::from_millis(5),
+        },
+        destination: Destination::default(),
         result: r.clone(),
-        duration: Duration::from_millis(5),
     }
 }
 
@@ -62,7 +62,7 @@ fn stores_in_the_default_directory_with_a_default_name_and_records_it() {
     let r = result(json!({"results": [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]}));
     let args = json!({"q": "x", "token": "secret-value"});
     let mut rq = req(&r, &args);
-    rq.format = Some("csv");
+    rq.destination.format = Some("csv");
     let stored = f.store.store(&f.roots, rq).unwrap();
     let path = PathBuf::from(&stored.record.path);
     assert!(path.starts_with(f.base.join("root")));
@@ -121,8 +121,8 @@ fn filenames_and_storage_paths_cannot_leave_the_roots() {
         ),
     ] {
         let mut rq = req(&r, &args);
-        rq.storage_path = storage;
-        rq.filename = name;
+        rq.destination.storage_path = storage;
+        rq.destination.filename = name;
         let e = f.store.store(&f.roots, rq).unwrap_err();
         assert_eq!(e.code, code, "{storage:?} {name:?}: {e}");
     }
@@ -139,31 +139,31 @@ fn existing_files_are_never_overwritten_and_formats_follow_the_name() {
     let r = result(json!({"a": 1}));
     let args = json!({});
     let mut rq = req(&r, &args);
-    rq.filename = Some("out.yaml");
+    rq.destination.filename = Some("out.yaml");
     let s = f.store.store(&f.roots, rq).unwrap();
     assert_eq!(s.record.format, "yaml");
     let mut rq = req(&r, &args);
-    rq.filename = Some("out.yaml");
+    rq.destination.filename = Some("out.yaml");
     assert_eq!(
         f.store.store(&f.roots, rq).unwrap_err().code,
         ErrorCode::FileExists
     );
     let mut rq = req(&r, &args);
-    rq.filename = Some("other.csv");
-    rq.format = Some("json");
+    rq.destination.filename = Some("other.csv");
+    rq.destination.format = Some("json");
     assert_eq!(
         f.store.store(&f.roots, rq).unwrap_err().code,
         ErrorCode::InvalidArguments
     );
     let mut rq = req(&r, &args);
-    rq.format = Some("feather");
+    rq.destination.format = Some("feather");
     assert_eq!(
         f.store.store(&f.roots, rq).unwrap_err().code,
         ErrorCode::UnsupportedFormat
     );
     let mut rq = req(&r, &args);
-    rq.filename = Some("noext");
-    rq.format = Some("md");
+    rq.destination.filename = Some("noext");
+    rq.destination.format = Some("md");
     assert!(
         f.store
             .store(&f.roots, rq)
@@ -180,7 +180,7 @@ fn missing_storage_directories_are_created_inside_the_root() {
     let r = result(json!({"a": 1}));
     let args = json!({});
     let mut rq = req(&r, &args);
-    rq.storage_path = Some("reports/2026");
+    rq.destination.storage_path = Some("reports/2026");
     let s = f.store.store(&f.roots, rq).unwrap();
     assert!(
         s.record
@@ -200,7 +200,7 @@ fn binary_blocks_are_written_beside_the_main_file() {
     ]);
     let args = json!({});
     let mut rq = req(&r, &args);
-    rq.filename = Some("pic.json");
+    rq.destination.filename = Some("pic.json");
     let s = f.store.store(&f.roots, rq).unwrap();
     assert_eq!(s.record.files.len(), 1);
     let side = &s.record.files[0];

@@ -103,15 +103,15 @@ pub fn save_query(
         engine,
         query,
         crate::store::WrittenRequest {
-            server: "offload",
-            tool: "query_file",
-            arguments: &arguments,
-            description: description.or_else(|| Some(format!("query of {path}"))),
-            storage_path: None,
-            filename: None,
-            format: None,
+            origin: crate::store::Origin {
+                server: "offload",
+                tool: "query_file",
+                arguments: &arguments,
+                description: description.or_else(|| Some(format!("query of {path}"))),
+                duration: started.elapsed(),
+            },
+            destination: crate::store::Destination::default(),
             default_format: offload_formats::Format::Csv,
-            duration: started.elapsed(),
         },
     );
     let path = stored.map_err(tool_error)?.record.path;

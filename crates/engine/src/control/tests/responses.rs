@@ -4,15 +4,18 @@ use super::*;
 
 fn store_rows(engine: &Engine, format: &str, rows: Value) -> crate::store::Stored {
     let request = crate::store::StoreRequest {
-        server: "crm",
-        tool: "contacts",
-        arguments: &json!({"query": "all", "api_key": "k-123"}),
-        description: Some("every contact".into()),
-        storage_path: None,
-        filename: None,
-        format: Some(format),
+        origin: crate::store::Origin {
+            server: "crm",
+            tool: "contacts",
+            arguments: &json!({"query": "all", "api_key": "k-123"}),
+            description: Some("every contact".into()),
+            duration: Duration::from_millis(12),
+        },
+        destination: crate::store::Destination {
+            format: Some(format),
+            ..Default::default()
+        },
         result: rmcp::model::CallToolResult::structured(rows),
-        duration: Duration::from_millis(12),
     };
     engine.store.store(&engine.roots(), request).unwrap()
 }

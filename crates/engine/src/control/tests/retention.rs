@@ -7,15 +7,18 @@ use rmcp::model::{CallToolResult, ContentBlock};
 
 fn store(engine: &Engine, result: CallToolResult) -> crate::store::Record {
     let request = crate::store::StoreRequest {
-        server: "shots",
-        tool: "take",
-        arguments: &json!({}),
-        description: None,
-        storage_path: None,
-        filename: None,
-        format: Some("json"),
+        origin: crate::store::Origin {
+            server: "shots",
+            tool: "take",
+            arguments: &json!({}),
+            description: None,
+            duration: Duration::from_millis(3),
+        },
+        destination: crate::store::Destination {
+            format: Some("json"),
+            ..Default::default()
+        },
         result,
-        duration: Duration::from_millis(3),
     };
     engine.store.store(&engine.roots(), request).unwrap().record
 }

@@ -18,7 +18,7 @@ use super::prelude::*;
 use crate::query;
 use crate::server::answer;
 use crate::server::store::stored_answer;
-use crate::store::{Column, Summary, WrittenRequest};
+use crate::store::{Column, Destination, Origin, Summary, WrittenRequest};
 use crate::{Engine, ErrorCode, ToolError};
 use offload_formats::Format;
 use offload_formats::files::Kind;
@@ -342,15 +342,19 @@ fn written_request<'a>(
     started: Instant,
 ) -> WrittenRequest<'a> {
     WrittenRequest {
-        server: "offload",
-        tool: QueryFile::NAME,
-        arguments,
-        description: p.description.clone(),
-        storage_path: p.storage_path.as_deref(),
-        filename: p.filename.as_deref(),
-        format: p.file_format.as_deref(),
+        origin: Origin {
+            server: "offload",
+            tool: QueryFile::NAME,
+            arguments,
+            description: p.description.clone(),
+            duration: started.elapsed(),
+        },
+        destination: Destination {
+            storage_path: p.storage_path.as_deref(),
+            filename: p.filename.as_deref(),
+            format: p.file_format.as_deref(),
+        },
         default_format,
-        duration: started.elapsed(),
     }
 }
 
