@@ -120,14 +120,7 @@ impl Querier {
         format: OutFormat,
         out: &mut (dyn Write + Send),
     ) -> Result<Written, QueryError> {
-        let Query {
-            sources,
-            sql,
-            limits,
-            cancel,
-            progress,
-        } = query;
-        self.write_with(sources, sql, limits, cancel, progress, move |schema| {
+        self.write_with(query, move |schema| {
             render::BatchWriter::new(format, schema, out)
         })
     }
@@ -144,40 +137,35 @@ impl Querier {
     ) -> Result<Written, QueryError> {
         let table = TableReference::bare(source.name.clone()).to_quoted_string();
         let sql = format!("SELECT * FROM {table}");
-        self.write_with(
-            vec![source],
-            &sql,
+        let query = Query {
+            sources: vec![source],
+            sql: &sql,
             limits,
             cancel,
-            &mut |_| {},
-            move |schema| render::BatchWriter::parquet(schema, out, render::copy_properties()),
-        )
+            progress: &mut |_| {},
+        };
+        self.write_with(query, move |schema| {
+            render::BatchWriter::parquet(schema, out, render::copy_properties())
+        })
     }
 
+    /// Runs `query` and hands every row to the writer `make` gives, its types decided over
+    /// the whole file.
     fn write_with<'w>(
         &self,
-        sources: Vec<Source>,
-        sql: &str,
-        limits: &Limits,
-        cancel: &CancellationToken,
-        progress: &mut (dyn FnMut(u64) + Send),
+        query: Query<'_>,
         make: impl FnOnce(SchemaRef) -> Result<render::BatchWriter<'w>, QueryError>,
     ) -> Result<Written, QueryError> {
-        let tables = tables(sources, limits)?;
+        let (sql, limits, cancel) = (query.sql, query.limits, query.cancel);
+        let tables = tables(query.sources, limits)?;
         self.runtime().block_on(async {
             let plan = Plan {
                 infer_rows: usize::MAX,
                 partitions: cores(),
             };
             let ctx = self.session(&tables, sql, limits, plan, cancel).await?;
-            guarded(execute(
-                &ctx,
-                sql,
-                cancel,
-                &mut Progress::new(progress),
-                make,
-            ))
-            .await
+            let mut progress = Progress::new(query.progress);
+            guarded(execute(&ctx, sql, cancel, &mut progress, make)).await
         })
     }
 

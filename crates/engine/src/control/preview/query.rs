@@ -46,21 +46,12 @@ pub fn query(
     limit: usize,
 ) -> Result<QueryView, ControlError> {
     let started = std::time::Instant::now();
-    let bounds = crate::query::bounds(engine, limit.min(10_000), 8 << 20);
-    let (sources, to_copy) =
-        crate::query::sources(engine, &|p: &str| user_file(engine, p), path, [])
-            .map_err(tool_error)?;
-    let answer = engine
-        .queries
-        .answer(Query {
-            sources,
-            sql,
-            limits: &bounds.limits,
-            cancel: &CancellationToken::new(),
-            progress: &mut |_| {},
-        })
-        .map_err(|e| tool_error(crate::query::query_error(e)))?;
-    to_copy.answered(engine);
+    let answer = over_file(engine, path, sql, (limit.min(10_000), 8 << 20), |query| {
+        engine
+            .queries
+            .answer(query)
+            .map_err(crate::query::query_error)
+    })?;
     Ok(QueryView {
         columns: answer
             .columns
@@ -87,34 +78,48 @@ pub fn save_query(
     description: Option<String>,
 ) -> Result<String, ControlError> {
     let started = std::time::Instant::now();
-    let bounds = crate::query::bounds(engine, 0, 0);
     let arguments = serde_json::json!({"path": path, "sql": sql});
+    let stored = over_file(engine, path, sql, (0, 0), |query| {
+        crate::query::store_sql(
+            engine,
+            query,
+            crate::store::WrittenRequest {
+                origin: crate::store::Origin {
+                    server: "offload",
+                    tool: "query_file",
+                    arguments: &arguments,
+                    description: description.or_else(|| Some(format!("query of {path}"))),
+                    duration: started.elapsed(),
+                },
+                destination: crate::store::Destination::default(),
+                default_format: offload_formats::Format::Csv,
+            },
+        )
+    })?;
+    Ok(stored.record.path)
+}
+
+/// `work` given the query of `sql` over `path`, within `(rows, bytes)` of answer (0: the whole
+/// result); the file's columnar copy made afterwards when it has none.
+fn over_file<T>(
+    engine: &Engine,
+    path: &str,
+    sql: &str,
+    (rows, bytes): (usize, usize),
+    work: impl FnOnce(Query<'_>) -> Result<T, ToolError>,
+) -> Result<T, ControlError> {
+    let bounds = crate::query::bounds(engine, rows, bytes);
     let (sources, to_copy) =
         crate::query::sources(engine, &|p: &str| user_file(engine, p), path, [])
             .map_err(tool_error)?;
-    let query = Query {
+    let done = work(Query {
         sources,
         sql,
         limits: &bounds.limits,
         cancel: &CancellationToken::new(),
         progress: &mut |_| {},
-    };
-    let stored = crate::query::store_sql(
-        engine,
-        query,
-        crate::store::WrittenRequest {
-            origin: crate::store::Origin {
-                server: "offload",
-                tool: "query_file",
-                arguments: &arguments,
-                description: description.or_else(|| Some(format!("query of {path}"))),
-                duration: started.elapsed(),
-            },
-            destination: crate::store::Destination::default(),
-            default_format: offload_formats::Format::Csv,
-        },
-    );
-    let path = stored.map_err(tool_error)?.record.path;
+    })
+    .map_err(tool_error)?;
     to_copy.answered(engine);
-    Ok(path)
+    Ok(done)
 }
