@@ -10,14 +10,14 @@
 //! floors below, never from above, and no modules import each other in a circle
 //! (`tests/floors.rs` reads these lines and every `crate::` path and holds both):
 //!
-//! 1. Words and values: `error`, `crypto`, `logging`, `rounds`, `sessions`, `whole_file`
+//! 1. Words and values: `error`, `budget`, `crypto`, `logging`, `rounds`, `sessions`, `whole_file`
 //! 2. State on disk: `shared_file`, `events`, `config`
 //! 3. Kept and shared: `keychain`, `objects`, `shared_doc`, `shared_audit`, `replicas`, `traces`
 //!    (the system's stores, buckets, what replicas share, traces sent out)
 //! 4. Who may do what: `access`, `gateway` (tokens and scopes; exposure, names, pins)
 //! 5. Other programs: `oauth`, `upstream`, `urls`, `scripts`, `clients`, `sentences` (the
 //!    servers, web pages, script workers, MCP clients' files and the model Offload deals with)
-//! 6. Files: `roots`, `store`, `refs`, `columns`
+//! 6. Files: `roots`, `store`, `refs`, `columns`, `file_args`
 //! 7. The engine: `engine`
 //! 8. Serving: `available`, `query`, `activity`, `config_watch`, `server`
 //! 9. Doors for the shells: `http`, `ipc`, `control`
@@ -31,6 +31,7 @@
 pub mod access;
 pub mod activity;
 mod available;
+mod budget;
 mod clients;
 mod columns;
 pub mod config;
@@ -40,6 +41,7 @@ mod crypto;
 mod engine;
 mod error;
 mod events;
+mod file_args;
 mod gateway;
 pub mod http;
 pub mod ipc;

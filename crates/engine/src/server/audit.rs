@@ -31,7 +31,7 @@ pub fn start(
         upstream_tool: get("tool_name"),
         file: get("file_path").or_else(|| get("path")),
         format: get("file_format").or_else(|| get("response_format")),
-        bytes_in: args.map_or(0, super::relay::json_size),
+        bytes_in: args.map_or(0, crate::budget::json_size),
         bytes_out: 0,
         bytes_kept: 0,
         rows: None,

@@ -127,7 +127,7 @@ async fn answered(engine: &Arc<Engine>, outcome: Outcome, started: Instant) -> C
         text.push_str("\nlogs:\n");
         text.push_str(&logs.join("\n"));
     }
-    let size = (text.len() as u64).saturating_add(relay::json_size(&result));
+    let size = (text.len() as u64).saturating_add(crate::budget::json_size(&result));
     if size <= engine.limits().inline_bytes {
         let calls = calls.iter().map(|c| json!(c)).collect();
         return answer::structured(
@@ -295,7 +295,7 @@ impl Host<'_> {
         // The event names the call; its arguments are measured, not copied.
         let named = json!({"server": server, "tool_name": tool});
         let mut event = audit::start(CallTool::NAME, EventKind::Call, named.as_object(), self.ctx);
-        event.bytes_in = relay::json_size(&args);
+        event.bytes_in = crate::budget::json_size(&args);
         let args = match args {
             Value::Object(a) => Some(a),
             Value::Null => None,

@@ -7,9 +7,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::{Params, Prepared, describe, load, merge};
+use super::{Params, Prepared, describe, merge};
 use crate::roots::is_glob;
-use crate::server::relay;
 use crate::{Engine, ErrorCode, ToolError};
 use offload_formats::Format;
 use offload_formats::inputs;
@@ -122,8 +121,10 @@ pub async fn prepare(
     for file in files {
         let format = format_of(p, file)?;
         let roots = engine.roots();
-        let (data, more) = load(roots, limit, file, format, infer.clone(), p.sheet.clone()).await?;
-        total += relay::json_size(&data);
+        let (data, more) =
+            crate::file_args::parsed(roots, limit, file, format, infer.clone(), p.sheet.clone())
+                .await?;
+        total += crate::budget::json_size(&data);
         if total > limit {
             return Err(ToolError::new(
                 ErrorCode::FileTooLarge,
@@ -163,7 +164,7 @@ pub async fn prepare(
         warnings.extend(more.into_iter().map(|w| format!("{file}: {w}")));
     }
     let args = merge(base, Value::Array(rows), Some(&key))?;
-    relay::check_message_size(
+    crate::budget::check_message_size(
         engine.limits().max_upstream_message_bytes,
         &args,
         Some("list"),
