@@ -329,17 +329,21 @@ fn responses_in_a_bucket_are_listed_previewed_and_deleted_with_their_record() {
                 other.store.store(
                     &other.roots(),
                     offload_engine::StoreRequest {
-                        server: "fx",
-                        tool: "rows",
-                        arguments: &json!({}),
-                        description: Some("rows in a bucket".into()),
-                        storage_path: Some(&url),
-                        filename: Some("rows.csv"),
-                        format: None,
+                        origin: offload_engine::StoreOrigin {
+                            server: "fx",
+                            tool: "rows",
+                            arguments: &json!({}),
+                            description: Some("rows in a bucket".into()),
+                            duration: std::time::Duration::ZERO,
+                        },
+                        destination: offload_engine::StoreDestination {
+                            storage_path: Some(&url),
+                            filename: Some("rows.csv"),
+                            format: None,
+                        },
                         result: rmcp::model::CallToolResult::structured(
                             json!({"rows": [{"a": 1}, {"a": 2}]}),
                         ),
-                        duration: std::time::Duration::ZERO,
                     },
                 )
             }

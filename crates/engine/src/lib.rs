@@ -69,7 +69,7 @@ mod whole_file;
 
 pub use engine::{Engine, EngineOptions, Reloaded};
 pub use error::{ErrorCode, ToolError};
-pub use store::StoreRequest;
+pub use store::{Destination as StoreDestination, Origin as StoreOrigin, StoreRequest};
 
 /// What the fuzz targets (crates/fuzz) reach of the engine's private parts.
 #[cfg(feature = "fuzzing")]
