@@ -4,4 +4,5 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=build/relr.rs");
     link_packed_relocations();
+    fold_identical_code();
 }
