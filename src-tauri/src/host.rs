@@ -15,7 +15,7 @@ use crate::state::{AppState, CHANGED, RESPONSES};
 pub fn start<R: Runtime>(app: &AppHandle<R>, started: Instant) {
     let state = app.state::<AppState>();
     let engine = state.engine.clone();
-    let socket = ipc::socket_path(&engine.dirs);
+    let socket = ipc::socket_path(engine.dirs());
     let watch = tauri::async_runtime::block_on(async {
         match ipc::Host::bind(&socket).await {
             Ok(host) => {
@@ -51,7 +51,7 @@ async fn notify_changes<R: Runtime>(
     _watch: Option<ConfigWatch>,
 ) {
     let mut config = engine.watch();
-    let mut sessions = engine.sessions.watch();
+    let mut sessions = engine.sessions().watch();
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(500));
     let mut shown = None;
     let mut notices = offload_engine::control::Notices::default();

@@ -214,7 +214,7 @@ pub fn on_menu<R: Runtime>(app: &AppHandle<R>, id: &str) {
                 });
             } else if let Some(name) = id.strip_prefix("server:") {
                 let name = name.to_owned();
-                let enable = engine.pool.get(&name).is_ok_and(|s| s.entry().disabled);
+                let enable = engine.pool().get(&name).is_ok_and(|s| s.entry().disabled);
                 tauri::async_runtime::spawn(async move {
                     if let Err(e) = control::set_server_enabled(&engine, &name, enable).await {
                         tracing::warn!("{e}");

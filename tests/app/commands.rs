@@ -326,7 +326,7 @@ fn responses_in_a_bucket_are_listed_previewed_and_deleted_with_their_record() {
             let other = other.clone();
             let url = url.clone();
             move || {
-                other.store.store(
+                other.store().store(
                     &other.roots(),
                     offload_engine::StoreRequest {
                         origin: offload_engine::StoreOrigin {
@@ -564,7 +564,7 @@ fn a_servers_prompts_resources_and_log() {
     assert_eq!(h.ok("server_log", json!({"name": "conf"})), json!([]));
     let engine = h.engine.clone();
     tauri::async_runtime::block_on(async move {
-        let server = engine.pool.get("conf").unwrap();
+        let server = engine.pool().get("conf").unwrap();
         let r = server
             .call("test_tool_with_logging", None, Default::default())
             .await

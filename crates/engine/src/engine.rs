@@ -25,31 +25,31 @@ pub struct Engine {
     limits: ArcSwap<Limits>,
     url_rules: ArcSwap<crate::urls::Rules>,
     /// URLs fetched in the last minutes, and where their bodies are.
-    pub downloads: crate::urls::Downloads,
-    pub pool: Pool,
-    pub store: Store,
-    pub events: Events,
+    pub(crate) downloads: crate::urls::Downloads,
+    pub(crate) pool: Pool,
+    pub(crate) store: Store,
+    pub(crate) events: Events,
     /// The file tools (`get_file_schema`, `summarize_file`, `read_file`) and their line indexes.
-    pub files: Inspector,
+    pub(crate) files: Inspector,
     /// `query_file`'s SQL (its runtime is made on the first query).
-    pub queries: offload_query::Querier,
+    pub(crate) queries: offload_query::Querier,
     /// Columnar copies of the files queried (`<data>/columns`).
     pub(crate) columns: Arc<crate::columns::ColumnCopies>,
     /// The client sessions being served.
-    pub sessions: Sessions,
+    pub(crate) sessions: Sessions,
     /// Pinned upstream tool definitions (`pins.json`, shared by every Offload process).
-    pub pins: crate::gateway::Pins,
+    pub(crate) pins: crate::gateway::Pins,
     /// Where the upstream prompts and resources clients see lead.
-    pub routes: crate::gateway::Routes,
+    pub(crate) routes: crate::gateway::Routes,
     /// Calls waiting for a 2026-07-28 client's answers to their upstream's questions.
-    pub rounds: crate::rounds::Rounds,
+    pub(crate) rounds: crate::rounds::Rounds,
     /// Which replica holds a parked call, for replicas sharing state.
-    pub replicas: crate::replicas::Replicas,
+    pub(crate) replicas: crate::replicas::Replicas,
     /// The confined processes `run_script` runs scripts in.
-    pub scripts: crate::scripts::Workers,
-    pub dirs: AppDirs,
+    pub(crate) scripts: crate::scripts::Workers,
+    pub(crate) dirs: AppDirs,
     /// Where `${keyring:}` values are read from and the app saves them.
-    pub secrets: Arc<dyn SecretSource>,
+    pub(crate) secrets: Arc<dyn SecretSource>,
     /// The configuration file and compatibility inputs; `None` for an engine built from a
     /// configuration value.
     source: Option<Source>,
@@ -203,6 +203,26 @@ impl Engine {
                 self.pins.entry_is(name, &entry);
             }
         }
+    }
+
+    /// The upstream servers.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// The files stored for clients.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The client sessions being served.
+    pub fn sessions(&self) -> &Sessions {
+        &self.sessions
+    }
+
+    /// Where the configuration, the data and the socket live.
+    pub fn dirs(&self) -> &AppDirs {
+        &self.dirs
     }
 
     /// The allowed directories in effect (a snapshot).

@@ -157,6 +157,7 @@ impl Rounds {
     }
 
     /// How many calls wait for their clients' answers.
+    #[cfg(test)]
     pub fn parked(&self) -> usize {
         lock(&self.parked).len()
     }

@@ -1,6 +1,6 @@
-//! Typed events for every call Offload serves, on a broadcast stream the desktop app subscribes
-//! to, and appended to a rotating audit log (JSON lines) in the data directory so that history
-//! survives restarts and calls served by other Offload processes are seen too.
+//! Typed events for every call Offload serves, appended to a rotating audit log (JSON lines) in
+//! the data directory, which the desktop app reads, so that history survives restarts and calls
+//! served by other Offload processes are seen too.
 //!
 //! Events carry names, paths, sizes, counts, durations and outcomes: never arguments, file
 //! content or secrets. Each is counted for Prometheus as it is emitted ([`metrics`]).
@@ -14,7 +14,6 @@ use std::sync::Mutex;
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tokio::sync::broadcast;
 
 /// What kind of work an event records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -103,7 +102,6 @@ pub struct Event {
 }
 
 pub struct Events {
-    tx: broadcast::Sender<Event>,
     audit: Mutex<Option<AuditLog>>,
     /// The calls counted for `/metrics`.
     pub metrics: metrics::Metrics,
@@ -113,10 +111,9 @@ pub struct Events {
 }
 
 impl Events {
-    /// Events that go to the stream and to `dir/audit.jsonl` (rotated at `max_bytes`).
+    /// Events that go to `dir/audit.jsonl` (rotated at `max_bytes`).
     pub fn new(dir: Option<&Path>, max_bytes: u64) -> Self {
         Self {
-            tx: broadcast::channel(1024).0,
             audit: Mutex::new(dir.map(|d| AuditLog {
                 path: d.join("audit.jsonl"),
                 max_bytes,
@@ -133,10 +130,6 @@ impl Events {
     /// event that finds its queue full is not sent there (the local log has it), and counted.
     pub fn tee(&self, to: tokio::sync::mpsc::Sender<Event>) -> bool {
         self.tee.set(to).is_ok()
-    }
-
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
-        self.tx.subscribe()
     }
 
     pub fn emit(&self, event: Event) {
@@ -160,7 +153,6 @@ impl Events {
         {
             tracing::warn!("cannot write the audit log: {e}");
         }
-        let _ = self.tx.send(event);
     }
 
     /// The audit log's events, oldest first (rotated files included), at most `limit` newest.
@@ -295,14 +287,12 @@ mod tests {
     }
 
     #[test]
-    fn events_stream_and_rotate_and_read_back_in_order() {
+    fn events_rotate_and_read_back_in_order() {
         let dir = tempfile::tempdir().unwrap();
         let events = Events::new(Some(dir.path()), 600);
-        let mut rx = events.subscribe();
         for n in 0..30 {
             events.emit(event(n));
         }
-        assert_eq!(rx.try_recv().unwrap().bytes_in, 0);
         assert!(dir.path().join("audit.jsonl.1").exists(), "rotated");
         assert!(!dir.path().join("audit.jsonl.5").exists(), "bounded");
         let history = events.history(5);

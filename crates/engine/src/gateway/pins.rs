@@ -86,6 +86,7 @@ fn hash(definition: &Value) -> String {
 }
 
 impl Pins {
+    #[cfg(test)]
     pub fn open(data_dir: &Path) -> Self {
         Self::at(data_dir, None)
     }
@@ -157,7 +158,8 @@ impl Pins {
         }
     }
 
-    /// [`Pins::check`] for a server's listed tools, their definitions hashed once per list.
+    /// The listed tools of `server` that may be used, and those held ([`Pins::check_hashed`]),
+    /// their definitions hashed once per list.
     pub fn check_listed(&self, server: &str, tools: &Arc<Vec<Tool>>) -> (Vec<Tool>, Vec<Held>) {
         let hashes = {
             let mut memo = self.hashes.lock().unwrap_or_else(|p| p.into_inner());
@@ -174,19 +176,21 @@ impl Pins {
         self.check_hashed(server, tools, Some(&hashes), true)
     }
 
-    /// [`Pins::check`] for the tools a server listed last time (remembered while it starts):
+    /// The same for the tools a server listed last time (remembered while it starts):
     /// they were pinned when it listed them, so a server not pinned now pins nothing from them.
     pub fn check_remembered(&self, server: &str, tools: &[Tool]) -> (Vec<Tool>, Vec<Held>) {
         self.check_hashed(server, tools, None, false)
     }
 
-    /// The tools of `server` that may be used, and those held. A server seen for the first time
-    /// is pinned whole; a tool that went away stays pinned (it may come back unchanged).
+    /// [`Pins::check_hashed`] with the hashes made here.
+    #[cfg(test)]
     pub fn check(&self, server: &str, tools: &[Tool]) -> (Vec<Tool>, Vec<Held>) {
         self.check_hashed(server, tools, None, true)
     }
 
-    /// `check`, with each tool's definition hash when it is known already.
+    /// The tools of `server` that may be used, and those held, with each tool's definition hash
+    /// when it is known already. A server seen for the first time is pinned whole (`pin_first`);
+    /// a tool that went away stays pinned (it may come back unchanged).
     fn check_hashed(
         &self,
         server: &str,
