@@ -28,13 +28,7 @@ pub fn harness_with(
 ) -> Harness {
     let t = TestContext::new();
     t.write_config(config);
-    let options = EngineOptions {
-        config_path: Some(t.config_path.clone()),
-        require_config: false,
-        compat: Default::default(),
-        secrets,
-        dirs: Some(AppDirs::under(&t.home)),
-    };
+    let options = EngineOptions::under(&t.home, t.config_path.clone(), secrets);
     let engine = Arc::new(Engine::load(options).expect("engine").0);
     let app = offload_app::app(mock_builder(), AppState::new(engine.clone()))
         .build(mock_context(noop_assets()))

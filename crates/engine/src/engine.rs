@@ -77,6 +77,25 @@ pub struct EngineOptions {
     pub dirs: Option<AppDirs>,
 }
 
+impl EngineOptions {
+    /// The configuration file `config_path`, Offload's own files below `base`
+    /// ([`AppDirs::under`]), nothing required, no compatibility inputs: an engine that touches
+    /// nothing of the person's (tests, a portable set-up).
+    pub fn under(
+        base: &std::path::Path,
+        config_path: PathBuf,
+        secrets: Arc<dyn SecretSource>,
+    ) -> Self {
+        Self {
+            config_path: Some(config_path),
+            require_config: false,
+            compat: CompatInputs::default(),
+            secrets,
+            dirs: Some(AppDirs::under(base)),
+        }
+    }
+}
+
 /// The configuration's origin, read again on every reload.
 #[derive(Debug, Clone)]
 struct Source {

@@ -7,7 +7,7 @@ use offload_testkit::{TestContext, target_bin};
 use serde_json::{Value, json};
 
 use super::*;
-use crate::config::{AppDirs, NoKeychain};
+use crate::config::NoKeychain;
 use crate::control::{connect, disconnect, import_servers};
 use crate::{Engine, EngineOptions, ErrorCode};
 
@@ -199,13 +199,11 @@ async fn import_copies_new_servers_skips_duplicates_and_can_move_them() {
     let fixture = target_bin("offload-fixture").display().to_string();
     t.write_servers(json!({"mine": {"command": fixture, "args": ["--a"]}}));
     let engine = Arc::new(
-        Engine::load(EngineOptions {
-            config_path: Some(t.config_path.clone()),
-            require_config: false,
-            compat: Default::default(),
-            secrets: Arc::new(NoKeychain),
-            dirs: Some(AppDirs::under(&t.home)),
-        })
+        Engine::load(EngineOptions::under(
+            &t.home,
+            t.config_path.clone(),
+            Arc::new(NoKeychain),
+        ))
         .unwrap()
         .0,
     );

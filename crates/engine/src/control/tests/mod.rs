@@ -18,7 +18,7 @@ use offload_testkit::{TestContext, target_bin};
 use serde_json::{Value, json};
 
 use super::*;
-use crate::config::{AppDirs, NoKeychain, SecretSource};
+use crate::config::{NoKeychain, SecretSource};
 use crate::events::{Event, EventKind};
 use crate::keychain::Keychain;
 use crate::upstream::ServerState;
@@ -29,13 +29,7 @@ fn engine(t: &TestContext) -> Arc<Engine> {
 }
 
 fn engine_with(t: &TestContext, secrets: Arc<dyn SecretSource>) -> Arc<Engine> {
-    let options = EngineOptions {
-        config_path: Some(t.config_path.clone()),
-        require_config: false,
-        compat: Default::default(),
-        secrets,
-        dirs: Some(AppDirs::under(&t.home)),
-    };
+    let options = EngineOptions::under(&t.home, t.config_path.clone(), secrets);
     Arc::new(Engine::load(options).expect("engine").0)
 }
 
