@@ -15,7 +15,9 @@ does) and lists once. Per mode, one session of scripted steps:
 
   1. the slow server's tool in the first list (direct, auto) — or `call_tool` (meta);
   2. store -> query: 50,000 orders exported (stored, a link reaches the model), then counted
-     with query_file; checked against the rows the server makes; then a mid-size answer (700
+     with query_file; checked against the rows the server makes; a second question of the
+     same file (the quantity per region) once its columnar copy is on disk, answered from the
+     copy (Offload's log says so: `offload_engine::columns` at debug); then a mid-size answer (700
      orders, over the 16 KiB inline budget) stored with its preview, and summed from the file;
      a mid-size text (server-filesystem reading a 60 KB Markdown guide) stored as Markdown with
      its headings, and one line of it read back with read_file;
@@ -57,6 +59,8 @@ MEMORY = str(HERE / "node_modules/@modelcontextprotocol/server-memory/dist/index
 ORDERS = 50_000
 USERS = 20_000
 QTY = sum(i % 13 for i in range(ORDERS))
+QTY_BY_REGION = {r: sum(i % 13 for i in range(ORDERS) if i % 4 == k)
+                 for k, r in enumerate(["north", "south", "east", "west"])}
 MID = 700  # a mid-size answer: 47 KB of structured rows (and their text twin), over 16 KiB
 MID_QTY = sum(i % 13 for i in range(MID))
 AGES = sum(18 + i % 60 for i in range(USERS))
@@ -85,10 +89,17 @@ def upstream(mode: str, server: str, tool: str, args: dict) -> ToolUse:
     return ToolUse(f"{server}__{tool}", args, server="offload")
 
 
+def column_copies(home: Path) -> set[Path]:
+    """The columnar copies in Offload's data directory (XDG_DATA_HOME below `home`)."""
+    return set((home / ".local/share/offload/columns").glob("*.parquet"))
+
+
 def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memory_path: Path) -> dict:
     seen: dict = {}
+    home = WORK / "offload-home"
 
     def first(turn: Turn):
+        seen["copies"] = column_copies(home)
         names = turn.mcp_tools("offload")
         seen["first_list"] = names
         if mode == "meta":
@@ -106,9 +117,23 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memo
         return ToolUse("query_file", {"path": stored_path(turn.result_text),
                                       "sql": "SELECT COUNT(*) AS n, SUM(qty) AS q FROM data"}, server="offload")
 
-    def midsize(turn: Turn):
+    def per_region(turn: Turn):
         seen["count"] = turn.result_text
         seen["count_bytes"] = len(turn.result_text.encode())
+        # A model's next turn takes seconds; the stand-in's takes milliseconds, so it asks once
+        # the stored answer's columnar copy (made apart, at once) is on disk.
+        deadline = time.monotonic() + 60
+        while not column_copies(home) - seen["copies"]:
+            if time.monotonic() > deadline:
+                raise AssertionError("no columnar copy of the stored orders within 60 s")
+            time.sleep(0.05)
+        return ToolUse("query_file", {"path": stored_path(seen["export"]),
+                                      "sql": "SELECT region, SUM(qty) AS q FROM data GROUP BY region ORDER BY region"},
+                       server="offload")
+
+    def midsize(turn: Turn):
+        seen["regions"] = turn.result_text
+        seen["regions_bytes"] = len(turn.result_text.encode())
         return upstream(mode, "data", "list_orders", {"n": MID})
 
     def mid_query(turn: Turn):
@@ -177,13 +202,17 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memo
         seen["time_bytes"] = len(turn.result_text.encode())
         return Text(f"orders: {seen['count']}\nloaded: {seen['load'][:200]}\ntime: {turn.result_text[:200]}")
 
-    steps = [first, count, midsize, mid_query, midtext, mid_line, load, find_memory] + \
+    steps = [first, count, per_region, midsize, mid_query, midtext, mid_line, load, find_memory] + \
         ([remember] if mode == "meta" else []) + [find, call_found] + ([answer] if mode == "meta" else [])
     # One Offload installation for the three sessions, as on a user's machine: the first (meta)
     # is its first start ever; the later ones start every server again (a new process each) with
-    # the tool lists remembered.
-    home = WORK / "offload-home"
+    # the tool lists remembered. Offload's log goes to a file (info, and where a question read
+    # a columnar copy).
+    work.mkdir(parents=True, exist_ok=True)
+    log = work / "offload.log"
     env = {
+        "OFFLOAD_LOG_FILE": str(log),
+        "OFFLOAD_LOG": "info,offload_engine::columns=debug",
         "OFFLOAD_CONFIG": str(config),
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
@@ -208,6 +237,12 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memo
           f"{mode}: the 50,000 orders were stored; {seen['export_bytes']} bytes reached the model")
     check(str(ORDERS) in seen["count"] and str(QTY) in seen["count"],
           f"{mode}: query_file counts {ORDERS} orders, qty {QTY}: {seen['count'][:200]}")
+    regions = dict(re.findall(r'\["(north|south|east|west)",\s*(\d+)\]', seen["regions"]))
+    check({r: int(q) for r, q in regions.items()} == QTY_BY_REGION,
+          f"{mode}: the quantity per region of the stored orders {QTY_BY_REGION}: {seen['regions'][:300]}")
+    export = Path(stored_path(seen["export"])).name
+    check(any(export in line for line in log.read_text().splitlines() if "reads the columnar copy of" in line),
+          f"{mode}: the second question read the stored orders' columnar copy (log {log})")
     check("stored" in seen["mid"].lower() and "First rows (CSV)" in seen["mid"]
           and seen["mid_bytes"] < 4_096,
           f"{mode}: the {MID} orders were stored with a preview; {seen['mid_bytes']} bytes reached the model")
@@ -232,6 +267,7 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memo
         "listing_bytes": len(json.dumps([tl for tl in t.main[0]["tools"] if tl["name"].startswith("mcp__offload__")]).encode()),
         "export": seen["export_bytes"],
         "count": seen["count_bytes"],
+        "regions": seen["regions_bytes"],
         "midsize": seen["mid_bytes"],
         "midtext": seen["text_bytes"],
         "load": seen["load_bytes"],
