@@ -71,8 +71,10 @@ impl Index {
         let mut lengths = Vec::new();
         let mut names: HashMap<String, Vec<u32>> = HashMap::new();
         let mut meanings = Vec::new();
+        let docs: Vec<Doc> = docs.into_iter().collect();
+        let with_server = Self::names_servers(docs.iter().map(|d| d.server));
         for (i, doc) in docs.into_iter().enumerate() {
-            meanings.push(meaning::embed(&Self::meaning_text(&doc)));
+            meanings.push(meaning::embed(&Self::meaning_text(&doc, with_server)));
             let i = u32::try_from(i).unwrap_or(u32::MAX);
             let mut fields = [""; FIELDS];
             fields[NAME] = doc.name;
@@ -151,15 +153,34 @@ impl Index {
         self.parts(query, sentence).rank(fusion, limit)
     }
 
-    /// The text of a tool whose meaning counts: its name's words, title and description (what a
-    /// sentence model is given for it too).
-    pub fn meaning_text(doc: &Doc) -> String {
+    /// The text of a tool whose meaning counts: its server's name when `with_server` (see
+    /// [`Index::names_servers`]), its name's words, title and description (what a sentence
+    /// model is given for it too).
+    pub fn meaning_text(doc: &Doc, with_server: bool) -> String {
         format!(
-            "{} {}: {}",
+            "{} {} {}: {}",
+            if with_server {
+                name_words(doc.server)
+            } else {
+                String::new()
+            },
             name_words(doc.name),
             doc.title.unwrap_or(""),
             doc.description
         )
+        .trim_start()
+        .to_owned()
+    }
+
+    /// Whether the meaning of a catalog's tools (their servers given in order) takes in their
+    /// server's name: when it has several servers, "memory" says what `create_entities` keeps
+    /// and "git" what `git_status` shows; a name every tool shares says nothing of any. (On the
+    /// search bench: +0.8 / +1.1 top-1 / top-5 on the models' requests, +1.4 / +0.2 on our own
+    /// servers' requests; with one server's name in every text MetaTool lost 0.5 top-1.)
+    pub fn names_servers<'s>(servers: impl IntoIterator<Item = &'s str>) -> bool {
+        let mut servers = servers.into_iter();
+        let first = servers.next();
+        servers.any(|s| Some(s) != first)
     }
 
     /// The tools' vectors from a sentence model, in the order of the tools, each of length 1,

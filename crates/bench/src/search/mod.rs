@@ -91,12 +91,13 @@ pub async fn run(data: &Path, model_paths: &[PathBuf], speed_only: bool) -> anyh
         let mut embedded = Vec::new();
         let mut with_params = Vec::new();
         for (name, set) in names.iter().zip(&sets) {
+            let with_server = Index::names_servers(set.tools.iter().map(|t| t.server.as_str()));
             let set_embedded = sentences::embed_set(
                 &model,
                 name,
                 set.tools
                     .iter()
-                    .map(|t| Index::meaning_text(&doc(t, "")))
+                    .map(|t| Index::meaning_text(&doc(t, ""), with_server))
                     .collect(),
                 set.queries.iter().map(|q| q.q.clone()).collect(),
             )?;
@@ -106,7 +107,10 @@ pub async fn run(data: &Path, model_paths: &[PathBuf], speed_only: bool) -> anyh
                     &model,
                     &set.tools
                         .iter()
-                        .map(|t| format!("{} {}", Index::meaning_text(&doc(t, "")), params(t)))
+                        .map(|t| {
+                            let text = Index::meaning_text(&doc(t, ""), with_server);
+                            format!("{text} {}", params(t))
+                        })
                         .collect::<Vec<_>>(),
                 )?,
                 queries: set_embedded.queries.clone(),
@@ -483,7 +487,11 @@ fn speed(set: &Set, models: &[(&str, &offload_embed::Sentences)]) {
     );
     // With a sentence model: the tools' vectors are made once (kept with the catalog); each
     // search embeds the request on this thread and ranks every tool.
-    let texts: Vec<String> = docs.iter().map(Index::meaning_text).collect();
+    let with_server = Index::names_servers(docs.iter().map(|d| d.server));
+    let texts: Vec<String> = docs
+        .iter()
+        .map(|d| Index::meaning_text(d, with_server))
+        .collect();
     for &(label, model) in models {
         let t = Instant::now();
         let Ok(vectors) = sentences::embed_all(model, &texts) else {

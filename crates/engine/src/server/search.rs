@@ -76,9 +76,12 @@ fn doc<'a>(server: &'a str, tool: &'a Tool, params: &'a str) -> Doc<'a> {
     }
 }
 
-/// The text the sentence model is given for a tool.
-fn meaning_text(server: &str, tool: &Tool) -> String {
-    Index::meaning_text(&doc(server, tool, ""))
+/// The texts the sentence model is given for a catalog's tools.
+fn meaning_texts<'t>(catalog: impl Iterator<Item = (&'t str, &'t Tool)> + Clone) -> Vec<String> {
+    let with_server = Index::names_servers(catalog.clone().map(|(server, _)| server));
+    catalog
+        .map(|(server, tool)| Index::meaning_text(&doc(server, tool, ""), with_server))
+        .collect()
 }
 
 /// Makes the sentence model's vectors of every listed tool ahead of the first search, and
@@ -104,10 +107,11 @@ pub fn prepare(engine: &Arc<Engine>) {
             };
             let listed = listing.pool.list_tools(None, Listing::Look).await;
             drop(listing);
-            let texts: Vec<String> = listed
-                .iter()
-                .flat_map(|s| s.tools.iter().map(|t| meaning_text(&s.status.name, t)))
-                .collect();
+            let texts = meaning_texts(
+                listed
+                    .iter()
+                    .flat_map(|s| s.tools.iter().map(|t| (s.status.name.as_str(), t))),
+            );
             crate::sentences::tool_vectors(&model, &texts, Duration::ZERO).await;
             if changes.changed().await.is_err() {
                 return;
@@ -136,10 +140,7 @@ async fn index_of(listed: &[ServerTools], catalog: &[(&str, &Tool)]) -> Arc<Inde
     }
     let vectors = match crate::sentences::model().await {
         Some(model) => {
-            let texts: Vec<String> = catalog
-                .iter()
-                .map(|(server, tool)| meaning_text(server, tool))
-                .collect();
+            let texts = meaning_texts(catalog.iter().copied());
             crate::sentences::tool_vectors(&model, &texts, MODEL_WAIT).await
         }
         None => None,
