@@ -315,3 +315,27 @@ fn a_long_request_is_read_by_its_first_pieces() {
     let short = "show commit history";
     assert_eq!(meaning::request_pieces(short), meaning::pieces(short));
 }
+
+/// A tool's meaning names its server when the catalog has several ("memory" says what
+/// `create_entities` keeps), and not when every tool shares one name. (What it adds to the
+/// ranking is measured by the search bench, with the sentence model.)
+#[test]
+fn a_tools_meaning_names_its_server_among_several() {
+    let doc = |server| Doc {
+        server,
+        name: "create_entities",
+        description: "Create entities in the graph",
+        ..Doc::default()
+    };
+    assert!(Index::names_servers(["memory", "git", "memory"]));
+    assert!(!Index::names_servers(["memory", "memory"]));
+    assert!(!Index::names_servers([]));
+    assert_eq!(
+        Index::meaning_text(&doc("memory"), true),
+        "memory create entities : Create entities in the graph"
+    );
+    assert_eq!(
+        Index::meaning_text(&doc("memory"), false),
+        "create entities : Create entities in the graph"
+    );
+}

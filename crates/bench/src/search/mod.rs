@@ -302,9 +302,18 @@ async fn through_offload(set: &Set, from: usize, model: Option<&Path>) -> anyhow
     };
     println!("{}", scores.line(label));
     let n = scores.n.max(1) as f64;
-    let met = scores.top1 / n >= 0.6 && scores.top5 / n >= 0.9;
+    // The requests written as models ask are held to a top-5 of 95 %; the public sets to
+    // 60 / 90.
+    let (top1, top5) = if set.source.contains("model-requests") {
+        (0.0, 0.95)
+    } else {
+        (0.6, 0.9)
+    };
+    let met = scores.top1 / n >= top1 && scores.top5 / n >= top5;
     println!(
-        "  target (top-1 >= 60%, top-5 >= 90%, through offload mcp): {}",
+        "  target (top-1 >= {:.0}%, top-5 >= {:.0}%, through offload mcp): {}",
+        top1 * 100.0,
+        top5 * 100.0,
         if met { "met" } else { "NOT met" }
     );
     println!(
