@@ -74,7 +74,10 @@ impl Index {
         let docs: Vec<Doc> = docs.into_iter().collect();
         let with_server = Self::names_servers(docs.iter().map(|d| d.server));
         for (i, doc) in docs.into_iter().enumerate() {
-            meanings.push(meaning::embed(&Self::meaning_text(&doc, with_server)));
+            // The built-in meaning is a mean of word pieces: the parameters' many words would
+            // blur it, so it is the tool's own.
+            let own = Doc { params: "", ..doc };
+            meanings.push(meaning::embed(&Self::meaning_text(&own, with_server)));
             let i = u32::try_from(i).unwrap_or(u32::MAX);
             let mut fields = [""; FIELDS];
             fields[NAME] = doc.name;
@@ -153,12 +156,14 @@ impl Index {
         self.parts(query, sentence).rank(fusion, limit)
     }
 
-    /// The text of a tool whose meaning counts: its server's name when `with_server` (see
-    /// [`Index::names_servers`]), its name's words, title and description (what a sentence
-    /// model is given for it too).
+    /// The text of a tool whose meaning counts, what a sentence model is given for it: its
+    /// server's name when `with_server` (see [`Index::names_servers`]), its name's words, title,
+    /// description and parameters (names and descriptions: "path", "timezone" say what a tool
+    /// works on; on the search bench they added 1.8 top-1 on BFCL and 1.6 on our servers, and
+    /// cost 0.5 on the requests written as models ask).
     pub fn meaning_text(doc: &Doc, with_server: bool) -> String {
         format!(
-            "{} {} {}: {}",
+            "{} {} {}: {} {}",
             if with_server {
                 name_words(doc.server)
             } else {
@@ -166,9 +171,10 @@ impl Index {
             },
             name_words(doc.name),
             doc.title.unwrap_or(""),
-            doc.description
+            doc.description,
+            doc.params
         )
-        .trim_start()
+        .trim()
         .to_owned()
     }
 

@@ -338,4 +338,13 @@ fn a_tools_meaning_names_its_server_among_several() {
         Index::meaning_text(&doc("memory"), false),
         "create entities : Create entities in the graph"
     );
+    // Its parameters say what it works on.
+    let with_params = Doc {
+        params: "entities The entities to create",
+        ..doc("memory")
+    };
+    assert_eq!(
+        Index::meaning_text(&with_params, false),
+        "create entities : Create entities in the graph entities The entities to create"
+    );
 }

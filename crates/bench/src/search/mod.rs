@@ -89,28 +89,26 @@ pub async fn run(data: &Path, model_paths: &[PathBuf], speed_only: bool) -> anyh
         let model = sentences::load(path)?;
         let label = label_of(path);
         let mut embedded = Vec::new();
-        let mut with_params = Vec::new();
+        let mut without_params = Vec::new();
         for (name, set) in names.iter().zip(&sets) {
             let with_server = Index::names_servers(set.tools.iter().map(|t| t.server.as_str()));
+            // The tools' texts as offload gives them to the model (parameters and all).
             let set_embedded = sentences::embed_set(
                 &model,
                 name,
                 set.tools
                     .iter()
-                    .map(|t| Index::meaning_text(&doc(t, ""), with_server))
+                    .map(|t| Index::meaning_text(&doc(t, &params(t)), with_server))
                     .collect(),
                 set.queries.iter().map(|q| q.q.clone()).collect(),
             )?;
-            // The same requests beside tools known by their parameters' text too.
-            with_params.push(Embedded {
+            // The same requests beside tools known without their parameters' text.
+            without_params.push(Embedded {
                 tools: sentences::embed_all(
                     &model,
                     &set.tools
                         .iter()
-                        .map(|t| {
-                            let text = Index::meaning_text(&doc(t, ""), with_server);
-                            format!("{text} {}", params(t))
-                        })
+                        .map(|t| Index::meaning_text(&doc(t, ""), with_server))
                         .collect::<Vec<_>>(),
                 )?,
                 queries: set_embedded.queries.clone(),
@@ -119,12 +117,12 @@ pub async fn run(data: &Path, model_paths: &[PathBuf], speed_only: bool) -> anyh
         }
         // The words' weight beside the model, picked on MetaTool's first requests only.
         let words = pick_weight(&sets[0], &embedded[0]);
-        let params_words = pick_weight(&sets[0], &with_params[0]);
+        let plain_words = pick_weight(&sets[0], &without_params[0]);
         rankers.push((label.clone(), embedded, words));
         rankers.push((
-            format!("{label}, with parameters"),
-            with_params,
-            params_words,
+            format!("{label}, without parameters"),
+            without_params,
+            plain_words,
         ));
         models.push((label, model));
     }

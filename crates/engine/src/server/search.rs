@@ -80,7 +80,9 @@ fn doc<'a>(server: &'a str, tool: &'a Tool, params: &'a str) -> Doc<'a> {
 fn meaning_texts<'t>(catalog: impl Iterator<Item = (&'t str, &'t Tool)> + Clone) -> Vec<String> {
     let with_server = Index::names_servers(catalog.clone().map(|(server, _)| server));
     catalog
-        .map(|(server, tool)| Index::meaning_text(&doc(server, tool, ""), with_server))
+        .map(|(server, tool)| {
+            Index::meaning_text(&doc(server, tool, &parameters(tool)), with_server)
+        })
         .collect()
 }
 
