@@ -1,4 +1,4 @@
-include!("../crates/cli/build/relr.rs");
+include!("../crates/cli/build/link.rs");
 
 fn main() {
     link_packed_relocations();

@@ -1,8 +1,8 @@
-include!("build/relr.rs");
+include!("build/link.rs");
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=build/relr.rs");
+    println!("cargo:rerun-if-changed=build/link.rs");
     link_packed_relocations();
     fold_identical_code();
 }

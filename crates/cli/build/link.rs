@@ -1,5 +1,5 @@
-// Shared by the build scripts of `offload` (crates/cli/build.rs) and the desktop app
-// (src-tauri/build.rs), through `include!`.
+// How the binaries are linked; shared by the build scripts of `offload` (crates/cli/build.rs)
+// and the desktop app (src-tauri/build.rs), through `include!`.
 
 /// Links the binaries with packed relative relocations (DT_RELR) where the C library that will
 /// load them can (glibc 2.36 and later, probed on the building machine): a position-independent
