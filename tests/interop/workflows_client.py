@@ -8,7 +8,9 @@ written with the official Python SDK (rows_server.py: 50,000-row answers; bulk_s
 SQLite bulk insert).
 
   (a) total per region over a >= 100 MB CSV: get_file_schema, then query_file; checked
-      against DuckDB.
+      against DuckDB; then a second question of it, once its columnar copy is on disk (made
+      after the first answer; the same copy serves the later sessions), read from the copy
+      (Offload's log says so) and checked against DuckDB.
   (b) a 50,000-row answer stored automatically (as structured rows, as a Python literal, as
       pretty-printed JSON text), then counted with query_file.
   (c) a 20,000-row CSV into the bulk tool with call_tool_with_file_content; checked in SQLite.
@@ -154,6 +156,22 @@ async def run_mode(mode: str, env: dict, db_path: Path, expected: dict, figures:
         want = expected["per_region"]
         check(len(got) == len(want) and all(g[0] == w[0] and close(g[1], w[1]) and g[2] == w[2] for g, w in zip(got, want)),
               f"{mode} (a): totals per region equal DuckDB's ({got[:2]} vs {want[:2]})")
+        # A second question of the same file, from its columnar copy.
+        copies = Path(os.environ["XDG_DATA_HOME"]) / "offload/columns"
+        log = Path(os.environ["OFFLOAD_LOG_FILE"])
+        deadline = time.monotonic() + 120
+        while not list(copies.glob("*.parquet")):
+            check(time.monotonic() < deadline, f"{mode} (a): the CSV's columnar copy is made within 120 s")
+            await asyncio.sleep(0.1)
+        read_before = log.read_text().count("reads the columnar copy of")
+        r, n = await m.call("query_file", {"path": "sales.csv", "sql": "SELECT COUNT(*) AS n, MAX(amount) AS top FROM data WHERE region = 'north'"})
+        used += n
+        check(not r.is_error, f"{mode} (a): the second question runs: {r.content[0].text[:300]}")
+        (count, top), = r.structured_content["rows"]
+        want_count, want_top = expected["north"]
+        check(count == want_count and close(top, want_top), f"{mode} (a): north's count and top amount equal DuckDB's ({count}, {top} vs {want_count}, {want_top})")
+        read = [line for line in log.read_text().splitlines() if "reads the columnar copy of" in line]
+        check(len(read) > read_before and "sales.csv" in read[-1], f"{mode} (a): the second question read the columnar copy ({len(read) - read_before} reads)")
         mine["a"] = used
 
         # (b) 50,000 rows stored automatically, then counted; three shapes of answer.
@@ -229,7 +247,10 @@ async def main() -> None:
     ddb = duckdb.connect()
     per_region = ddb.execute(
         f"SELECT region, SUM(amount), COUNT(*) FROM read_csv('{data}/sales.csv', header=true) GROUP BY region ORDER BY region").fetchall()
+    north = ddb.execute(
+        f"SELECT COUNT(*), MAX(amount) FROM read_csv('{data}/sales.csv', header=true) WHERE region = 'north'").fetchone()
     expected = {
+        "north": list(north),
         "sales_rows": sales_rows,
         "per_region": [list(r) for r in per_region],
         "qty": sum(i % 13 for i in range(ROWS)),

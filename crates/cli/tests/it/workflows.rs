@@ -53,7 +53,7 @@ async fn everyday_workflows_in_every_mode_through_the_python_sdk() {
     )];
     let rows = [
         ("tool definitions (tools/list)", "listing"),
-        ("(a) total per region, 100 MB CSV", "a"),
+        ("(a) 100 MB CSV: per region, then a 2nd ask", "a"),
         ("(b) 50,000 rows x3 shapes, stored and counted", "b"),
         ("(c) 20,000-row CSV into a bulk tool", "c"),
         ("(d) one call among four servers", "d"),
