@@ -159,8 +159,7 @@ impl Index {
     /// The text of a tool whose meaning counts, what a sentence model is given for it: its
     /// server's name when `with_server` (see [`Index::names_servers`]), its name's words, title,
     /// description and parameters (names and descriptions: "path", "timezone" say what a tool
-    /// works on; on the search bench they added 1.8 top-1 on BFCL and 1.6 on our servers, and
-    /// cost 0.5 on the requests written as models ask).
+    /// works on; what each adds is measured by the search bench, docs/guide/figures.md).
     pub fn meaning_text(doc: &Doc, with_server: bool) -> String {
         format!(
             "{} {} {}: {} {}",
@@ -180,9 +179,8 @@ impl Index {
 
     /// Whether the meaning of a catalog's tools (their servers given in order) takes in their
     /// server's name: when it has several servers, "memory" says what `create_entities` keeps
-    /// and "git" what `git_status` shows; a name every tool shares says nothing of any. (On the
-    /// search bench: +0.8 / +1.1 top-1 / top-5 on the models' requests, +1.4 / +0.2 on our own
-    /// servers' requests; with one server's name in every text MetaTool lost 0.5 top-1.)
+    /// and "git" what `git_status` shows; a name every tool shares says nothing of any (in every
+    /// text of a one-server catalog it cost MetaTool top-1 on the search bench).
     pub fn names_servers<'s>(servers: impl IntoIterator<Item = &'s str>) -> bool {
         let mut servers = servers.into_iter();
         let first = servers.next();

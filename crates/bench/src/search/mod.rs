@@ -5,9 +5,9 @@
 //! requests written for them; and `models`: 61 tools of eight, 634 requests written as models
 //! phrase a search, `model-requests.txt`, fixed before any tuning), scored by top-1, top-5 and
 //! nDCG@5 for Offload's ranking (`offload-search`) beside Okapi BM25 over the same text (the
-//! baseline clients use), in the same run; each installed sentence model weighed alone, with
-//! the tools' parameters in its text, and the first two together; then how long a search takes
-//! at ~2,000 tools.
+//! baseline clients use), in the same run; each installed sentence model weighed alone and
+//! fused, reading the tools as offload gives them and without their parameters, and the first
+//! two models together; then how long a search takes at ~2,000 tools.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;

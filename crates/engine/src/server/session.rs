@@ -1,7 +1,7 @@
 //! One client session's state, carried by its requests down to the upstream calls they make.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
@@ -10,7 +10,7 @@ use super::shown;
 use crate::gateway::Route;
 
 /// Upstream resources subscribed to, by the URI the client used.
-pub type Subscriptions = Arc<std::sync::Mutex<HashMap<String, Route>>>;
+pub type Subscriptions = Arc<Mutex<HashMap<String, Route>>>;
 
 /// One client session, as its requests carry it (in their extensions) down to the upstream
 /// calls they make: who gets an upstream's log messages, at what level.
@@ -19,7 +19,7 @@ pub(crate) struct Session {
     pub id: u64,
     /// The level the client set with `logging/setLevel` (older protocol revisions).
     #[allow(deprecated)]
-    pub(super) level: Arc<std::sync::Mutex<Option<rmcp::model::LoggingLevel>>>,
+    pub(super) level: Arc<Mutex<Option<rmcp::model::LoggingLevel>>>,
     /// The upstream resources it subscribed to, by the URI it used.
     pub(super) subscriptions: Subscriptions,
     /// The mode its tools are shown in, and the upstream tools it was shown.
@@ -37,9 +37,7 @@ impl Session {
         }
     }
 
-    pub(super) fn subscriptions(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, crate::gateway::Route>> {
+    pub(super) fn subscriptions(&self) -> MutexGuard<'_, HashMap<String, Route>> {
         self.subscriptions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
