@@ -1,6 +1,8 @@
 //! `query_file` beside DuckDB: a group-by over a generated CSV of ~100 MB and over its Parquet
 //! copy (written by DuckDB), each side run three times on a fresh process, the median time and
-//! the peak RSS reported; five different questions of the CSV in turn on one session (the
+//! the peak RSS reported, and beside them DataFusion's own Python build (the engine `query_file`
+//! runs, built by its project) when it is installed, so a gap shows whether it is Offload's or
+//! the engine's; five different questions of the CSV in turn on one session (the
 //! later ones read Offload's columnar copy); then the bytes a model receives to learn the total
 //! per region with `query_file` beside paging the CSV with `read_file`.
 
@@ -97,6 +99,38 @@ print(json.dumps({{"secs": took, "rss_kb": resource.getrusage(resource.RUSAGE_SE
         rows = v["rows"].clone();
     }
     Ok((Duration::from_secs_f64(median(&mut times)), peak, rows))
+}
+
+/// DataFusion's Python build on `path` (`csv` or `parquet`), as [`duckdb`] measures: median
+/// seconds over fresh processes and the rows; `None` when the package is not installed.
+fn datafusion(path: &Path, kind: &str) -> anyhow::Result<Option<(Duration, Value)>> {
+    let installed = Command::new(python())
+        .args(["-c", "import datafusion"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        return Ok(None);
+    }
+    let script = format!(
+        r#"
+import datafusion, json, time
+config = datafusion.SessionConfig().set("datafusion.catalog.newlines_in_values", "true")
+ctx = datafusion.SessionContext(config)
+ctx.register_{kind}("data", "{}")
+t = time.perf_counter()
+rows = ctx.sql("""{SQL}""").to_pylist()
+took = time.perf_counter() - t
+print(json.dumps({{"secs": took, "rows": [[r["region"], float(r["total"]), r["n"]] for r in rows]}}))
+"#,
+        path.display()
+    );
+    let (mut times, mut rows) = (Vec::new(), Value::Null);
+    for _ in 0..RUNS {
+        let v = python_json(&script)?;
+        times.push(v["secs"].as_f64().unwrap_or(f64::NAN));
+        rows = v["rows"].clone();
+    }
+    Ok(Some((Duration::from_secs_f64(median(&mut times)), rows)))
 }
 
 /// Where `ctx`'s `offload` keeps its columnar copies.
@@ -273,25 +307,40 @@ pub async fn run(megabytes: u64) -> anyhow::Result<()> {
     );
     println!("  {SQL}");
     println!(
-        "{:<28} {:>10} {:>10} {:>8} {:>14} {:>14} {:>7}",
-        "input", "offload", "duckdb", "ratio", "offload RSS", "duckdb RSS", "same"
+        "(datafusion: DataFusion {} from PyPI, the engine query_file runs, built by its project; ratio beside DuckDB)",
+        datafusion_version()
     );
-    for (label, path, source) in [
+    println!(
+        "{:<20} {:>9} {:>9} {:>7} {:>20} {:>12} {:>12} {:>5}",
+        "input", "offload", "duckdb", "ratio", "datafusion", "offload RSS", "duckdb RSS", "same"
+    );
+    for (label, path, source, kind) in [
         (
             format!("CSV {:.0} MB", size as f64 / 1e6),
             "sales.csv",
             format!("read_csv('{}')", csv.display()),
+            "csv",
         ),
         (
             format!("Parquet {:.0} MB", parquet_size as f64 / 1e6),
             "sales.parquet",
             format!("read_parquet('{}')", parquet.display()),
+            "parquet",
         ),
     ] {
         let (ours, our_rss, our_rows) = offload(&ctx, path).await?;
         let (theirs, their_rss, their_rows) = duckdb(&source)?;
+        let engine = match datafusion(&ctx.root.join(path), kind)? {
+            Some((t, rows)) => format!(
+                "{} {:.2}x{}",
+                secs(t),
+                t.as_secs_f64() / theirs.as_secs_f64(),
+                if same(&rows, &their_rows) { "" } else { " NO" }
+            ),
+            None => "not installed".to_owned(),
+        };
         println!(
-            "{label:<28} {:>10} {:>10} {:>7.2}x {:>10.1} MiB {:>10.1} MiB {:>7}",
+            "{label:<20} {:>9} {:>9} {:>6.2}x {engine:>20} {:>8.1} MiB {:>8.1} MiB {:>5}",
             secs(ours),
             secs(theirs),
             ours.as_secs_f64() / theirs.as_secs_f64(),
@@ -380,6 +429,18 @@ fn received(r: &rmcp::model::CallToolResult) -> u64 {
         .as_ref()
         .map_or(0, |v| v.to_string().len());
     (text + structured) as u64
+}
+
+fn datafusion_version() -> String {
+    Command::new(python())
+        .args(["-c", "import datafusion; print(datafusion.__version__)"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map_or_else(
+            || "(not installed)".to_owned(),
+            |o| String::from_utf8_lossy(&o.stdout).trim().to_owned(),
+        )
 }
 
 fn duckdb_version() -> String {
