@@ -331,6 +331,10 @@ pub struct Fusion {
     /// Every tool is ranked, not only those with a word of the request (a sentence model's
     /// meaning is worth ranking alone).
     pub every_tool: bool,
+    /// The words' weight is scaled by how well the request's words match: the largest share
+    /// of them any one tool has (a request whose words no tool has much of is ranked by
+    /// meaning).
+    pub by_match: bool,
 }
 
 impl Fusion {
@@ -339,6 +343,7 @@ impl Fusion {
     pub const STATIC: Fusion = Fusion {
         words: 0.5,
         every_tool: false,
+        by_match: false,
     };
     /// With a sentence model: the weight `offload-bench search` picks on MetaTool's first 2,000
     /// requests (scored on the other sets and the rest of MetaTool).
@@ -346,6 +351,7 @@ impl Fusion {
     pub const SENTENCES: Fusion = Fusion {
         words: 0.25,
         every_tool: true,
+        by_match: false,
     };
 }
 
@@ -381,6 +387,12 @@ impl Parts {
             .fold((f32::MAX, f32::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
         let spread = (highest - lowest).max(f32::EPSILON);
         let best = self.words.iter().map(|w| w.1).fold(0f32, f32::max);
+        let words_weight = if fusion.by_match && self.weight > 0.0 {
+            let matched = self.words.iter().map(|w| w.2).fold(0f32, f32::max);
+            fusion.words * (matched / self.weight).min(1.0)
+        } else {
+            fusion.words
+        };
         let hit = |doc: usize, score: f32, matched: f32| {
             let share = if self.weight > 0.0 {
                 matched / self.weight
@@ -389,8 +401,8 @@ impl Parts {
             };
             Hit {
                 doc,
-                score: fusion.words * score / best.max(f32::EPSILON)
-                    + (1.0 - fusion.words) * (near[doc] - lowest) / spread,
+                score: words_weight * score / best.max(f32::EPSILON)
+                    + (1.0 - words_weight) * (near[doc] - lowest) / spread,
                 confidence: (share + near[doc].max(0.0)) / 2.0,
                 guess: matched == 0.0,
             }

@@ -293,6 +293,7 @@ fn parts_rank_with_any_weight() {
             Fusion {
                 words,
                 every_tool: true,
+                by_match: false,
             },
             1,
         )[0]
@@ -347,4 +348,26 @@ fn a_tools_meaning_names_its_server_among_several() {
         Index::meaning_text(&with_params, false),
         "create entities : Create entities in the graph entities The entities to create"
     );
+}
+
+/// Weighed by match, the words count as much as the request's share one tool has: a request
+/// only half of whose words any tool has is ranked by meaning, where the same weight fixed
+/// ranks it by its words.
+#[test]
+fn words_weighed_by_match_count_as_much_as_they_match() {
+    let at = |name: &str| CATALOG.iter().position(|t| t.1 == name).unwrap();
+    let index = index().with_sentences((0..CATALOG.len()).map(axis).collect());
+    let first = |request: &str, by_match: bool| {
+        let parts = index.parts(request, Some(&axis(at("git_log"))));
+        let fusion = Fusion {
+            words: 0.6,
+            every_tool: true,
+            by_match,
+        };
+        CATALOG[parts.rank(fusion, 1)[0].doc].1
+    };
+    assert_eq!(first("weather forecast xyzzy plugh", false), "get_forecast");
+    assert_eq!(first("weather forecast xyzzy plugh", true), "git_log");
+    // Every word matched: the words keep their whole weight.
+    assert_eq!(first("weather forecast", true), "get_forecast");
 }

@@ -82,9 +82,10 @@ pub async fn run(data: &Path, model_paths: &[PathBuf], speed_only: bool) -> anyh
         .map(|name| load(&data.join(format!("{name}.json.gz"))))
         .collect::<anyhow::Result<_>>()?;
     // Each model: its name and the sets embedded; then each way of ranking with them: its
-    // name, the sets' vectors, the words' weight beside it.
+    // name, the sets' vectors, the words' weight beside it and whether that weight is scaled by
+    // how well the request's words match.
     let mut models = Vec::new();
-    let mut rankers: Vec<(String, Vec<Embedded>, f32)> = Vec::new();
+    let mut rankers: Vec<(String, Vec<Embedded>, f32, bool)> = Vec::new();
     for path in model_paths {
         let model = sentences::load(path)?;
         let label = label_of(path);
@@ -116,32 +117,47 @@ pub async fn run(data: &Path, model_paths: &[PathBuf], speed_only: bool) -> anyh
             embedded.push(set_embedded);
         }
         // The words' weight beside the model, picked on MetaTool's first requests only.
-        let words = pick_weight(&sets[0], &embedded[0]);
-        let plain_words = pick_weight(&sets[0], &without_params[0]);
-        rankers.push((label.clone(), embedded, words));
+        let words = pick_weight(&sets[0], &embedded[0], false);
+        let plain_words = pick_weight(&sets[0], &without_params[0], false);
+        // The first model's words weighed by how well they match, beside the fixed weight.
+        if models.is_empty() {
+            let by_match = pick_weight(&sets[0], &embedded[0], true);
+            rankers.push((
+                format!("{label}, words weighed by match"),
+                embedded.clone(),
+                by_match,
+                true,
+            ));
+        }
+        rankers.push((label.clone(), embedded, words, false));
         rankers.push((
             format!("{label}, without parameters"),
             without_params,
             plain_words,
+            false,
         ));
         models.push((label, model));
     }
     // The first two models together: each vector the two models' halves, so that their
     // closeness is the mean of the two models'.
-    if let [(first, a, _), _, (second, b, _), ..] = &rankers[..] {
+    let shipped = rankers.iter().filter(|r| !r.3);
+    let firsts: Vec<_> = shipped.step_by(2).take(2).collect();
+    if let [(first, a, _, _), (second, b, _, _)] = &firsts[..] {
         let both: Vec<Embedded> = a
             .iter()
             .zip(b)
             .map(|(a, b)| sentences::joined(a, b))
             .collect();
-        let words = pick_weight(&sets[0], &both[0]);
-        rankers.push((format!("{first} and {second}"), both, words));
+        let words = pick_weight(&sets[0], &both[0], false);
+        rankers.push((format!("{first} and {second}"), both, words, false));
     }
     println!();
     for (i, (name, set)) in names.iter().zip(&sets).enumerate() {
-        let scored: Vec<(&str, &Embedded, f32)> = rankers
+        let scored: Vec<(&str, &Embedded, f32, bool)> = rankers
             .iter()
-            .map(|(label, embedded, words)| (label.as_str(), &embedded[i], *words))
+            .map(|(label, embedded, words, by_match)| {
+                (label.as_str(), &embedded[i], *words, *by_match)
+            })
             .collect();
         score(name, set, &scored);
         // MetaTool's requests the weight was picked on are not asked through offload either.
@@ -187,8 +203,8 @@ const CANDIDATE: &str = "paraphrase-MiniLM-L3-v2.onnx";
 const TUNING: usize = 2_000;
 
 /// The words' weight that ranks MetaTool's first [`TUNING`] requests best (top-1 plus top-5),
-/// from 0 to 1 by 0.05.
-fn pick_weight(set: &Set, embedded: &Embedded) -> f32 {
+/// from 0 to 1 by 0.05; `by_match`: scaled by how well each request's words match.
+fn pick_weight(set: &Set, embedded: &Embedded, by_match: bool) -> f32 {
     let index = index_of(set).with_sentences(embedded.tools.clone());
     let parts: Vec<_> = set.queries[..TUNING.min(set.queries.len())]
         .iter()
@@ -201,6 +217,7 @@ fn pick_weight(set: &Set, embedded: &Embedded) -> f32 {
         let fusion = Fusion {
             words,
             every_tool: true,
+            by_match,
         };
         let mut scores = Scores::default();
         for (p, relevant) in &parts {
@@ -212,7 +229,8 @@ fn pick_weight(set: &Set, embedded: &Embedded) -> f32 {
         }
     }
     println!(
-        "the words' weight beside the sentence model, picked on MetaTool's first {TUNING} requests: {:.2} (built in: {:.2})",
+        "the words' weight beside the sentence model{}, picked on MetaTool's first {TUNING} requests: {:.2} (built in: {:.2})",
+        if by_match { ", scaled by match" } else { "" },
         best.1,
         Fusion::SENTENCES.words
     );
@@ -376,7 +394,7 @@ impl Scores {
 
 /// The static ranking beside BM25 on every request; then, on the requests no weight was picked
 /// on, each model (its name, the set embedded, the words' weight beside it) alone and fused.
-fn score(name: &str, set: &Set, models: &[(&str, &Embedded, f32)]) {
+fn score(name: &str, set: &Set, models: &[(&str, &Embedded, f32, bool)]) {
     let params: Vec<String> = set.tools.iter().map(params).collect();
     let index = index_of(set);
     let baseline = Bm25::new(
@@ -416,7 +434,7 @@ fn score(name: &str, set: &Set, models: &[(&str, &Embedded, f32)]) {
         println!("{}", ours_held.line("offload-search, static"));
         println!("{}", base_held.line("BM25 (one field)"));
     }
-    for &(label, embedded, words) in models {
+    for &(label, embedded, words, by_match) in models {
         let index = index_of(set).with_sentences(embedded.tools.clone());
         let (mut alone, mut fused, mut built_in) =
             (Scores::default(), Scores::default(), Scores::default());
@@ -428,6 +446,7 @@ fn score(name: &str, set: &Set, models: &[(&str, &Embedded, f32)]) {
             let every = |words| Fusion {
                 words,
                 every_tool: true,
+                by_match,
             };
             alone.add(&rank(every(0.0)), &q.relevant);
             fused.add(&rank(every(words)), &q.relevant);

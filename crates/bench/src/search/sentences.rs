@@ -9,6 +9,7 @@ use offload_embed::Sentences;
 use offload_search::meaning::{pieces, request_pieces};
 
 /// A set's tools and requests as the sentence model sees them.
+#[derive(Clone)]
 pub struct Embedded {
     pub tools: Vec<Vec<f32>>,
     pub queries: Vec<Vec<f32>>,
