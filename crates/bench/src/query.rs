@@ -104,11 +104,7 @@ print(json.dumps({{"secs": took, "rss_kb": resource.getrusage(resource.RUSAGE_SE
 /// DataFusion's Python build on `path` (`csv` or `parquet`), as [`duckdb`] measures: median
 /// seconds over fresh processes and the rows; `None` when the package is not installed.
 fn datafusion(path: &Path, kind: &str) -> anyhow::Result<Option<(Duration, Value)>> {
-    let installed = Command::new(python())
-        .args(["-c", "import datafusion"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !installed {
+    if version("datafusion").is_none() {
         return Ok(None);
     }
     let script = format!(
@@ -303,12 +299,14 @@ pub async fn run(megabytes: u64) -> anyhow::Result<()> {
 
     println!(
         "query_file beside DuckDB {} (Python), same files, median of {RUNS} fresh processes",
-        duckdb_version()
+        version("duckdb").unwrap_or_default()
     );
     println!("  {SQL}");
     println!(
         "(datafusion: DataFusion {} from PyPI, the engine query_file runs, built by its project; ratio beside DuckDB)",
-        datafusion_version()
+        version("datafusion")
+            .as_deref()
+            .unwrap_or("(not installed)")
     );
     println!(
         "{:<20} {:>9} {:>9} {:>7} {:>20} {:>12} {:>12} {:>5}",
@@ -431,22 +429,15 @@ fn received(r: &rmcp::model::CallToolResult) -> u64 {
     (text + structured) as u64
 }
 
-fn datafusion_version() -> String {
+/// The version of the Python package `module` in the test venv; `None` when it is not there.
+fn version(module: &str) -> Option<String> {
     Command::new(python())
-        .args(["-c", "import datafusion; print(datafusion.__version__)"])
+        .args([
+            "-c",
+            &format!("import {module}; print({module}.__version__)"),
+        ])
         .output()
         .ok()
         .filter(|o| o.status.success())
-        .map_or_else(
-            || "(not installed)".to_owned(),
-            |o| String::from_utf8_lossy(&o.stdout).trim().to_owned(),
-        )
-}
-
-fn duckdb_version() -> String {
-    Command::new(python())
-        .args(["-c", "import duckdb; print(duckdb.__version__)"])
-        .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_default()
 }

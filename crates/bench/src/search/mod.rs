@@ -9,22 +9,20 @@
 //! fused, reading the tools as offload gives them and without their parameters, and the first
 //! two models together; then how long a search takes at ~2,000 tools.
 
-use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use offload_search::{Doc, Fusion, Index};
-use offload_testkit::{TestContext, call, connect, tool_definition};
 use serde::Deserialize;
-use serde_json::{Value, json};
 
-use crate::offload::as_users;
-
-use crate::stats::{header, row, summarize};
-
+mod baseline;
 mod sentences;
+mod served;
+mod speed;
+use baseline::Bm25;
 use sentences::Embedded;
+use served::through_offload;
+use speed::speed;
 
 #[derive(Deserialize)]
 struct Set {
@@ -81,11 +79,10 @@ pub async fn run(data: &Path, model_paths: &[PathBuf], speed_only: bool) -> anyh
         .iter()
         .map(|name| load(&data.join(format!("{name}.json.gz"))))
         .collect::<anyhow::Result<_>>()?;
-    // Each model: its name and the sets embedded; then each way of ranking with them: its
-    // name, the sets' vectors, the words' weight beside it and whether that weight is scaled by
-    // how well the request's words match.
+    // Each model: its name and the sets embedded; then each way of ranking with them.
     let mut models = Vec::new();
-    let mut rankers: Vec<(String, Vec<Embedded>, f32, bool)> = Vec::new();
+    let mut rankers: Vec<Ranker> = Vec::new();
+    let mut by_match = None;
     for path in model_paths {
         let model = sentences::load(path)?;
         let label = label_of(path);
@@ -121,45 +118,38 @@ pub async fn run(data: &Path, model_paths: &[PathBuf], speed_only: bool) -> anyh
         let plain_words = pick_weight(&sets[0], &without_params[0], false);
         // The first model's words weighed by how well they match, beside the fixed weight.
         if models.is_empty() {
-            let by_match = pick_weight(&sets[0], &embedded[0], true);
-            rankers.push((
-                format!("{label}, words weighed by match"),
-                embedded.clone(),
-                by_match,
-                true,
-            ));
+            by_match = Some(Ranker {
+                label: format!("{label}, words weighed by match"),
+                words: pick_weight(&sets[0], &embedded[0], true),
+                embedded: embedded.clone(),
+                by_match: true,
+            });
         }
-        rankers.push((label.clone(), embedded, words, false));
-        rankers.push((
+        rankers.push(Ranker::fixed(label.clone(), embedded, words));
+        rankers.push(Ranker::fixed(
             format!("{label}, without parameters"),
             without_params,
             plain_words,
-            false,
         ));
         models.push((label, model));
     }
     // The first two models together: each vector the two models' halves, so that their
     // closeness is the mean of the two models'.
-    let shipped = rankers.iter().filter(|r| !r.3);
-    let firsts: Vec<_> = shipped.step_by(2).take(2).collect();
-    if let [(first, a, _, _), (second, b, _, _)] = &firsts[..] {
-        let both: Vec<Embedded> = a
+    if let [first, _, second, ..] = &rankers[..] {
+        let both: Vec<Embedded> = first
+            .embedded
             .iter()
-            .zip(b)
+            .zip(&second.embedded)
             .map(|(a, b)| sentences::joined(a, b))
             .collect();
         let words = pick_weight(&sets[0], &both[0], false);
-        rankers.push((format!("{first} and {second}"), both, words, false));
+        let label = format!("{} and {}", first.label, second.label);
+        rankers.push(Ranker::fixed(label, both, words));
     }
+    rankers.extend(by_match);
     println!();
     for (i, (name, set)) in names.iter().zip(&sets).enumerate() {
-        let scored: Vec<(&str, &Embedded, f32, bool)> = rankers
-            .iter()
-            .map(|(label, embedded, words, by_match)| {
-                (label.as_str(), &embedded[i], *words, *by_match)
-            })
-            .collect();
-        score(name, set, &scored);
+        score(name, set, i, &rankers);
         // MetaTool's requests the weight was picked on are not asked through offload either.
         let held_out = if i == 0 { TUNING } else { 0 };
         through_offload(set, held_out, None).await?;
@@ -174,6 +164,26 @@ pub async fn run(data: &Path, model_paths: &[PathBuf], speed_only: bool) -> anyh
         .collect();
     speed(&sets[1], &timed);
     Ok(())
+}
+
+/// A way of ranking with a model: its name in the lines, each set's vectors, the words' weight
+/// beside it and whether that weight is scaled by how well a request's words match.
+struct Ranker {
+    label: String,
+    embedded: Vec<Embedded>,
+    words: f32,
+    by_match: bool,
+}
+
+impl Ranker {
+    fn fixed(label: String, embedded: Vec<Embedded>, words: f32) -> Self {
+        Self {
+            label,
+            embedded,
+            words,
+            by_match: false,
+        }
+    }
 }
 
 /// A model's name in the bench's lines: its file's, without the extension.
@@ -252,107 +262,6 @@ fn index_of(set: &Set) -> Index {
     Index::new(set.tools.iter().zip(&params).map(|(t, p)| doc(t, p)))
 }
 
-/// The same requests (from the `from`th on) asked of `list_available_tools` through `offload
-/// mcp`, the set's tools served by a fixture upstream: what a model gets, and the bytes of each
-/// answer.
-async fn through_offload(set: &Set, from: usize, model: Option<&Path>) -> anyhow::Result<()> {
-    let ctx = TestContext::new();
-    let mut catalogs: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
-    for t in &set.tools {
-        catalogs
-            .entry(server_of(t))
-            .or_default()
-            .push(tool_definition(&t.name, &t.description, &t.params));
-    }
-    let servers: serde_json::Map<String, Value> = catalogs
-        .iter()
-        .map(|(server, catalog)| (server.to_string(), ctx.fixture_serving(catalog)))
-        .collect();
-    ctx.write_servers(Value::Object(servers));
-    let mut command = ctx.offload_command(&["--expose", "meta"]);
-    command.env("OFFLOAD_SEARCH_MODEL", model.unwrap_or(Path::new("")));
-    let client = connect(as_users(command)).await;
-    if let Some(q) = set.queries.first().filter(|_| model.is_some()) {
-        // Until the catalog's vectors are made, a search waits its bound and ranks with the
-        // built-in meaning; scored once a search answers within it.
-        for _ in 0..600 {
-            let t = Instant::now();
-            call(&client, "list_available_tools", json!({"query": q.q})).await;
-            if t.elapsed() < Duration::from_secs(1) {
-                break;
-            }
-        }
-    }
-    let position: HashMap<(&str, &str), usize> = set
-        .tools
-        .iter()
-        .enumerate()
-        .map(|(i, t)| ((server_of(t), t.name.as_str()), i))
-        .collect();
-    let mut scores = Scores::default();
-    let (mut bytes, mut times) = (Vec::new(), Vec::new());
-    for q in set.queries.iter().skip(from) {
-        let t = Instant::now();
-        let r = call(&client, "list_available_tools", json!({"query": q.q})).await;
-        times.push(t.elapsed());
-        bytes.push(serde_json::to_string(&r)?.len() as f64);
-        let ranked: Vec<usize> = r
-            .structured_content
-            .as_ref()
-            .and_then(|s| s["tools"].as_array())
-            .into_iter()
-            .flatten()
-            .filter_map(|t| {
-                let key = (t["server"].as_str()?, t["tool"].as_str()?);
-                position.get(&key).copied()
-            })
-            .collect();
-        scores.add(&ranked, &q.relevant);
-    }
-    client.cancel().await?;
-    let time = summarize(&mut times);
-    let label = if model.is_some() {
-        "through offload mcp, model"
-    } else {
-        "through offload mcp"
-    };
-    println!("{}", scores.line(label));
-    let n = scores.n.max(1) as f64;
-    // The requests written as models ask are held to a top-5 of 95 %; the public sets to
-    // 60 / 90.
-    let (top1, top5) = if set.source.contains("model-requests") {
-        (0.0, 0.95)
-    } else {
-        (0.6, 0.9)
-    };
-    let met = scores.top1 / n >= top1 && scores.top5 / n >= top5;
-    println!(
-        "  target (top-1 >= {:.0}%, top-5 >= {:.0}%, through offload mcp): {}",
-        top1 * 100.0,
-        top5 * 100.0,
-        if met { "met" } else { "NOT met" }
-    );
-    println!(
-        "  its answers: median {:.0} bytes, mean {:.0}, largest {:.0}; a search {:.3} ms median, {:.3} ms p99 (over MCP)",
-        crate::stats::median(&mut bytes.clone()),
-        bytes.iter().sum::<f64>() / bytes.len().max(1) as f64,
-        bytes.iter().copied().fold(0.0, f64::max),
-        time.median.as_secs_f64() * 1e3,
-        time.p99.as_secs_f64() * 1e3,
-    );
-    println!();
-    Ok(())
-}
-
-/// The server a set's tool is served by.
-fn server_of(tool: &Tool) -> &str {
-    if tool.server.is_empty() {
-        "set"
-    } else {
-        &tool.server
-    }
-}
-
 /// top-1, top-5 and nDCG@5 summed over queries.
 #[derive(Default)]
 struct Scores {
@@ -393,8 +302,8 @@ impl Scores {
 }
 
 /// The static ranking beside BM25 on every request; then, on the requests no weight was picked
-/// on, each model (its name, the set embedded, the words' weight beside it) alone and fused.
-fn score(name: &str, set: &Set, models: &[(&str, &Embedded, f32, bool)]) {
+/// on, each ranker (with the vectors of the `nth` set) alone and fused.
+fn score(name: &str, set: &Set, nth: usize, rankers: &[Ranker]) {
     let params: Vec<String> = set.tools.iter().map(params).collect();
     let index = index_of(set);
     let baseline = Bm25::new(
@@ -426,7 +335,7 @@ fn score(name: &str, set: &Set, models: &[(&str, &Embedded, f32, bool)]) {
     println!("{:<28} {:>8} {:>8} {:>8}", "", "top-1", "top-5", "nDCG@5");
     println!("{}", ours.line("offload-search (BM25F+meaning)"));
     println!("{}", base.line("BM25 (one field)"));
-    if models.is_empty() {
+    if rankers.is_empty() {
         return;
     }
     if held_out > 0 {
@@ -434,7 +343,8 @@ fn score(name: &str, set: &Set, models: &[(&str, &Embedded, f32, bool)]) {
         println!("{}", ours_held.line("offload-search, static"));
         println!("{}", base_held.line("BM25 (one field)"));
     }
-    for &(label, embedded, words, by_match) in models {
+    for ranker in rankers {
+        let (embedded, words, by_match) = (&ranker.embedded[nth], ranker.words, ranker.by_match);
         let index = index_of(set).with_sentences(embedded.tools.clone());
         let (mut alone, mut fused, mut built_in) =
             (Scores::default(), Scores::default(), Scores::default());
@@ -452,164 +362,12 @@ fn score(name: &str, set: &Set, models: &[(&str, &Embedded, f32, bool)]) {
             fused.add(&rank(every(words)), &q.relevant);
             built_in.add(&rank(Fusion::SENTENCES), &q.relevant);
         }
-        println!("  {label}:");
+        println!("  {}:", ranker.label);
         println!("{}", alone.line("sentence model alone"));
         println!("{}", fused.line(&format!("words {words:.2} + sentences")));
         println!(
             "{}",
             built_in.line(&format!("words {:.2} + sentences", Fusion::SENTENCES.words))
         );
-    }
-}
-
-/// A search at about 2,000 tools: BFCL's functions twice, under two servers.
-fn speed(set: &Set, models: &[(&str, &offload_embed::Sentences)]) {
-    let params: Vec<String> = set.tools.iter().map(params).collect();
-    let docs: Vec<Doc> = ["a", "b"]
-        .iter()
-        .flat_map(|server| {
-            set.tools.iter().zip(&params).map(move |(t, p)| Doc {
-                server,
-                name: &t.name,
-                description: &t.description,
-                params: p,
-                ..Doc::default()
-            })
-        })
-        .collect();
-    let t = Instant::now();
-    let index = Index::new(docs.iter().copied());
-    let built = t.elapsed();
-    let baseline = Bm25::new(
-        docs.iter()
-            .map(|d| format!("{} {} {}", d.name, d.description, d.params)),
-    );
-    let (mut ours, mut base) = (Vec::new(), Vec::new());
-    for q in &set.queries {
-        let t = Instant::now();
-        std::hint::black_box(index.search(&q.q, 5));
-        ours.push(t.elapsed());
-        let t = Instant::now();
-        std::hint::black_box(baseline.search(&q.q, 5));
-        base.push(t.elapsed());
-    }
-    let (o, b) = (summarize(&mut ours), summarize(&mut base));
-    println!(
-        "a search among {} tools ({} requests), beside BM25; the index built once in {:.1} ms",
-        index.len(),
-        set.queries.len(),
-        built.as_secs_f64() * 1e3
-    );
-    println!("{}", header("Offload", "BM25"));
-    println!("{}", row("median", o.median, b.median));
-    println!("{}", row("p99", o.p99, b.p99));
-    println!(
-        "target (<= 5 ms a search at 2,000 tools): {}",
-        if o.p99 <= Duration::from_millis(5) {
-            "met"
-        } else {
-            "NOT met"
-        }
-    );
-    // With a sentence model: the tools' vectors are made once (kept with the catalog); each
-    // search embeds the request on this thread and ranks every tool.
-    let with_server = Index::names_servers(docs.iter().map(|d| d.server));
-    let texts: Vec<String> = docs
-        .iter()
-        .map(|d| Index::meaning_text(d, with_server))
-        .collect();
-    for &(label, model) in models {
-        let t = Instant::now();
-        let Ok(vectors) = sentences::embed_all(model, &texts) else {
-            println!("{label} failed on the tools");
-            continue;
-        };
-        let embedded = t.elapsed();
-        let index = Index::new(docs.iter().copied()).with_sentences(vectors);
-        let mut times = Vec::new();
-        for q in &set.queries {
-            let t = Instant::now();
-            let pieces = offload_search::meaning::request_pieces(&q.q);
-            if let Ok(v) = model.embed(&pieces) {
-                std::hint::black_box(index.search_with(&q.q, Some(&v), 5));
-            }
-            times.push(t.elapsed());
-        }
-        let s = summarize(&mut times);
-        println!(
-            "with {label}: the {} tools embedded once in {:.1} s; a search, the request embedded, {:.2} ms median, {:.2} ms p99",
-            index.len(),
-            embedded.as_secs_f64(),
-            s.median.as_secs_f64() * 1e3,
-            s.p99.as_secs_f64() * 1e3
-        );
-        println!(
-            "  target (<= 15 ms a search at 2,000 tools, one core): {}",
-            if s.p99 <= Duration::from_millis(15) {
-                "met"
-            } else {
-                "NOT met"
-            }
-        );
-    }
-}
-
-/// Okapi BM25 over one field of lower-cased words (k1 1.2, b 0.75), no stemming: the baseline.
-struct Bm25 {
-    postings: HashMap<String, Vec<(usize, f64)>>,
-    lengths: Vec<f64>,
-    average: f64,
-}
-
-fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-}
-
-impl Bm25 {
-    fn new(docs: impl Iterator<Item = String>) -> Self {
-        let mut postings: HashMap<String, Vec<(usize, f64)>> = HashMap::new();
-        let mut lengths = Vec::new();
-        for (i, text) in docs.enumerate() {
-            let mut counts: HashMap<String, f64> = HashMap::new();
-            let mut length = 0.0;
-            for t in tokens(&text) {
-                *counts.entry(t).or_default() += 1.0;
-                length += 1.0;
-            }
-            for (t, c) in counts {
-                postings.entry(t).or_default().push((i, c));
-            }
-            lengths.push(length);
-        }
-        let average = lengths.iter().sum::<f64>() / lengths.len().max(1) as f64;
-        Bm25 {
-            postings,
-            lengths,
-            average,
-        }
-    }
-
-    fn search(&self, query: &str, limit: usize) -> Vec<usize> {
-        let n = self.lengths.len() as f64;
-        let mut words: Vec<String> = tokens(query).collect();
-        words.sort();
-        words.dedup();
-        let mut scores: HashMap<usize, f64> = HashMap::new();
-        for w in &words {
-            let Some(p) = self.postings.get(w) else {
-                continue;
-            };
-            let df = p.len() as f64;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for (doc, tf) in p {
-                let norm = 1.0 - 0.75 + 0.75 * self.lengths[*doc] / self.average.max(f64::EPSILON);
-                *scores.entry(*doc).or_default() += idf * tf * 2.2 / (tf + 1.2 * norm);
-            }
-        }
-        let mut ranked: Vec<(usize, f64)> = scores.into_iter().collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        ranked.into_iter().take(limit).map(|(d, _)| d).collect()
     }
 }
