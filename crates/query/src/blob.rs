@@ -58,6 +58,22 @@ impl Blob for File {
     }
 }
 
+/// A file held in memory (the query engine's warm-up makes one).
+impl Blob for bytes::Bytes {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.len() as u64)
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(self.len());
+        let n = buf.len().min(self.len() - start);
+        buf[..n].copy_from_slice(&self[start..start + n]);
+        Ok(n)
+    }
+}
+
 /// Reads exactly `buf.len()` bytes at `offset`.
 pub(crate) fn read_exact_at(blob: &dyn Blob, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
     let got = blob.read_at(buf, offset)?;

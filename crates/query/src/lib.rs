@@ -25,6 +25,7 @@ mod render;
 mod rows;
 mod session;
 mod sql;
+mod warm;
 mod yielding;
 
 use std::path::PathBuf;

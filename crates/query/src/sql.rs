@@ -4,6 +4,7 @@
 //! `execute`'s.
 
 use std::io::Write;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 
 use datafusion::arrow::datatypes::SchemaRef;
@@ -29,7 +30,9 @@ const SPREAD_FROM: u64 = 16 << 20;
 /// Runs queries on a runtime of its own (made on first use).
 #[derive(Debug)]
 pub struct Querier {
-    runtime: OnceLock<tokio::runtime::Runtime>,
+    pub(crate) runtime: OnceLock<tokio::runtime::Runtime>,
+    /// Whether the warm-up question was asked (`warm`).
+    pub(crate) warmed: AtomicBool,
     /// See [`SPREAD_FROM`] (tests lower it).
     spread_from: u64,
 }
@@ -38,6 +41,7 @@ impl Default for Querier {
     fn default() -> Self {
         Self {
             runtime: OnceLock::new(),
+            warmed: AtomicBool::new(false),
             spread_from: SPREAD_FROM,
         }
     }
@@ -53,6 +57,7 @@ impl Querier {
     pub(crate) fn spreading_from(bytes: u64) -> Self {
         Self {
             runtime: OnceLock::new(),
+            warmed: AtomicBool::new(false),
             spread_from: bytes,
         }
     }
