@@ -1,7 +1,7 @@
 //! `query_file` beside DuckDB: a group-by over a generated CSV of ~100 MB and over its Parquet
 //! copy (written by DuckDB), each side run five times on a fresh process (Offload's asked a
-//! model's turn after its session starts), the median time and the peak RSS reported, and
-//! beside them DataFusion's own Python build (the engine `query_file` runs, built by its
+//! model's turn after it read the file's columns), the median time and the peak RSS reported,
+//! and beside them DataFusion's own Python build (the engine `query_file` runs, built by its
 //! project) when it is installed, so a gap shows whether it is Offload's or the engine's; five
 //! different questions of the CSV in turn on one session (the later ones read Offload's
 //! columnar copy); then the bytes a model receives to learn the total per region with
@@ -22,10 +22,18 @@ const SQL: &str =
     "SELECT region, SUM(amount) AS total, COUNT(*) AS n FROM data GROUP BY region ORDER BY region";
 const RUNS: usize = 5;
 
-/// How long after the listing a fresh session's first question comes: a model's first turn
-/// (the tools sent to it, its answer back) takes longer than this, and Offload makes its query
-/// engine ready meanwhile (`Querier::warm`).
-const FIRST_TURN: Duration = Duration::from_secs(1);
+/// How long after reading a file's columns a model's question of them comes: a model's turn
+/// (the schema sent to it, its SQL back) takes longer than this. Offload makes its query engine
+/// ready meanwhile when the file is Parquet (`Querier::warm`).
+const TURN: Duration = Duration::from_secs(1);
+
+/// What a model does before its first question of `path`: list the allowed directories, read
+/// the file's columns (`get_file_schema`), and take its turn.
+async fn first_look(client: &offload_testkit::Client, path: &str) {
+    call(client, "list_allowed_directories", json!({})).await;
+    call(client, "get_file_schema", json!({"path": path})).await;
+    tokio::time::sleep(TURN).await;
+}
 
 /// A model's questions of one file, in the order it asks them: the first is [`SQL`]; each later
 /// one is another question (a month, the top ten, a filter, the extremes).
@@ -141,15 +149,14 @@ fn copies_dir(ctx: &TestContext) -> std::path::PathBuf {
 }
 
 /// Offload's `query_file` on `path`: median time over fresh `offload mcp` processes (each asked
-/// one listing, then its first question a model's turn later, none with a columnar copy), their
+/// its first question as a model asks it, [`first_look`]; none with a columnar copy), their
 /// peak RSS in MiB, and the rows.
 async fn offload(ctx: &TestContext, path: &str) -> anyhow::Result<(Duration, f64, Value)> {
     let (mut times, mut peak, mut rows) = (Vec::new(), 0f64, Value::Null);
     for _ in 0..RUNS {
         let _ = std::fs::remove_dir_all(copies_dir(ctx));
         let (client, pid) = spawn(ctx).await;
-        call(&client, "list_allowed_directories", json!({})).await;
-        tokio::time::sleep(FIRST_TURN).await;
+        first_look(&client, path).await;
         let t = Instant::now();
         let r = call(&client, "query_file", json!({"path": path, "sql": SQL})).await;
         times.push(t.elapsed().as_secs_f64());
@@ -198,7 +205,7 @@ print(json.dumps(out))
 }
 
 /// Offload asked [`QUESTIONS`] in turn on one `offload mcp`, cold (no columnar copy yet), the
-/// first a model's turn after the listing; the second question is asked once the first's copy is made, as a model's next turn comes
+/// first after a [`first_look`]; the second question is asked once the first's copy is made, as a model's next turn comes
 /// seconds later. Median seconds of each over fresh processes, the answers, the peak RSS in
 /// MiB and the seconds the copy took to be made after the first answer.
 async fn offload_session(
@@ -210,8 +217,7 @@ async fn offload_session(
     for _ in 0..RUNS {
         let _ = std::fs::remove_dir_all(copies_dir(ctx));
         let (client, pid) = spawn(ctx).await;
-        call(&client, "list_allowed_directories", json!({})).await;
-        tokio::time::sleep(FIRST_TURN).await;
+        first_look(&client, path).await;
         answers.clear();
         for (i, sql) in QUESTIONS.iter().enumerate() {
             let t = Instant::now();
@@ -306,9 +312,9 @@ pub async fn run(megabytes: u64) -> anyhow::Result<()> {
     let parquet_size = std::fs::metadata(&parquet)?.len();
 
     println!(
-        "query_file beside DuckDB {} (Python), same files, median of {RUNS} fresh processes (Offload's first question {} s after its session's listing, as a model's first turn)",
+        "query_file beside DuckDB {} (Python), same files, median of {RUNS} fresh processes (Offload's first question {} s after the file's schema, a model's turn)",
         version("duckdb").unwrap_or_default(),
-        FIRST_TURN.as_secs()
+        TURN.as_secs()
     );
     println!("  {SQL}");
     println!(

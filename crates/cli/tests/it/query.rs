@@ -369,6 +369,47 @@ async fn later_questions_of_a_file_read_its_columnar_copy() {
     client.cancel().await.unwrap();
 }
 
+/// A model reads a Parquet file's columns, then asks of them a turn later: the query engine is
+/// warmed up in between. A CSV's columns leave it as it is (its first question parses the whole
+/// file), and so does a question alone. The answer is the file's.
+#[tokio::test]
+async fn reading_a_parquet_files_columns_warms_the_query_engine() {
+    let ctx = TestContext::new();
+    ctx.write_config(json!({"roots": [ctx.root], "mcpServers": {}}));
+    let csv = numbers(&ctx, "n.csv", 50_000);
+    let warmed = |ctx: &TestContext| ctx.log().matches("query engine warmed up").count();
+    // A Parquet file: the columnar copy a question of the CSV leaves.
+    let first = ctx.client().await;
+    let total = "SELECT COUNT(*) AS n, SUM(n) AS s FROM data";
+    call(&first, "query_file", json!({"path": csv, "sql": total})).await;
+    copies_made(&ctx, 1).await;
+    first.cancel().await.unwrap();
+    std::fs::copy(&copies(&ctx)[0], ctx.root.join("n.parquet")).unwrap();
+    assert_eq!(warmed(&ctx), 0, "a question alone: {}", ctx.log());
+
+    let client = ctx.client().await;
+    let r = call(&client, "get_file_schema", json!({"path": csv})).await;
+    assert_eq!(structured(&r)["format"], "csv", "{r:?}");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(warmed(&ctx), 0, "a CSV's columns: {}", ctx.log());
+
+    let r = call(&client, "get_file_schema", json!({"path": "n.parquet"})).await;
+    assert_eq!(structured(&r)["format"], "parquet", "{r:?}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while warmed(&ctx) == 0 {
+        assert!(Instant::now() < deadline, "not warmed up: {}", ctx.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let r = call(
+        &client,
+        "query_file",
+        json!({"path": "n.parquet", "sql": total}),
+    )
+    .await;
+    assert_eq!(structured(&r)["rows"], json!([[50_000, 1_249_975_000u64]]));
+    client.cancel().await.unwrap();
+}
+
 /// `limits.queryCacheBytes: 0` makes no copies; every question parses the file, as before.
 #[tokio::test]
 async fn no_copies_when_the_cache_is_off() {

@@ -361,16 +361,6 @@ impl ServerHandler for OffloadServer {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // A script worker started and confined ahead of this client's first script.
         self.engine.scripts.warm_up();
-        // The query engine made ready ahead of its first question (once an engine).
-        let engine = self.engine.clone();
-        tokio::task::spawn_blocking(move || {
-            let started = std::time::Instant::now();
-            match engine.queries.warm() {
-                Ok(true) => tracing::debug!("query engine warmed up in {:?}", started.elapsed()),
-                Ok(false) => {}
-                Err(e) => tracing::warn!("the query engine's warm-up failed: {e}"),
-            }
-        });
         let to = announce::To::Session(context.peer);
         announce::start(self.clone(), to, self.session.subscriptions.clone());
     }
