@@ -205,9 +205,10 @@ print(json.dumps(out))
 }
 
 /// Offload asked [`QUESTIONS`] in turn on one `offload mcp`, cold (no columnar copy yet), the
-/// first after a [`first_look`]; the second question is asked once the first's copy is made, as a model's next turn comes
-/// seconds later. Median seconds of each over fresh processes, the answers, the peak RSS in
-/// MiB and the seconds the copy took to be made after the first answer.
+/// first after a [`first_look`]; the second is asked once the first's copy is made, as a
+/// model's next turn comes seconds later. Median seconds of each over fresh processes, the
+/// answers, the peak RSS in MiB and the seconds the copy took to be made after the first
+/// answer.
 async fn offload_session(
     ctx: &TestContext,
     path: &str,
