@@ -258,10 +258,11 @@ fn cores() -> usize {
 }
 
 /// Partitions a query over `tables` runs in: one a core, twice as many when every table is
-/// Parquet (a columnar copy included). Parquet is read by row groups, and with a range a core
-/// one core often waits at the end for the other: DataFusion's own build answered a group-by
-/// of a 17 MB, 22-row-group file in 32-35 ms on 4 partitions beside 34-42 ms on 2, on 2 cores
-/// (2026-11-28). CSV tables keep a part a core (`csv_parts`), where the parse is the work.
+/// Parquet (a columnar copy included). Parquet is read by row groups; given one range of them
+/// a core, a core often waits at the end for the other's: DataFusion's own build answered a
+/// group-by of a 17 MB, 22-row-group file in 31-35 ms on 4 partitions beside 34-42 ms on 2, on
+/// 2 cores (2026-11-28). CSV tables keep a part a core (`csv_parts`), where the parse is the
+/// work.
 fn partitions(tables: &[Table]) -> usize {
     let parquet = |t: &Table| matches!(t.data, TableData::File(_, Format::Parquet));
     if !tables.is_empty() && tables.iter().all(parquet) {

@@ -1,4 +1,4 @@
-//! The query engine made ready before a session's first question.
+//! The query engine made ready before a model's first question of a Parquet file.
 //!
 //! A process's first query pays once for what later ones find done: the query runtime's
 //! threads, DataFusion's functions and planner, the code that reads Parquet, groups and sorts
@@ -16,8 +16,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{Answer, Data, Format, Limits, Querier, Query, QueryError, Source, parquet};
 
-const ROWS: usize = GROUPS * 170;
+/// Regions of the warm-up's file, and its rows (as many in each region).
 const GROUPS: usize = 12;
+const ROWS: usize = GROUPS * 170;
 const SQL: &str = "SELECT region, SUM(amount) AS total, COUNT(*) AS n FROM warm \
                    WHERE amount >= 0 GROUP BY region ORDER BY total DESC, region LIMIT 10";
 
