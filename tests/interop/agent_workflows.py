@@ -17,7 +17,10 @@ does) and lists once. Per mode, one session of scripted steps:
   2. store -> query: 50,000 orders exported (stored, a link reaches the model), then counted
      with query_file; checked against the rows the server makes; a second question of the
      same file (the quantity per region) once its columnar copy is on disk, answered from the
-     copy (Offload's log says so: `offload_engine::columns` at debug); then a mid-size answer (700
+     copy (Offload's log says so: `offload_engine::columns` at debug); a user's Parquet file
+     (200,000 sales written by pyarrow, as pandas does) read as a model does — its columns with
+     get_file_schema, which warms the query engine during the model's turn (the log says so),
+     then totals per region with query_file; then a mid-size answer (700
      orders, over the 16 KiB inline budget) stored with its preview, and summed from the file;
      a mid-size text (server-filesystem reading a 60 KB Markdown guide) stored as Markdown with
      its headings, and one line of it read back with read_file;
@@ -46,6 +49,9 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from agent.claude import run_claude
 from agent.model import Text, ToolUse, Turn
 from checks import check
@@ -71,6 +77,10 @@ GUIDE = "# Guide\n\n" + "".join(
     f"Then check the result of thing {i} against the list, line by line, and note the time.\n\n"
     for i in range(370))
 GUIDE_LINE = 2 + 5 * 150  # "## Step 150"
+# A user's Parquet file: 200,000 sales in row groups of 50,000, written by pyarrow.
+SALES = 200_000
+SALES_BY_REGION = {r: sum(i % 97 for i in range(SALES) if i % 4 == k)
+                   for k, r in enumerate(["north", "south", "east", "west"])}
 
 
 
@@ -131,9 +141,21 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memo
                                       "sql": "SELECT region, SUM(qty) AS q FROM data GROUP BY region ORDER BY region"},
                        server="offload")
 
-    def midsize(turn: Turn):
+    def sales_columns(turn: Turn):
         seen["regions"] = turn.result_text
         seen["regions_bytes"] = len(turn.result_text.encode())
+        return ToolUse("get_file_schema", {"path": str(data / "sales.parquet")}, server="offload")
+
+    def sales_totals(turn: Turn):
+        seen["sales_schema"] = turn.result_text
+        seen["sales_schema_bytes"] = len(turn.result_text.encode())
+        return ToolUse("query_file", {"path": str(data / "sales.parquet"),
+                                      "sql": "SELECT region, SUM(amount) AS total FROM data GROUP BY region"},
+                       server="offload")
+
+    def midsize(turn: Turn):
+        seen["sales"] = turn.result_text
+        seen["sales_bytes"] = len(turn.result_text.encode())
         return upstream(mode, "data", "list_orders", {"n": MID})
 
     def mid_query(turn: Turn):
@@ -202,7 +224,7 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memo
         seen["time_bytes"] = len(turn.result_text.encode())
         return Text(f"orders: {seen['count']}\nloaded: {seen['load'][:200]}\ntime: {turn.result_text[:200]}")
 
-    steps = [first, count, per_region, midsize, mid_query, midtext, mid_line, load, find_memory] + \
+    steps = [first, count, per_region, sales_columns, sales_totals, midsize, mid_query, midtext, mid_line, load, find_memory] + \
         ([remember] if mode == "meta" else []) + [find, call_found] + ([answer] if mode == "meta" else [])
     # One Offload installation for the three sessions, as on a user's machine: the first (meta)
     # is its first start ever; the later ones start every server again (a new process each) with
@@ -212,7 +234,7 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memo
     log = work / "offload.log"
     env = {
         "OFFLOAD_LOG_FILE": str(log),
-        "OFFLOAD_LOG": "info,offload_engine::columns=debug",
+        "OFFLOAD_LOG": "info,offload_engine::columns=debug,offload_engine::server::tools::get_file_schema=debug",
         "OFFLOAD_CONFIG": str(config),
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
@@ -223,7 +245,8 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memo
     args = ["mcp"] + ([] if mode == "auto" else ["--expose", mode])
     started = time.monotonic()
     t = run_claude(
-        "Export the 50,000 orders and count them with their total quantity, load users.csv into "
+        "Export the 50,000 orders and count them with their total quantity, total sales.parquet by "
+        "region, load users.csv into "
         "the users table, remember my Tokyo trip, and tell me the time in Tokyo.",
         {"offload": {"command": OFFLOAD, "args": args, "env": env}},
         steps, work / "claude", timeout=600)
@@ -243,6 +266,15 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memo
     export = Path(stored_path(seen["export"])).name
     check(any(export in line for line in log.read_text().splitlines() if "reads the columnar copy of" in line),
           f"{mode}: the second question read the stored orders' columnar copy (log {log})")
+    check("parquet" in seen["sales_schema"].lower() and "amount" in seen["sales_schema"]
+          and re.search(r"\b200,?000\b", seen["sales_schema"]) and seen["sales_schema_bytes"] < 4_096,
+          f"{mode}: get_file_schema shows the Parquet file's columns and {SALES} rows; "
+          f"{seen['sales_schema_bytes']} bytes reached the model: {seen['sales_schema'][:300]}")
+    check(sum("query engine warmed up" in line for line in log.read_text().splitlines()) == 1,
+          f"{mode}: reading the Parquet file's columns warmed the query engine, once (log {log})")
+    sales = dict(re.findall(r'\["(north|south|east|west)",\s*(\d+)\]', seen["sales"]))
+    check({r: int(q) for r, q in sales.items()} == SALES_BY_REGION,
+          f"{mode}: query_file totals the Parquet file's sales per region {SALES_BY_REGION}: {seen['sales'][:300]}")
     check("stored" in seen["mid"].lower() and "First rows (CSV)" in seen["mid"]
           and seen["mid_bytes"] < 4_096,
           f"{mode}: the {MID} orders were stored with a preview; {seen['mid_bytes']} bytes reached the model")
@@ -268,6 +300,8 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memo
         "export": seen["export_bytes"],
         "count": seen["count_bytes"],
         "regions": seen["regions_bytes"],
+        "parquet_schema": seen["sales_schema_bytes"],
+        "parquet_query": seen["sales_bytes"],
         "midsize": seen["mid_bytes"],
         "midtext": seen["text_bytes"],
         "load": seen["load_bytes"],
@@ -292,6 +326,11 @@ def main() -> None:
         for i in range(USERS):
             f.write(f"user {i},u{i}@example.org,{18 + i % 60},c{i % 5}\n")
     (data / "guide.md").write_text(GUIDE)
+    pq.write_table(pa.table({
+        "day": [f"2026-{1 + i % 12:02}-{1 + i % 28:02}" for i in range(SALES)],
+        "region": [["north", "south", "east", "west"][i % 4] for i in range(SALES)],
+        "amount": pa.array([i % 97 for i in range(SALES)], pa.int64()),
+    }), data / "sales.parquet", row_group_size=50_000)
     config = WORK / "config.json"
     # Written by hand, as a user pastes servers from their READMEs.
     config.write_text(json.dumps({

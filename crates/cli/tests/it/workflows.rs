@@ -125,7 +125,8 @@ async fn scripts_in_every_mode_through_the_python_sdk() {
 /// against a scripted stand-in for the model API (tests/interop/agent) — in every mode, cold,
 /// with a hand-written configuration and a server slow to start among fast ones
 /// (tests/interop/agent_workflows.py): store → query (a table, a second question from its
-/// columnar copy, and a text), file → tool,
+/// columnar copy, a user's Parquet file read as a model does — its columns, then a question —,
+/// and a text), file → tool,
 /// search → call (in meta, "remember a fact about a person" finds server-memory's tool with the
 /// sentence model). Each step is checked there; here, the bytes of each tool_result that
 /// reached the model.
@@ -141,13 +142,15 @@ async fn a_first_session_through_claude_code_in_every_mode() {
     .await;
     let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("a number: {v}"));
     let mut table = vec![format!(
-        "{:<8} {:>7} {:>9} {:>8} {:>7} {:>8} {:>8} {:>8} {:>7} {:>8} {:>8} {:>6} {:>8}",
+        "{:<8} {:>7} {:>9} {:>8} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>8} {:>8} {:>6} {:>8}",
         "mode",
         "listed",
         "list B",
         "export",
         "count",
         "regions",
+        "pq cols",
+        "pq sums",
         "midsize",
         "midtext",
         "load",
@@ -159,12 +162,14 @@ async fn a_first_session_through_claude_code_in_every_mode() {
     for mode in ["meta", "direct", "auto"] {
         let f = &figures[mode];
         table.push(format!(
-            "{mode:<8} {:>7} {:>9} {:>8} {:>7} {:>8} {:>8} {:>8} {:>7} {:>8} {:>8} {:>6} {:>8}",
+            "{mode:<8} {:>7} {:>9} {:>8} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>8} {:>8} {:>6} {:>8}",
             n(&f["listed"]),
             n(&f["listing_bytes"]),
             n(&f["export"]),
             n(&f["count"]),
             n(&f["regions"]),
+            n(&f["parquet_schema"]),
+            n(&f["parquet_query"]),
             n(&f["midsize"]),
             n(&f["midtext"]),
             n(&f["load"]),
@@ -177,6 +182,11 @@ async fn a_first_session_through_claude_code_in_every_mode() {
         // link, a count and four totals reach the model, not the rows.
         assert!(
             n(&f["export"]) < 4_000 && n(&f["count"]) < 2_000 && n(&f["regions"]) < 2_000,
+            "{mode}: {f}"
+        );
+        // A 200,000-row Parquet file's columns and its four totals, not its rows.
+        assert!(
+            n(&f["parquet_schema"]) < 4_096 && n(&f["parquet_query"]) < 2_000,
             "{mode}: {f}"
         );
         assert!(n(&f["load"]) < 2_000, "{mode}: {f}");
