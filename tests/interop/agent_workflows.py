@@ -65,8 +65,9 @@ MEMORY = str(HERE / "node_modules/@modelcontextprotocol/server-memory/dist/index
 ORDERS = 50_000
 USERS = 20_000
 QTY = sum(i % 13 for i in range(ORDERS))
-QTY_BY_REGION = {r: sum(i % 13 for i in range(ORDERS) if i % 4 == k)
-                 for k, r in enumerate(["north", "south", "east", "west"])}
+# The orders' regions (rows_server.py gives the i-th order REGIONS[i % 4]), the sales' too.
+REGIONS = ["north", "south", "east", "west"]
+QTY_BY_REGION = {r: sum(i % 13 for i in range(ORDERS) if i % 4 == k) for k, r in enumerate(REGIONS)}
 MID = 700  # a mid-size answer: 47 KB of structured rows (and their text twin), over 16 KiB
 MID_QTY = sum(i % 13 for i in range(MID))
 AGES = sum(18 + i % 60 for i in range(USERS))
@@ -79,8 +80,7 @@ GUIDE = "# Guide\n\n" + "".join(
 GUIDE_LINE = 2 + 5 * 150  # "## Step 150"
 # A user's Parquet file: 200,000 sales in row groups of 50,000, written by pyarrow.
 SALES = 200_000
-SALES_BY_REGION = {r: sum(i % 97 for i in range(SALES) if i % 4 == k)
-                   for k, r in enumerate(["north", "south", "east", "west"])}
+SALES_BY_REGION = {r: sum(i % 97 for i in range(SALES) if i % 4 == k) for k, r in enumerate(REGIONS)}
 
 
 
@@ -91,6 +91,11 @@ def stored_path(text: str) -> str:
     if not m:
         raise AssertionError(f"no stored path in the answer: {text[:400]}")
     return m.group(1)
+
+
+def totals(text: str) -> dict:
+    """The `[region, total]` rows of a query_file answer, as a dict."""
+    return {r: int(q) for r, q in re.findall(r'\["(' + "|".join(REGIONS) + r')",\s*(\d+)\]', text)}
 
 
 def upstream(mode: str, server: str, tool: str, args: dict) -> ToolUse:
@@ -260,8 +265,7 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memo
           f"{mode}: the 50,000 orders were stored; {seen['export_bytes']} bytes reached the model")
     check(str(ORDERS) in seen["count"] and str(QTY) in seen["count"],
           f"{mode}: query_file counts {ORDERS} orders, qty {QTY}: {seen['count'][:200]}")
-    regions = dict(re.findall(r'\["(north|south|east|west)",\s*(\d+)\]', seen["regions"]))
-    check({r: int(q) for r, q in regions.items()} == QTY_BY_REGION,
+    check(totals(seen["regions"]) == QTY_BY_REGION,
           f"{mode}: the quantity per region of the stored orders {QTY_BY_REGION}: {seen['regions'][:300]}")
     export = Path(stored_path(seen["export"])).name
     check(any(export in line for line in log.read_text().splitlines() if "reads the columnar copy of" in line),
@@ -272,8 +276,7 @@ def session(mode: str, work: Path, config: Path, data: Path, db_path: Path, memo
           f"{seen['sales_schema_bytes']} bytes reached the model: {seen['sales_schema'][:300]}")
     check(sum("query engine warmed up" in line for line in log.read_text().splitlines()) == 1,
           f"{mode}: reading the Parquet file's columns warmed the query engine, once (log {log})")
-    sales = dict(re.findall(r'\["(north|south|east|west)",\s*(\d+)\]', seen["sales"]))
-    check({r: int(q) for r, q in sales.items()} == SALES_BY_REGION,
+    check(totals(seen["sales"]) == SALES_BY_REGION,
           f"{mode}: query_file totals the Parquet file's sales per region {SALES_BY_REGION}: {seen['sales'][:300]}")
     check("stored" in seen["mid"].lower() and "First rows (CSV)" in seen["mid"]
           and seen["mid_bytes"] < 4_096,
@@ -328,7 +331,7 @@ def main() -> None:
     (data / "guide.md").write_text(GUIDE)
     pq.write_table(pa.table({
         "day": [f"2026-{1 + i % 12:02}-{1 + i % 28:02}" for i in range(SALES)],
-        "region": [["north", "south", "east", "west"][i % 4] for i in range(SALES)],
+        "region": [REGIONS[i % 4] for i in range(SALES)],
         "amount": pa.array([i % 97 for i in range(SALES)], pa.int64()),
     }), data / "sales.parquet", row_group_size=50_000)
     config = WORK / "config.json"
