@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -130,6 +130,16 @@ where
         match &self.place {
             Place::File(f) => Ok(f.load()),
             Place::Shared(d) => d.fresher_than(age).await,
+            Place::Unusable(why) => Err(why.clone()),
+        }
+    }
+
+    /// A version from a read asked at or after `since`, such reads on demand at least `gap`
+    /// apart (see [`SharedObject::vouched_since`]).
+    pub async fn vouched_since(&self, since: Instant, gap: Duration) -> Result<Arc<T>, String> {
+        match &self.place {
+            Place::File(f) => Ok(f.load()),
+            Place::Shared(d) => d.vouched_since(Some(since), gap).await,
             Place::Unusable(why) => Err(why.clone()),
         }
     }

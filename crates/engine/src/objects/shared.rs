@@ -49,8 +49,9 @@ impl<T: Default> Snapshot<T> {
 }
 
 pub struct SharedObject<T> {
-    /// One read at a time for [`SharedObject::fresher_than`].
-    reading: tokio::sync::Mutex<()>,
+    /// One read on demand at a time ([`SharedObject::vouched_since`]); when the last one was
+    /// asked.
+    reading: tokio::sync::Mutex<Option<Instant>>,
     store: Arc<dyn ObjectStore>,
     key: object_store::path::Path,
     /// `s3://bucket/prefix/name`, for messages.
@@ -68,7 +69,7 @@ where
     pub fn new(bucket: &Bucket, name: &str) -> Self {
         let url = bucket.url.join(name);
         Self {
-            reading: tokio::sync::Mutex::new(()),
+            reading: tokio::sync::Mutex::new(None),
             store: bucket.store.clone(),
             key: url.key(),
             url: url.to_string(),
@@ -168,20 +169,40 @@ where
     }
 
     /// A snapshot the bucket vouched for within `age`: read again first when the one held is
-    /// older (one read at a time; those who waited for it use it). Why not, when the bucket
-    /// does not answer within [`CHECK_TIMEOUT`].
+    /// older (see [`SharedObject::vouched_since`]).
     pub async fn fresher_than(&self, age: Duration) -> Result<Arc<T>, String> {
+        // So soon after boot that nothing came before: any snapshot read will do.
+        let since = Instant::now().checked_sub(age);
+        self.vouched_since(since, Duration::ZERO).await
+    }
+
+    /// A snapshot from a read asked at or after `since` (`None`: any read): read again first
+    /// when the one held is older — one read at a time, those who waited for it use it, and
+    /// reads on demand at least `gap` apart. Why not, when the bucket does not answer within
+    /// [`CHECK_TIMEOUT`].
+    pub async fn vouched_since(
+        &self,
+        since: Option<Instant>,
+        gap: Duration,
+    ) -> Result<Arc<T>, String> {
         let fresh = |s: &Self| {
-            let (value, checked) = s.load();
-            checked.is_some_and(|a| a <= age).then_some(value)
+            let snapshot = s.lock();
+            snapshot
+                .checked
+                .is_some_and(|asked| since.is_none_or(|since| asked >= since))
+                .then(|| snapshot.value.clone())
         };
         if let Some(value) = fresh(self) {
             return Ok(value);
         }
-        let _one = self.reading.lock().await;
+        let mut last = self.reading.lock().await;
         if let Some(value) = fresh(self) {
             return Ok(value);
         }
+        if let Some(wait) = last.and_then(|asked| gap.checked_sub(asked.elapsed())) {
+            tokio::time::sleep(wait).await;
+        }
+        *last = Some(Instant::now());
         match tokio::time::timeout(CHECK_TIMEOUT, self.refresh()).await {
             Ok(Ok(())) => Ok(self.load().0),
             Ok(Err(e)) => Err(e),
