@@ -373,7 +373,10 @@ mod tests {
             fetched: Arc::default(),
         };
         let dir = std::path::Path::new("/nonexistent");
-        (Tokens::at(dir, Some(Ok(bucket()))), Tokens::at(dir, Some(Ok(bucket()))))
+        (
+            Tokens::at(dir, Some(Ok(bucket()))),
+            Tokens::at(dir, Some(Ok(bucket()))),
+        )
     }
 
     /// A token made through one replica works on the other at once, however recently that one
@@ -387,7 +390,10 @@ mod tests {
         for round in 0..5 {
             assert_eq!(b.verify("offload_00").await, Verdict::Unknown);
             let name = format!("agent{round}");
-            let token = a.create(&name, parse_scopes("read").unwrap()).await.unwrap();
+            let token = a
+                .create(&name, parse_scopes("read").unwrap())
+                .await
+                .unwrap();
             assert_eq!(granted(b.verify(&token).await).who, format!("token:{name}"));
             assert!(b.revoke(&name).await.unwrap());
             let revoked = Instant::now();
