@@ -10,7 +10,7 @@
 
 use ndarray::{Array1, Array2, Axis, Slice};
 
-use crate::kernel::{self, Packed};
+use crate::kernel::{self, Packed, Products};
 use crate::onnx::{Floats, Graph, Tensor, Weights};
 
 /// Numbers a head attends with.
@@ -24,15 +24,12 @@ struct Norm {
 
 impl Norm {
     fn apply(&self, x: &mut Array2<f32>) {
-        let width = x.ncols() as f32;
-        for mut row in x.rows_mut() {
-            let mean = row.sum() / width;
-            let variance = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / width;
-            let scale = 1.0 / (variance + self.epsilon).sqrt();
-            for ((v, g), b) in row.iter_mut().zip(&self.gain).zip(&self.bias) {
-                *v = (*v - mean) * scale * g + b;
-            }
-        }
+        kernel::normalize(
+            x.as_slice_mut().expect("a standard matrix"),
+            self.gain.as_slice().expect("a vector"),
+            self.bias.as_slice().expect("a vector"),
+            self.epsilon,
+        );
     }
 }
 
@@ -98,7 +95,7 @@ pub struct Bert {
 
 impl Bert {
     /// The encoder whose weights `graph` holds.
-    pub fn from_graph(graph: &Graph) -> Result<Self, String> {
+    pub fn from_graph(graph: &Graph, products: Products) -> Result<Self, String> {
         let w = Weights::new(graph);
         let epsilon = graph
             .node
@@ -123,7 +120,7 @@ impl Bert {
         };
         let norm = norm(&w, "embeddings.LayerNorm", epsilon)?;
         let mut layers = Vec::new();
-        while let Some(layer) = layer(&w, layers.len(), epsilon)? {
+        while let Some(layer) = layer(&w, layers.len(), epsilon, products)? {
             layers.push(layer);
         }
         if layers.is_empty() || width % HEAD != 0 || positions.len() == 0 {
@@ -307,7 +304,7 @@ fn norm(w: &Weights, name: &str, epsilon: f32) -> Result<Norm, String> {
 
 /// The product whose bias is the initializer named `…{name}.bias`: its matrix is what the
 /// node adding that bias adds it to.
-fn linear(w: &Weights, name: &str) -> Result<Packed, String> {
+fn linear(w: &Weights, name: &str, products: Products) -> Result<Packed, String> {
     let bias = w
         .ending(&format!("{name}.bias"))
         .ok_or_else(|| format!("it has no {name}.bias"))?;
@@ -332,17 +329,17 @@ fn linear(w: &Weights, name: &str) -> Result<Packed, String> {
             bias.len()
         ));
     }
-    Ok(Packed::new(&matrix(f)?, bias.to_vec()))
+    Ok(Packed::new(products, &matrix(f)?, bias.to_vec()))
 }
 
-fn layer(w: &Weights, n: usize, epsilon: f32) -> Result<Option<Layer>, String> {
+fn layer(w: &Weights, n: usize, epsilon: f32, products: Products) -> Result<Option<Layer>, String> {
     let at = format!("encoder.layer.{n}.");
     if w.ending(&format!("{at}attention.self.query.bias"))
         .is_none()
     {
         return Ok(None);
     }
-    let part = |p: &str| linear(w, &format!("{at}{p}"));
+    let part = |p: &str| linear(w, &format!("{at}{p}"), products);
     Ok(Some(Layer {
         query: part("attention.self.query")?,
         key: part("attention.self.key")?,

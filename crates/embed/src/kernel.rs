@@ -1,6 +1,7 @@
 //! The encoder's two hot loops in the processor's vector instructions, picked when the model
 //! loads (AVX-512, AVX2 with FMA, or plain code; `pulp`, without `unsafe`): a product with a
-//! matrix of weights packed once at load, and GELU. Written out because the release build is
+//! matrix of weights packed once at load, and GELU. Where the processor has AVX-512 VNNI, the
+//! products are made in 8-bit integers instead (`vnni`), unless floats are asked for. Written out because the release build is
 //! optimised for size and linked whole: there the compiler's vectoriser leaves such loops
 //! scalar (ten times slower, measured), and a general matrix product (matrixmultiply) re-packs
 //! the weights on every call, a sixth of a request's time.
@@ -8,20 +9,61 @@
 use ndarray::{Array2, ArrayView2, Axis, Slice};
 use pulp::{Arch, Simd, WithSimd};
 
-/// A matrix of weights (`inputs × outputs`) with its bias, its columns in panels two vectors
-/// wide, each panel's rows one after another: a product reads them in order, once a panel.
+/// How the encoder's products are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Products {
+    /// In 8-bit integers where the processor has AVX-512 VNNI, else in floats.
+    Fastest,
+    /// In single-precision floats: the model's own arithmetic, to its last digits.
+    Floats,
+}
+
+impl Products {
+    /// Whether the products are made in 8-bit integers on this processor.
+    pub fn in_integers(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self == Products::Fastest {
+            return crate::vnni::available();
+        }
+        false
+    }
+}
+
+/// A matrix of weights (`inputs × outputs`) with its bias, packed for the products chosen.
 pub struct Packed {
+    inputs: usize,
+    outputs: usize,
+    form: Form,
+}
+
+enum Form {
+    Floats(Floats),
+    #[cfg(target_arch = "x86_64")]
+    Int8(crate::vnni::Weights),
+}
+
+/// Floats in panels two vectors wide, each panel's rows one after another: a product reads
+/// them in order, once a panel.
+struct Floats {
     arch: Arch,
     panels: Vec<f32>,
     bias: Vec<f32>,
-    inputs: usize,
-    outputs: usize,
     /// Columns a panel: two of the processor's vectors.
     width: usize,
 }
 
 impl Packed {
-    pub fn new(weights: &Array2<f32>, bias: Vec<f32>) -> Packed {
+    pub fn new(products: Products, weights: &Array2<f32>, bias: Vec<f32>) -> Packed {
+        #[cfg(target_arch = "x86_64")]
+        if products.in_integers() {
+            let (inputs, outputs) = weights.dim();
+            return Packed {
+                inputs,
+                outputs,
+                form: Form::Int8(crate::vnni::Weights::new(weights, &bias)),
+            };
+        }
+        let _ = products;
         Packed::for_arch(Arch::new(), weights, bias)
     }
 
@@ -42,12 +84,14 @@ impl Packed {
         let mut padded = bias;
         padded.resize(panels * width, 0.0);
         Packed {
-            arch,
-            panels: packed,
-            bias: padded,
             inputs,
             outputs,
-            width,
+            form: Form::Floats(Floats {
+                arch,
+                panels: packed,
+                bias: padded,
+                width,
+            }),
         }
     }
 
@@ -56,20 +100,87 @@ impl Packed {
         let x = x.as_standard_layout();
         let x = x.as_slice().expect("a standard layout");
         let rows = x.len() / self.inputs;
-        let mut out = vec![0f32; rows * self.bias.len()];
-        self.arch.dispatch(Product {
-            packed: self,
-            x,
-            out: &mut out,
-        });
-        let padded =
-            Array2::from_shape_vec((rows, self.bias.len()), out).expect("rows of the padded width");
+        let padded = match &self.form {
+            Form::Floats(f) => f.bias.len(),
+            #[cfg(target_arch = "x86_64")]
+            Form::Int8(w) => w.padded(),
+        };
+        let mut out = vec![0f32; rows * padded];
+        match &self.form {
+            Form::Floats(f) => f.arch.dispatch(Product {
+                packed: f,
+                inputs: self.inputs,
+                x,
+                out: &mut out,
+            }),
+            #[cfg(target_arch = "x86_64")]
+            Form::Int8(w) => w.apply(x, &mut out),
+        }
+        let padded = Array2::from_shape_vec((rows, padded), out).expect("rows of the padded width");
         if padded.ncols() == self.outputs {
             padded
         } else {
             padded
                 .slice_axis(Axis(1), Slice::from(..self.outputs))
                 .to_owned()
+        }
+    }
+}
+
+/// Each row of `x` (a row as long as `gain`) brought to mean 0 and variance 1, then scaled by
+/// `gain` and moved by `bias` (a layer's normalisation).
+pub fn normalize(x: &mut [f32], gain: &[f32], bias: &[f32], epsilon: f32) {
+    normalize_for(Arch::new(), x, gain, bias, epsilon);
+}
+
+fn normalize_for(arch: Arch, x: &mut [f32], gain: &[f32], bias: &[f32], epsilon: f32) {
+    arch.dispatch(Normalize {
+        x,
+        gain,
+        bias,
+        epsilon,
+    });
+}
+
+struct Normalize<'a> {
+    x: &'a mut [f32],
+    gain: &'a [f32],
+    bias: &'a [f32],
+    epsilon: f32,
+}
+
+impl WithSimd for Normalize<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let width = self.gain.len();
+        let (gain, gain_rest) = S::as_simd_f32s(self.gain);
+        let (bias, bias_rest) = S::as_simd_f32s(self.bias);
+        for row in self.x.chunks_exact_mut(width) {
+            let (head, tail) = S::as_mut_simd_f32s(row);
+            let mut sum = simd.splat_f32s(0.0);
+            for v in head.iter() {
+                sum = simd.add_f32s(sum, *v);
+            }
+            let mean = (simd.reduce_sum_f32s(sum) + tail.iter().sum::<f32>()) / width as f32;
+            let m = simd.splat_f32s(mean);
+            let mut squares = simd.splat_f32s(0.0);
+            for v in head.iter() {
+                let d = simd.sub_f32s(*v, m);
+                squares = simd.mul_add_e_f32s(d, d, squares);
+            }
+            let variance = (simd.reduce_sum_f32s(squares)
+                + tail.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>())
+                / width as f32;
+            let scale = 1.0 / (variance + self.epsilon).sqrt();
+            let k = simd.splat_f32s(scale);
+            for ((v, g), b) in head.iter_mut().zip(gain).zip(bias) {
+                *v = simd.mul_add_e_f32s(simd.mul_f32s(simd.sub_f32s(*v, m), k), *g, *b);
+            }
+            for ((v, g), b) in tail.iter_mut().zip(gain_rest).zip(bias_rest) {
+                *v = (*v - mean) * scale * g + b;
+            }
         }
     }
 }
@@ -95,7 +206,8 @@ impl WithSimd for Lanes {
 }
 
 struct Product<'a> {
-    packed: &'a Packed,
+    packed: &'a Floats,
+    inputs: usize,
     x: &'a [f32],
     out: &'a mut [f32],
 }
@@ -105,8 +217,13 @@ impl WithSimd for Product<'_> {
 
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) {
-        let Product { packed, x, out } = self;
-        let (k, width) = (packed.inputs, packed.width);
+        let Product {
+            packed,
+            inputs: k,
+            x,
+            out,
+        } = self;
+        let width = packed.width;
         assert_eq!(width, 2 * S::F32_LANES, "packed for this processor");
         let stride = packed.bias.len();
         let rows: Vec<&[f32]> = x.chunks_exact(k).collect();
@@ -286,6 +403,37 @@ mod tests {
     }
 
     #[test]
+    fn normalized_rows_equal_the_plain_ones() {
+        for width in [1, 5, 16, 37, 384] {
+            let x: Vec<f32> = (0..3 * width)
+                .map(|i| ((i * 7) % 19) as f32 / 3.0 - 2.0)
+                .collect();
+            let gain: Vec<f32> = (0..width).map(|i| 0.5 + i as f32 / 100.0).collect();
+            let bias: Vec<f32> = (0..width).map(|i| i as f32 / 50.0 - 1.0).collect();
+            let mut want = x.clone();
+            for row in want.chunks_exact_mut(width) {
+                let mean = row.iter().sum::<f32>() / width as f32;
+                let variance =
+                    row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / width as f32;
+                let scale = 1.0 / (variance + 1e-12).sqrt();
+                for ((v, g), b) in row.iter_mut().zip(&gain).zip(&bias) {
+                    *v = (*v - mean) * scale * g + b;
+                }
+            }
+            for arch in arches() {
+                let mut got = x.clone();
+                normalize_for(arch, &mut got, &gain, &bias, 1e-12);
+                for (g, w) in got.iter().zip(&want) {
+                    assert!(
+                        (g - w).abs() <= 1e-5 * w.abs().max(1.0),
+                        "{arch:?}: {g} beside {w}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn products_equal_the_plain_ones_for_any_shape() {
         // Rows past a multiple of four (1 to 3 left), inputs in several blocks and a part of
         // one, outputs past a whole panel.
@@ -313,6 +461,60 @@ mod tests {
                         "{arch:?}: {g} beside {w}"
                     );
                 }
+            }
+        }
+    }
+
+    /// The products in 8-bit integers are within what the rounding of their inputs allows: a
+    /// row's values off by at most half its step (its span over 255), a column's weights by
+    /// half their scale (their largest over 127). Rows and columns of any size, values of
+    /// either sign, a row of zeros, one value far larger than the rest.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn int8_products_are_within_their_rounding() {
+        if !crate::vnni::available() {
+            eprintln!("this processor has no AVX-512 VNNI: the floats' products are used");
+            return;
+        }
+        for (rows, inputs, outputs) in [
+            (1, 3, 5),
+            (4, 8, 64),
+            (7, 384, 384),
+            (9, 5, 65),
+            (2, 1536, 40),
+            (6, 300, 130),
+        ] {
+            let weights = Array2::from_shape_fn((inputs, outputs), |(k, n)| {
+                ((k * 31 + n * 17) % 13) as f32 / 7.0 - 0.9
+            });
+            let bias: Vec<f32> = (0..outputs).map(|n| n as f32 / 10.0).collect();
+            let x = Array2::from_shape_fn((rows, inputs), |(r, k)| match (r, k) {
+                (1, _) => 0.0,
+                (2, 0) => 40.0,
+                _ => ((r * 7 + k * 3) % 11) as f32 / 3.0 - 1.5,
+            });
+            let want = x.dot(&weights) + &ndarray::Array1::from(bias.clone());
+            let got = Packed::new(Products::Fastest, &weights, bias).apply(&x.view());
+            assert!(matches!(
+                Packed::new(Products::Fastest, &weights, vec![0.0; outputs]).form,
+                Form::Int8(_)
+            ));
+            assert_eq!(got.dim(), want.dim());
+            for ((r, c), g) in got.indexed_iter() {
+                let row = x.row(r);
+                let column = weights.column(c);
+                let (low, high) = row.fold((0f32, 0f32), |(l, h), &v| (l.min(v), h.max(v)));
+                let step = (high - low) / 255.0;
+                let scale = column.fold(0f32, |m, w| m.max(w.abs())) / 127.0;
+                let bound = step / 2.0 * column.iter().map(|w| w.abs()).sum::<f32>()
+                    + scale / 2.0 * row.iter().map(|v| v.abs() + step / 2.0).sum::<f32>()
+                    + 1e-4 * want[(r, c)].abs().max(1.0);
+                let off = (g - want[(r, c)]).abs();
+                assert!(
+                    off <= bound,
+                    "({r}, {c}): {g} beside {}, off by {off} > {bound}",
+                    want[(r, c)]
+                );
             }
         }
     }

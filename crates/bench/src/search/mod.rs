@@ -12,6 +12,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use offload_embed::Products;
 use offload_search::{Doc, Fusion, Index};
 use serde::Deserialize;
 
@@ -62,12 +63,31 @@ fn params(tool: &Tool) -> String {
         .join(" ")
 }
 
+/// Each model as installed; then, where the products run in 8-bit integers, the first one with
+/// its products in floats beside it (its own arithmetic: the baseline of the integers').
+fn variants(model_paths: &[PathBuf]) -> Vec<(&Path, Products, String)> {
+    let mut all: Vec<_> = model_paths
+        .iter()
+        .map(|p| (p.as_path(), Products::Fastest, label_of(p)))
+        .collect();
+    if let Some(first) = model_paths.first()
+        && Products::Fastest.in_integers()
+    {
+        all.push((
+            first,
+            Products::Floats,
+            format!("{} in floats", label_of(first)),
+        ));
+    }
+    all
+}
+
 pub async fn run(data: &Path, model_paths: &[PathBuf], speed_only: bool) -> anyhow::Result<()> {
     if speed_only {
         let bfcl = load(&data.join("bfcl.json.gz"))?;
-        let models = model_paths
-            .iter()
-            .map(|path| Ok((label_of(path), sentences::load(path)?)))
+        let models = variants(model_paths)
+            .into_iter()
+            .map(|(path, products, label)| Ok((label, sentences::load(path, products)?)))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let timed: Vec<(&str, &offload_embed::Sentences)> =
             models.iter().map(|(l, m)| (l.as_str(), m)).collect();
@@ -83,9 +103,8 @@ pub async fn run(data: &Path, model_paths: &[PathBuf], speed_only: bool) -> anyh
     let mut models = Vec::new();
     let mut rankers: Vec<Ranker> = Vec::new();
     let mut by_match = None;
-    for path in model_paths {
-        let model = sentences::load(path)?;
-        let label = label_of(path);
+    for (path, products, label) in variants(model_paths) {
+        let model = sentences::load(path, products)?;
         let mut embedded = Vec::new();
         let mut without_params = Vec::new();
         for (name, set) in names.iter().zip(&sets) {

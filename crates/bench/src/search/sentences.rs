@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use offload_embed::Sentences;
+use offload_embed::{Products, Sentences};
 use offload_search::meaning::{pieces, request_pieces};
 
 /// A set's tools and requests as the sentence model sees them.
@@ -15,14 +15,19 @@ pub struct Embedded {
     pub queries: Vec<Vec<f32>>,
 }
 
-pub fn load(path: &Path) -> anyhow::Result<Sentences> {
+pub fn load(path: &Path, products: Products) -> anyhow::Result<Sentences> {
     let t = Instant::now();
-    let model = Sentences::load(path)?;
+    let model = Sentences::load_with(path, products)?;
     println!(
-        "sentence model: {} ({:.1} MB), ready in {:.2} s",
+        "sentence model: {} ({:.1} MB), ready in {:.2} s, its products in {}",
         path.display(),
         std::fs::metadata(path)?.len() as f64 / 1e6,
-        t.elapsed().as_secs_f64()
+        t.elapsed().as_secs_f64(),
+        if products.in_integers() {
+            "8-bit integers (AVX-512 VNNI)"
+        } else {
+            "floats"
+        }
     );
     Ok(model)
 }
