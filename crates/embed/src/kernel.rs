@@ -1,10 +1,10 @@
 //! The encoder's two hot loops in the processor's vector instructions, picked when the model
 //! loads (AVX-512, AVX2 with FMA, or plain code; `pulp`, without `unsafe`): a product with a
 //! matrix of weights packed once at load, and GELU. Where the processor has AVX-512 VNNI, the
-//! products are made in 8-bit integers instead (`vnni`), unless floats are asked for. Written out because the release build is
-//! optimised for size and linked whole: there the compiler's vectoriser leaves such loops
-//! scalar (ten times slower, measured), and a general matrix product (matrixmultiply) re-packs
-//! the weights on every call, a sixth of a request's time.
+//! products are made in 8-bit integers instead (`vnni`), unless floats are asked for. Written
+//! out because the release build is optimised for size and linked whole: there the compiler's
+//! vectoriser leaves such loops scalar (ten times slower, measured), and a general matrix
+//! product (matrixmultiply) re-packs the weights on every call, a sixth of a request's time.
 
 use ndarray::{Array2, ArrayView2, Axis, Slice};
 use pulp::{Arch, Simd, WithSimd};
@@ -100,22 +100,24 @@ impl Packed {
         let x = x.as_standard_layout();
         let x = x.as_slice().expect("a standard layout");
         let rows = x.len() / self.inputs;
-        let padded = match &self.form {
-            Form::Floats(f) => f.bias.len(),
+        let (padded, out) = match &self.form {
+            Form::Floats(f) => {
+                let mut out = vec![0f32; rows * f.bias.len()];
+                f.arch.dispatch(Product {
+                    packed: f,
+                    inputs: self.inputs,
+                    x,
+                    out: &mut out,
+                });
+                (f.bias.len(), out)
+            }
             #[cfg(target_arch = "x86_64")]
-            Form::Int8(w) => w.padded(),
+            Form::Int8(w) => {
+                let mut out = vec![0f32; rows * w.padded()];
+                w.apply(x, &mut out);
+                (w.padded(), out)
+            }
         };
-        let mut out = vec![0f32; rows * padded];
-        match &self.form {
-            Form::Floats(f) => f.arch.dispatch(Product {
-                packed: f,
-                inputs: self.inputs,
-                x,
-                out: &mut out,
-            }),
-            #[cfg(target_arch = "x86_64")]
-            Form::Int8(w) => w.apply(x, &mut out),
-        }
         let padded = Array2::from_shape_vec((rows, padded), out).expect("rows of the padded width");
         if padded.ncols() == self.outputs {
             padded
@@ -402,6 +404,14 @@ mod tests {
         }
     }
 
+    /// A matrix of weights of both signs and its bias, for the products' tests.
+    fn weights_and_bias(inputs: usize, outputs: usize) -> (Array2<f32>, Vec<f32>) {
+        let weights = Array2::from_shape_fn((inputs, outputs), |(k, n)| {
+            ((k * 31 + n * 17) % 13) as f32 / 7.0 - 0.9
+        });
+        (weights, (0..outputs).map(|n| n as f32 / 10.0).collect())
+    }
+
     #[test]
     fn normalized_rows_equal_the_plain_ones() {
         for width in [1, 5, 16, 37, 384] {
@@ -445,10 +455,7 @@ mod tests {
             (2, 1536, 40),
             (6, 300, 64),
         ] {
-            let weights = Array2::from_shape_fn((inputs, outputs), |(k, n)| {
-                ((k * 31 + n * 17) % 13) as f32 / 7.0 - 0.9
-            });
-            let bias: Vec<f32> = (0..outputs).map(|n| n as f32 / 10.0).collect();
+            let (weights, bias) = weights_and_bias(inputs, outputs);
             let x =
                 Array2::from_shape_fn((rows, inputs), |(r, k)| ((r * 7 + k * 3) % 11) as f32 - 5.0);
             let want = x.dot(&weights) + &ndarray::Array1::from(bias.clone());
@@ -484,10 +491,7 @@ mod tests {
             (2, 1536, 40),
             (6, 300, 130),
         ] {
-            let weights = Array2::from_shape_fn((inputs, outputs), |(k, n)| {
-                ((k * 31 + n * 17) % 13) as f32 / 7.0 - 0.9
-            });
-            let bias: Vec<f32> = (0..outputs).map(|n| n as f32 / 10.0).collect();
+            let (weights, bias) = weights_and_bias(inputs, outputs);
             let x = Array2::from_shape_fn((rows, inputs), |(r, k)| match (r, k) {
                 (1, _) => 0.0,
                 (2, 0) => 40.0,
