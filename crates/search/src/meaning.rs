@@ -4,11 +4,13 @@
 //! The pieces and their vectors come from the sentence model all-MiniLM-L6-v2 (Apache-2.0),
 //! distilled by `scripts/search-model.py`: each word piece run through the model alone, the
 //! vectors cut to their 128 principal directions, common pieces weighed less, four bits a
-//! dimension (`data/pieces.bin`, 2.1 MB; `data/vocab.txt`, 0.2 MB). Splitting a text into pieces is
+//! dimension (`data/pieces.bin`, 2.1 MB; `data/vocab.txt`, 0.2 MB; built in compressed, 1.6 MB,
+//! and inflated at the first search). Splitting a text into pieces is
 //! BERT's: lower-cased, accents stripped, punctuation and CJK characters apart, each word the
 //! longest pieces of the vocabulary that make it up ("observations" → "observation", "##s").
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::sync::OnceLock;
 
 use unicode_general_category::{GeneralCategory, get_general_category};
@@ -20,8 +22,9 @@ pub const DIMENSIONS: usize = 128;
 /// A text's meaning, of length 1 (or all zeros for a text with no pieces).
 pub type Vector = [f32; DIMENSIONS];
 
-const PIECES: &[u8] = include_bytes!("../data/pieces.bin");
-const VOCAB: &str = include_str!("../data/vocab.txt");
+/// `data/pieces.bin` and `data/vocab.txt` in zlib (build.rs).
+const PIECES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/pieces.bin.z"));
+const VOCAB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/vocab.txt.z"));
 const MAGIC: &[u8] = b"OFFV2";
 /// A longer word is one unknown piece, as in BERT.
 const LONGEST_WORD: usize = 100;
@@ -33,7 +36,7 @@ struct Table {
     ids: HashMap<&'static str, u32>,
     unknown: u32,
     scales: Vec<f32>,
-    values: &'static [u8],
+    values: Vec<u8>,
 }
 
 /// The table, read once from the data built in; `None` if that data were malformed (a test
@@ -43,8 +46,19 @@ fn table() -> Option<&'static Table> {
     TABLE.get_or_init(read).as_ref()
 }
 
+fn inflate(packed: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    flate2::read::ZlibDecoder::new(packed)
+        .read_to_end(&mut out)
+        .ok()?;
+    Some(out)
+}
+
 fn read() -> Option<Table> {
-    let rest = PIECES.strip_prefix(MAGIC)?;
+    let pieces = inflate(PIECES)?;
+    // The table's ids borrow the pieces' names, for the life of the process.
+    let vocab: &'static str = String::from_utf8(inflate(VOCAB)?).ok()?.leak();
+    let rest = pieces.strip_prefix(MAGIC)?;
     let dimensions = u16::from_le_bytes(rest.get(..2)?.try_into().ok()?);
     let rows = u32::from_le_bytes(rest.get(2..6)?.try_into().ok()?) as usize;
     if usize::from(dimensions) != DIMENSIONS {
@@ -59,19 +73,19 @@ fn read() -> Option<Table> {
         .chunks_exact(4)
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect();
-    let ids: HashMap<&str, u32> = VOCAB
+    let ids: HashMap<&str, u32> = vocab
         .lines()
         .enumerate()
         .map(|(i, piece)| (piece, i as u32))
         .collect();
-    if VOCAB.lines().count() != rows {
+    if vocab.lines().count() != rows {
         return None;
     }
     Some(Table {
         unknown: *ids.get("[UNK]")?,
         ids,
         scales,
-        values,
+        values: values.to_vec(),
     })
 }
 
@@ -234,6 +248,20 @@ fn is_cjk(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What is built in compressed is the data files, byte for byte.
+    #[test]
+    fn the_built_in_data_is_the_data_files() {
+        assert_eq!(
+            inflate(PIECES).as_deref(),
+            Some(&include_bytes!("../data/pieces.bin")[..])
+        );
+        assert_eq!(
+            inflate(VOCAB).as_deref(),
+            Some(include_str!("../data/vocab.txt").as_bytes())
+        );
+        assert!(PIECES.len() < 1_700_000, "{} bytes", PIECES.len());
+    }
 
     #[test]
     fn the_built_in_table_reads() {
