@@ -4,7 +4,7 @@
 //! The pieces and their vectors come from the sentence model all-MiniLM-L6-v2 (Apache-2.0),
 //! distilled by `scripts/search-model.py`: each word piece run through the model alone, the
 //! vectors cut to their 128 principal directions, common pieces weighed less, four bits a
-//! dimension (`data/pieces.bin`, 2.1 MB; `data/vocab.txt`, 0.2 MB; built in compressed, 1.6 MB,
+//! dimension (`data/pieces.bin`, 2.1 MB; `data/vocab.txt`, 0.2 MB; built in compressed, 1.8 MB,
 //! and inflated at the first search). Splitting a text into pieces is
 //! BERT's: lower-cased, accents stripped, punctuation and CJK characters apart, each word the
 //! longest pieces of the vocabulary that make it up ("observations" → "observation", "##s").
