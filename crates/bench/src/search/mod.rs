@@ -23,7 +23,7 @@ mod speed;
 use baseline::Bm25;
 use sentences::Embedded;
 use served::through_offload;
-use speed::speed;
+use speed::{first_read, speed};
 
 #[derive(Deserialize)]
 struct Set {
@@ -83,6 +83,8 @@ fn variants(model_paths: &[PathBuf]) -> Vec<(&Path, Products, String)> {
 }
 
 pub async fn run(data: &Path, model_paths: &[PathBuf], speed_only: bool) -> anyhow::Result<()> {
+    // First, while nothing has read the built-in word pieces yet.
+    first_read();
     if speed_only {
         let bfcl = load(&data.join("bfcl.json.gz"))?;
         let models = variants(model_paths)
