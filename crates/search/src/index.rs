@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use crate::meaning::{self, Vector};
+use crate::typos::Typos;
 use crate::words::Words;
 
 /// One tool as the index reads it.
@@ -41,8 +42,6 @@ const B: [f32; FIELDS] = [0.3, 0.3, 0.3, 0.75, 0.75];
 const K1: f32 = 1.2;
 /// A word matched through a typo counts this much of the word it was taken for.
 const TYPO: f32 = 0.7;
-/// Longer words are not taken for typos (nor compared letter by letter with the catalog's).
-const LONGEST_WORD: usize = 32;
 /// A request's words past this many are not read: a request is a sentence, not a document.
 const MOST_WORDS: usize = 64;
 
@@ -54,6 +53,8 @@ pub struct Index {
     words: Words,
     /// For each stem, the tools it occurs in and how often in each field.
     postings: HashMap<String, Postings>,
+    /// The same stems, for taking a word the catalog does not have for a typo of one.
+    typos: Typos,
     lengths: Vec<[u16; FIELDS]>,
     average: [f32; FIELDS],
     /// Each tool's exact names, lower-cased: `tool`, `server__tool`, `server/tool`, ...
@@ -119,6 +120,7 @@ impl Index {
         }
         Index {
             words,
+            typos: Typos::new(postings.keys().map(String::as_str)),
             postings,
             lengths,
             average,
@@ -233,20 +235,10 @@ impl Index {
             }
         }
         let (near, sentences) = match (&self.sentences, sentence) {
-            (Some(tools), Some(wanted)) => (
-                tools
-                    .iter()
-                    .map(|t| meaning::similarity(t, wanted))
-                    .collect(),
-                true,
-            ),
+            (Some(tools), Some(wanted)) => (meaning::similarities(tools, wanted), true),
             _ => {
                 let wanted = meaning::embed(query);
-                let near = self
-                    .meanings
-                    .iter()
-                    .map(|m| meaning::similarity(m, &wanted))
-                    .collect();
+                let near = meaning::similarities(&self.meanings, &wanted);
                 (near, false)
             }
         };
@@ -291,16 +283,9 @@ impl Index {
     /// The postings of the catalog's word closest to `stem`, when one is close enough to be a
     /// typo of it (long words only: "counter" is not "count").
     fn closest(&self, stem: &str) -> Option<&Postings> {
-        if !(5..=LONGEST_WORD).contains(&stem.chars().count()) {
-            return None;
-        }
-        self.postings
-            .iter()
-            .filter(|(word, _)| word.chars().count() >= 4)
-            .map(|(word, postings)| (strsim::jaro_winkler(word, stem), word, postings))
-            .filter(|(similarity, _, _)| *similarity >= 0.9)
-            .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
-            .map(|(_, _, postings)| postings)
+        self.typos
+            .closest(stem)
+            .and_then(|word| self.postings.get(word))
     }
 }
 
@@ -435,7 +420,17 @@ impl Parts {
                 })
                 .collect();
         }
-        ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
+        // Only the first `limit` are kept: those are found, then ordered (a search with a
+        // sentence model ranks every tool of the catalog).
+        let order = |a: &Hit, b: &Hit| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc));
+        let keep = limit.saturating_sub(hits.len());
+        if keep < ranked.len() {
+            if keep > 0 {
+                ranked.select_nth_unstable_by(keep - 1, order);
+            }
+            ranked.truncate(keep);
+        }
+        ranked.sort_by(order);
         hits.extend(ranked);
         hits.truncate(limit);
         hits

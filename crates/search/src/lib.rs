@@ -26,6 +26,7 @@
 
 mod index;
 pub mod meaning;
+mod typos;
 mod words;
 
 pub use index::{Doc, Fusion, Hit, Index, Parts};

@@ -9,6 +9,7 @@
 //! BERT's: lower-cased, accents stripped, punctuation and CJK characters apart, each word the
 //! longest pieces of the vocabulary that make it up ("observations" → "observation", "##s").
 
+use pulp::{Arch, Simd, WithSimd};
 use std::collections::HashMap;
 use std::io::Read;
 use std::sync::OnceLock;
@@ -145,7 +146,51 @@ pub fn embed(text: &str) -> Vector {
 
 /// How close two meanings are: the cosine of their vectors (of length 1), -1 to 1.
 pub fn similarity(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    similarities(&[a], b)[0]
+}
+
+/// How close each of `vectors` is to `wanted` ([`similarity`]). A search with a sentence model
+/// ranks every tool by this: in the processor's vector instructions, picked at run time (the
+/// release build's vectoriser leaves such a loop scalar).
+pub fn similarities<V: AsRef<[f32]>>(vectors: &[V], wanted: &[f32]) -> Vec<f32> {
+    Arch::new().dispatch(Closeness { vectors, wanted })
+}
+
+struct Closeness<'a, V> {
+    vectors: &'a [V],
+    wanted: &'a [f32],
+}
+
+impl<V: AsRef<[f32]>> WithSimd for Closeness<'_, V> {
+    type Output = Vec<f32>;
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) -> Vec<f32> {
+        self.vectors
+            .iter()
+            .map(|v| dot(simd, v.as_ref(), self.wanted))
+            .collect()
+    }
+}
+
+/// The dot product of `a` and `b` (of the shorter one's length), two sums of vectors at a time.
+#[inline(always)]
+fn dot<S: Simd>(simd: S, a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, a_rest) = S::as_simd_f32s(&a[..n]);
+    let (b, b_rest) = S::as_simd_f32s(&b[..n]);
+    let (mut even, mut odd) = (simd.splat_f32s(0.0), simd.splat_f32s(0.0));
+    let (pairs_a, pairs_b) = (a.chunks_exact(2), b.chunks_exact(2));
+    let last = pairs_a.remainder().iter().zip(pairs_b.remainder());
+    for (x, y) in pairs_a.zip(pairs_b) {
+        even = simd.mul_add_e_f32s(x[0], y[0], even);
+        odd = simd.mul_add_e_f32s(x[1], y[1], odd);
+    }
+    for (x, y) in last {
+        even = simd.mul_add_e_f32s(*x, *y, even);
+    }
+    let rest: f32 = a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum();
+    simd.reduce_sum_f32s(simd.add_f32s(even, odd)) + rest
 }
 
 impl Table {
@@ -248,6 +293,37 @@ fn is_cjk(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Closeness in meaning is the dot product, whatever the vectors' length, in each set of
+    /// instructions this processor has (and plain code).
+    #[test]
+    fn closeness_is_the_dot_product() {
+        let mut arches = vec![Arch::Scalar, Arch::new()];
+        #[cfg(target_arch = "x86_64")]
+        arches.extend(pulp::x86::V3::try_new().map(Arch::V3));
+        for n in [0, 1, 7, 15, 16, 17, 33, 384, 390] {
+            let a: Vec<f32> = (0..n)
+                .map(|i| ((i * 13 % 29) as f32 - 14.0) / 16.0)
+                .collect();
+            let b: Vec<f32> = (0..n).map(|i| ((i * 7 % 23) as f32 - 11.0) / 8.0).collect();
+            let in_order: f64 = a.iter().zip(&b).map(|(x, y)| f64::from(x * y)).sum();
+            for &arch in &arches {
+                let vectors = [a.as_slice(), b.as_slice()];
+                let got = arch.dispatch(Closeness {
+                    vectors: &vectors,
+                    wanted: &b,
+                });
+                let tolerance = 1e-4 * in_order.abs().max(1.0);
+                assert!(
+                    (f64::from(got[0]) - in_order).abs() <= tolerance,
+                    "{n}: {got:?}"
+                );
+            }
+        }
+        // Of unequal lengths, the shorter one's.
+        assert_eq!(similarity(&[1.0, 2.0, 3.0], &[1.0, 1.0]), 3.0);
+        assert_eq!(similarities::<&[f32]>(&[], &[1.0]), Vec::<f32>::new());
+    }
 
     /// What is built in compressed is the data files, byte for byte.
     #[test]

@@ -371,3 +371,37 @@ fn words_weighed_by_match_count_as_much_as_they_match() {
     // Every word matched: the words keep their whole weight.
     assert_eq!(first("weather forecast", true), "get_forecast");
 }
+
+/// A search's first hits are those of a longer one, in the same order: only the first `limit`
+/// of the ranked tools are ordered, with and without a sentence model, an exact name first.
+#[test]
+fn fewer_hits_are_the_first_of_more() {
+    let blurred = |i: usize| -> Vec<f32> {
+        let mut v: Vec<f32> = (0..CATALOG.len())
+            .map(|j| ((i * 7 + j * 3) % 5) as f32)
+            .collect();
+        v[i] += 4.0;
+        v
+    };
+    let plain = index();
+    let with_vectors = index().with_sentences((0..CATALOG.len()).map(blurred).collect());
+    let requests = [
+        "the current time in Tokyo",
+        "show the commit history",
+        "read_graph",
+        "knowledge graph entities file",
+        "zzzz qqqq",
+    ];
+    for request in requests {
+        for (index, vector) in [(&plain, None), (&with_vectors, Some(blurred(3)))] {
+            let all = index.search_with(request, vector.as_deref(), 100);
+            // With vectors every tool is ranked; without, those with a word or a meaning.
+            let least = if vector.is_some() { CATALOG.len() } else { 2 };
+            assert!(all.len() >= least, "{request}: {all:?}");
+            for limit in 0..=all.len() {
+                let first = index.search_with(request, vector.as_deref(), limit);
+                assert_eq!(first, all[..limit], "{request}, {limit}");
+            }
+        }
+    }
+}
