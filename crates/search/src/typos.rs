@@ -2,10 +2,11 @@
 //! catalog's word most like it by Jaro–Winkler, when at least [`SIMILAR`].
 //!
 //! A request in another language has dozens of such words, and comparing each letter by letter
-//! with every word of a catalog of 2,000 tools took most of a long request's search (up to 11 ms
-//! of it, `offload-bench search --speed`). So each word's letters are counted once, and a word
-//! whose counts and length cannot reach [`SIMILAR`] (too few letters in common, whatever their
-//! order and place) is passed over unread: the same word is chosen as by comparing every one.
+//! with every word of a catalog of 2,000 tools took most of a long request's word search (up to
+//! 16 ms, BFCL's requests at 2,192 tools, docs/guide/figures.md). So each word's letters are
+//! counted once, and a word whose counts and length cannot reach [`SIMILAR`] (too few letters in
+//! common, whatever their order and place) is passed over unread: the same word is chosen as by
+//! comparing every one.
 
 /// How alike two words must be for one to be taken for a typo of the other.
 const SIMILAR: f64 = 0.9;
