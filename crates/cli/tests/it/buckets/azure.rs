@@ -19,18 +19,8 @@ async fn azure_blob_roots_work_through_the_same_code_against_azurite() {
         "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
     let dir = crate::interop::interop_dir();
     let data = tempfile::tempdir().unwrap();
-    let port = offload_testkit::free_port();
-    let _azurite = tokio::process::Command::new(dir.join("node_modules/.bin/azurite-blob"))
-        .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
-        .arg("--location")
-        .arg(data.path())
-        .args(["--silent", "--skipApiVersionCheck"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start azurite");
-    let endpoint = format!("http://127.0.0.1:{port}/{ACCOUNT}");
+    let said = data.path().join("azurite.log");
+    let (mut emulator, mut endpoint) = azurite(&data.path().join("blobs"), &said);
     let ctx = TestContext::new();
     let csv = csv_body();
     let log: String = (0..30_000).map(|i| format!("entry {i}\n")).collect();
@@ -58,9 +48,14 @@ async fn azure_blob_roots_work_through_the_same_code_against_azurite() {
         }
         assert!(
             started.elapsed() < Duration::from_secs(60),
-            "{}",
-            String::from_utf8_lossy(&made.stderr)
+            "{}\nAzurite said: {}",
+            String::from_utf8_lossy(&made.stderr),
+            std::fs::read_to_string(&said).unwrap_or_default()
         );
+        // Azurite gone (its port taken between `free_port` and its start): again on another.
+        if emulator.try_wait().unwrap().is_some() {
+            (emulator, endpoint) = azurite(&data.path().join("blobs"), &said);
+        }
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     ctx.write_config(json!({
@@ -71,4 +66,23 @@ async fn azure_blob_roots_work_through_the_same_code_against_azurite() {
     }));
     reads_as_local(&ctx, "az://data/team").await;
     stores_new_objects(&ctx, "az://data/team").await;
+}
+
+/// Azurite's blob service on a free port of 127.0.0.1, keeping its blobs in `location` and its
+/// errors in `log`; with the account's endpoint.
+fn azurite(location: &std::path::Path, log: &std::path::Path) -> (tokio::process::Child, String) {
+    let port = offload_testkit::free_port();
+    let child = tokio::process::Command::new(
+        crate::interop::interop_dir().join("node_modules/.bin/azurite-blob"),
+    )
+    .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
+    .arg("--location")
+    .arg(location)
+    .args(["--silent", "--skipApiVersionCheck"])
+    .stdout(std::process::Stdio::null())
+    .stderr(std::fs::File::create(log).unwrap())
+    .kill_on_drop(true)
+    .spawn()
+    .expect("start azurite");
+    (child, format!("http://127.0.0.1:{port}/devstoreaccount1"))
 }
