@@ -57,7 +57,6 @@ fn below(bound: f64) -> bool {
 }
 
 /// The catalog's words that a typo may be taken for, with their letters counted.
-#[derive(Default)]
 pub struct Typos {
     words: Vec<Known>,
 }

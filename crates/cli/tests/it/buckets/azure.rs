@@ -7,6 +7,9 @@ use serde_json::json;
 
 use super::{csv_body, reads_as_local, stores_new_objects};
 
+/// Azurite's development account.
+const ACCOUNT: &str = "devstoreaccount1";
+
 /// Azure Blob roots (`az://`) through the same code, against Azurite (npm, the emulator Azure
 /// documents), with its container and objects made by Azure's own Python client: the file tools
 /// answer as on the local copy, a response is stored as a new blob and never replaces one, and
@@ -14,7 +17,6 @@ use super::{csv_body, reads_as_local, stores_new_objects};
 #[tokio::test]
 #[ignore = "needs Azurite and azure-storage-blob: run scripts/setup-interop.sh"]
 async fn azure_blob_roots_work_through_the_same_code_against_azurite() {
-    const ACCOUNT: &str = "devstoreaccount1";
     const KEY: &str =
         "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
     let dir = crate::interop::interop_dir();
@@ -84,5 +86,5 @@ fn azurite(location: &std::path::Path, log: &std::path::Path) -> (tokio::process
     .kill_on_drop(true)
     .spawn()
     .expect("start azurite");
-    (child, format!("http://127.0.0.1:{port}/devstoreaccount1"))
+    (child, format!("http://127.0.0.1:{port}/{ACCOUNT}"))
 }
