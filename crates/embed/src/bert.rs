@@ -10,6 +10,7 @@
 
 use ndarray::{Array1, Array2, Axis, Slice};
 
+use crate::attention::{self, Text};
 use crate::kernel::{self, Packed, Products};
 use crate::onnx::{Floats, Graph, Tensor, Weights};
 
@@ -169,6 +170,17 @@ impl Bert {
             }
         }
         self.norm.apply(&mut x);
+        let spans: Vec<Text> = texts
+            .iter()
+            .scan(0, |start, text| {
+                let span = Text {
+                    start: *start,
+                    len: text.len(),
+                };
+                *start += text.len();
+                Some(span)
+            })
+            .collect();
         for layer in &self.layers {
             let view = x.view();
             let (q, k, v) = (
@@ -177,31 +189,15 @@ impl Bert {
                 layer.value.apply(&view),
             );
             let mut context = Array2::<f32>::zeros((total, self.width));
-            let mut start = 0;
-            for text in texts {
-                let rows = start..start + text.len();
-                for h in 0..self.width / HEAD {
-                    let cols = h * HEAD..(h + 1) * HEAD;
-                    let part = |m: &Array2<f32>| {
-                        m.slice_axis(Axis(0), Slice::from(rows.clone()))
-                            .slice_axis(Axis(1), Slice::from(cols.clone()))
-                            .to_owned()
-                    };
-                    let (qh, kh, vh) = (part(&q), part(&k), part(&v));
-                    let mut scores = qh.dot(&kh.t()) / (HEAD as f32).sqrt();
-                    for mut row in scores.rows_mut() {
-                        let top = row.fold(f32::MIN, |m, &v| m.max(v));
-                        row.mapv_inplace(|v| (v - top).exp());
-                        let sum = row.sum();
-                        row.mapv_inplace(|v| v / sum);
-                    }
-                    context
-                        .slice_axis_mut(Axis(0), Slice::from(rows.clone()))
-                        .slice_axis_mut(Axis(1), Slice::from(cols))
-                        .assign(&scores.dot(&vh));
-                }
-                start += text.len();
-            }
+            attention::attend(
+                standard(&q),
+                standard(&k),
+                standard(&v),
+                self.width,
+                HEAD,
+                &spans,
+                context.as_slice_mut().expect("a standard matrix"),
+            );
             let mut attended = layer.attended.apply(&context.view()) + &x;
             layer.attention_norm.apply(&mut attended);
             let mut wide = layer.widen.apply(&attended.view());
@@ -231,6 +227,10 @@ impl Bert {
             })
             .collect()
     }
+}
+
+fn standard(m: &Array2<f32>) -> &[f32] {
+    m.as_slice().expect("a standard matrix")
 }
 
 fn floats(t: &Tensor) -> Result<Floats, String> {

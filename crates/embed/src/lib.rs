@@ -16,6 +16,7 @@
 //! `token_type_ids`, with their own pooled outputs pruned — such as the candidate the search
 //! bench weighs against it, paraphrase-MiniLM-L3-v2.
 
+mod attention;
 mod bert;
 mod kernel;
 mod onnx;
