@@ -78,15 +78,18 @@ impl WithSimd for Attend<'_> {
             out,
         } = self;
         let lanes = S::F32_LANES;
-        // Two vectors a block: a block's sums stay in registers while a loop runs.
+        // Two vectors a block, four pieces' queries at a time: eight sums stay in registers
+        // while a loop runs (with one query's two, each sum waited on the one before).
         let block = 2 * lanes;
         assert!(head.is_multiple_of(block), "a head in whole blocks");
         let scale = 1.0 / (head as f32).sqrt();
         let mut keys = Vec::new();
         let mut weights = Vec::new();
+        let mut sums = vec![0f32; QUERIES * head];
         for text in texts {
             let n = text.len;
             let columns = n.div_ceil(block) * block;
+            let blocks = columns / lanes;
             let rows = |m, h| pieces(m, *text, width, h..h + head);
             for h in (0..width).step_by(head) {
                 // The head's keys turned, scaled by 1/√head: a row a number, a column a piece.
@@ -98,44 +101,65 @@ impl WithSimd for Attend<'_> {
                     }
                 }
                 let (turned, _) = S::as_simd_f32s(&keys);
-                let blocks = columns / lanes;
-                for (i, query) in rows(q, h).enumerate() {
-                    // Its scores with every piece, a block of pieces at a time.
+                let queries: Vec<&[f32]> = rows(q, h).collect();
+                // The last one to three queries as four, the last repeated.
+                for first in (0..n).step_by(QUERIES) {
+                    let query: [&[f32]; QUERIES] =
+                        std::array::from_fn(|t| queries[(first + t).min(n - 1)]);
+                    // Their scores with every piece, a block of pieces at a time.
                     weights.clear();
-                    weights.resize(columns, 0.0);
+                    weights.resize(QUERIES * columns, 0.0);
                     let (scores, _) = S::as_mut_simd_f32s(&mut weights);
-                    for (b, pair) in scores.chunks_exact_mut(2).enumerate() {
-                        let [mut s0, mut s1] = [simd.splat_f32s(0.0); 2];
-                        for (c, &x) in query.iter().enumerate() {
-                            let x = simd.splat_f32s(x);
-                            let at = c * blocks + 2 * b;
-                            s0 = simd.mul_add_e_f32s(x, turned[at], s0);
-                            s1 = simd.mul_add_e_f32s(x, turned[at + 1], s1);
+                    for b in (0..blocks).step_by(2) {
+                        let mut acc = [[simd.splat_f32s(0.0); 2]; QUERIES];
+                        for c in 0..head {
+                            let at = c * blocks + b;
+                            let (k0, k1) = (turned[at], turned[at + 1]);
+                            for (acc, query) in acc.iter_mut().zip(query) {
+                                let x = simd.splat_f32s(query[c]);
+                                acc[0] = simd.mul_add_e_f32s(x, k0, acc[0]);
+                                acc[1] = simd.mul_add_e_f32s(x, k1, acc[1]);
+                            }
                         }
-                        pair[0] = s0;
-                        pair[1] = s1;
+                        for (t, acc) in acc.iter().enumerate() {
+                            scores[t * blocks + b] = acc[0];
+                            scores[t * blocks + b + 1] = acc[1];
+                        }
                     }
-                    weights[n..].fill(f32::NEG_INFINITY);
-                    softmax(simd, &mut weights);
+                    for row in weights.chunks_exact_mut(columns) {
+                        row[n..].fill(f32::NEG_INFINITY);
+                        softmax(simd, row);
+                    }
                     // The values summed by their weights, a block of the head's numbers at a time.
-                    let at = (text.start + i) * width + h;
-                    let (to, _) = S::as_mut_simd_f32s(&mut out[at..at + head]);
-                    for (b, pair) in to.chunks_exact_mut(2).enumerate() {
-                        let [mut s0, mut s1] = [simd.splat_f32s(0.0); 2];
-                        for (value, &p) in rows(v, h).zip(&weights) {
+                    let (to, _) = S::as_mut_simd_f32s(&mut sums);
+                    for b in (0..head / lanes).step_by(2) {
+                        let mut acc = [[simd.splat_f32s(0.0); 2]; QUERIES];
+                        for (j, value) in rows(v, h).enumerate() {
                             let (value, _) = S::as_simd_f32s(value);
-                            let p = simd.splat_f32s(p);
-                            s0 = simd.mul_add_e_f32s(p, value[2 * b], s0);
-                            s1 = simd.mul_add_e_f32s(p, value[2 * b + 1], s1);
+                            let (v0, v1) = (value[b], value[b + 1]);
+                            for (t, acc) in acc.iter_mut().enumerate() {
+                                let p = simd.splat_f32s(weights[t * columns + j]);
+                                acc[0] = simd.mul_add_e_f32s(p, v0, acc[0]);
+                                acc[1] = simd.mul_add_e_f32s(p, v1, acc[1]);
+                            }
                         }
-                        pair[0] = s0;
-                        pair[1] = s1;
+                        for (t, acc) in acc.iter().enumerate() {
+                            to[t * head / lanes + b] = acc[0];
+                            to[t * head / lanes + b + 1] = acc[1];
+                        }
+                    }
+                    for (t, sum) in sums.chunks_exact(head).enumerate().take(n - first) {
+                        let at = (text.start + first + t) * width + h;
+                        out[at..at + head].copy_from_slice(sum);
                     }
                 }
             }
         }
     }
 }
+
+/// Queries a step.
+const QUERIES: usize = 4;
 
 /// The numbers `columns` of each of a text's pieces in `m` (rows `width` long).
 fn pieces(
