@@ -7,10 +7,10 @@
 //! sentence-transformers model does. Nothing is downloaded: the file is read from where the
 //! caller says (installed beside `offload` by the setup, which checks its SHA-256). The file
 //! is read for its weights only (`onnx`); the encoder is run here (`bert`), its products with
-//! the weights and its GELU in the processor's vector instructions (`kernel`) — the products in
-//! 8-bit integers where the processor has AVX-512 VNNI (`vnni`; a request nearly three times as
-//! fast, the vectors within 0.3 % of the floats' direction), unless [`Products::Floats`] is
-//! asked for.
+//! the weights and its GELU (`kernel`) and its attention (`attention`) in the processor's vector
+//! instructions — the products in 8-bit integers where the processor has AVX-512 VNNI (`vnni`;
+//! a request nearly three times as fast, the vectors within 0.3 % of the floats' direction),
+//! unless [`Products::Floats`] is asked for.
 //!
 //! Other BERT-like exports of 384 numbers a piece load too — float weights, with or without
 //! `token_type_ids`, with their own pooled outputs pruned — such as the candidate the search
