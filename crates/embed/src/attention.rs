@@ -17,50 +17,28 @@ pub struct Text {
 
 /// For each text and head of `head` numbers: `softmax(q · kᵀ / √head) · v`, into `out`. The
 /// matrices are rows of `width` numbers one after another (`width` a multiple of `head`).
-pub fn attend(
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    width: usize,
-    head: usize,
-    texts: &[Text],
-    out: &mut [f32],
-) {
-    attend_for(Arch::new(), q, k, v, width, head, texts, out);
+pub struct Attend<'a> {
+    pub q: &'a [f32],
+    pub k: &'a [f32],
+    pub v: &'a [f32],
+    pub width: usize,
+    pub head: usize,
+    pub texts: &'a [Text],
+    pub out: &'a mut [f32],
 }
 
-#[allow(clippy::too_many_arguments)]
-fn attend_for(
-    arch: Arch,
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    width: usize,
-    head: usize,
-    texts: &[Text],
-    out: &mut [f32],
-) {
-    assert!(width.is_multiple_of(head), "whole heads");
-    assert!(q.len() == k.len() && k.len() == v.len() && v.len() == out.len());
-    arch.dispatch(Attend {
-        q,
-        k,
-        v,
-        width,
-        head,
-        texts,
-        out,
-    });
-}
+impl Attend<'_> {
+    /// In the widest vector instructions this processor has.
+    pub fn run(self) {
+        self.run_on(Arch::new());
+    }
 
-struct Attend<'a> {
-    q: &'a [f32],
-    k: &'a [f32],
-    v: &'a [f32],
-    width: usize,
-    head: usize,
-    texts: &'a [Text],
-    out: &'a mut [f32],
+    fn run_on(self, arch: Arch) {
+        assert!(self.width.is_multiple_of(self.head), "whole heads");
+        let len = self.out.len();
+        assert!(self.q.len() == len && self.k.len() == len && self.v.len() == len);
+        arch.dispatch(self);
+    }
 }
 
 impl WithSimd for Attend<'_> {
@@ -244,28 +222,15 @@ pub fn exp<S: Simd>(simd: S, x: S::f32s) -> S::f32s {
 mod tests {
     use super::*;
 
-    /// Every instruction set this processor runs, plain code included.
-    fn arches() -> Vec<Arch> {
-        let mut all = vec![Arch::Scalar, Arch::new()];
-        #[cfg(target_arch = "x86_64")]
-        all.extend(pulp::x86::V3::try_new().map(Arch::V3));
-        all
-    }
+    use crate::kernel::tests::arches;
+    use crate::kernel::{OfEach, each};
 
-    struct Exp<'a>(&'a mut [f32]);
+    struct Exp;
 
-    impl WithSimd for Exp<'_> {
-        type Output = ();
-
+    impl OfEach for Exp {
         #[inline(always)]
-        fn with_simd<S: Simd>(self, simd: S) {
-            let (head, tail) = S::as_mut_simd_f32s(self.0);
-            for v in head {
-                *v = exp(simd, *v);
-            }
-            for v in tail {
-                *v = exp(pulp::Scalar::new(), *v);
-            }
+        fn of<S: Simd>(simd: S, v: S::f32s) -> S::f32s {
+            exp(simd, v)
         }
     }
 
@@ -284,7 +249,7 @@ mod tests {
         ]);
         for arch in arches() {
             let mut got = values.clone();
-            arch.dispatch(Exp(&mut got));
+            each::<Exp>(arch, &mut got);
             for (&x, &g) in values.iter().zip(&got) {
                 let want = f64::from(x.min(88.0)).exp();
                 if x < -87.336_54 {
@@ -361,7 +326,16 @@ mod tests {
             let want = plain(&q, &k, &v, width, &texts);
             for arch in arches() {
                 let mut got = vec![f32::NAN; total * width];
-                attend_for(arch, &q, &k, &v, width, 32, &texts, &mut got);
+                Attend {
+                    q: &q,
+                    k: &k,
+                    v: &v,
+                    width,
+                    head: 32,
+                    texts: &texts,
+                    out: &mut got,
+                }
+                .run_on(arch);
                 for (at, (&g, &w)) in got.iter().zip(&want).enumerate() {
                     assert!(
                         (f64::from(g) - w).abs() <= 1e-5 * w.abs().max(1.0),

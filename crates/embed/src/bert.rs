@@ -10,7 +10,7 @@
 
 use ndarray::{Array1, Array2, Axis, Slice};
 
-use crate::attention::{self, Text};
+use crate::attention::{Attend, Text};
 use crate::kernel::{self, Packed, Products};
 use crate::onnx::{Floats, Graph, Tensor, Weights};
 
@@ -189,15 +189,16 @@ impl Bert {
                 layer.value.apply(&view),
             );
             let mut context = Array2::<f32>::zeros((total, self.width));
-            attention::attend(
-                standard(&q),
-                standard(&k),
-                standard(&v),
-                self.width,
-                HEAD,
-                &spans,
-                context.as_slice_mut().expect("a standard matrix"),
-            );
+            Attend {
+                q: standard(&q),
+                k: standard(&k),
+                v: standard(&v),
+                width: self.width,
+                head: HEAD,
+                texts: &spans,
+                out: context.as_slice_mut().expect("a standard matrix"),
+            }
+            .run();
             let mut attended = layer.attended.apply(&context.view()) + &x;
             layer.attention_norm.apply(&mut attended);
             let mut wide = layer.widen.apply(&attended.view());

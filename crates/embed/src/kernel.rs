@@ -193,7 +193,17 @@ pub fn gelu(values: &mut [f32]) {
 }
 
 fn gelu_for(arch: Arch, values: &mut [f32]) {
-    arch.dispatch(Gelu(values));
+    each::<Gelu>(arch, values);
+}
+
+/// A function of a value, made for a vector of them.
+pub(crate) trait OfEach {
+    fn of<S: Simd>(simd: S, v: S::f32s) -> S::f32s;
+}
+
+/// `F` of every value, in place.
+pub(crate) fn each<F: OfEach>(arch: Arch, values: &mut [f32]) {
+    arch.dispatch(Each::<F>(values, std::marker::PhantomData));
 }
 
 struct Lanes;
@@ -315,20 +325,29 @@ fn four_rows<S: Simd>(
     [[a0, a1], [c0, c1], [d0, d1], [e0, e1]]
 }
 
-struct Gelu<'a>(&'a mut [f32]);
+struct Each<'a, F>(&'a mut [f32], std::marker::PhantomData<F>);
 
-impl WithSimd for Gelu<'_> {
+impl<F: OfEach> WithSimd for Each<'_, F> {
     type Output = ();
 
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) {
         let (head, tail) = S::as_mut_simd_f32s(self.0);
         for v in head {
-            *v = gelu_of(simd, *v);
+            *v = F::of(simd, *v);
         }
         for v in tail {
-            *v = gelu_of(pulp::Scalar::new(), *v);
+            *v = F::of(pulp::Scalar::new(), *v);
         }
+    }
+}
+
+struct Gelu;
+
+impl OfEach for Gelu {
+    #[inline(always)]
+    fn of<S: Simd>(simd: S, v: S::f32s) -> S::f32s {
+        gelu_of(simd, v)
     }
 }
 
@@ -377,12 +396,12 @@ fn gelu_of<S: Simd>(simd: S, v: S::f32s) -> S::f32s {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Every instruction set this processor runs, plain code included: each is tested here,
     /// not only the one a user's processor picks.
-    fn arches() -> Vec<Arch> {
+    pub(crate) fn arches() -> Vec<Arch> {
         let mut all = vec![Arch::Scalar, Arch::new()];
         #[cfg(target_arch = "x86_64")]
         all.extend(pulp::x86::V3::try_new().map(Arch::V3));
