@@ -15,6 +15,23 @@ pub struct Text {
     pub len: usize,
 }
 
+impl Text {
+    /// Texts of these lengths, one after another from the first row.
+    pub fn spans(lengths: impl IntoIterator<Item = usize>) -> Vec<Text> {
+        let mut start = 0;
+        lengths
+            .into_iter()
+            .map(|len| {
+                start += len;
+                Text {
+                    start: start - len,
+                    len,
+                }
+            })
+            .collect()
+    }
+}
+
 /// For each text and head of `head` numbers: `softmax(q · kᵀ / √head) · v`, into `out`. The
 /// matrices are rows of `width` numbers one after another (`width` a multiple of `head`).
 pub struct Attend<'a> {
@@ -69,10 +86,14 @@ impl WithSimd for Attend<'_> {
             let columns = n.div_ceil(block) * block;
             let blocks = columns / lanes;
             let rows = |m, h| pieces(m, *text, width, h..h + head);
+            // Sized once a text: every head writes the same places (a key's padding stays 0,
+            // every weight is written again at each step).
+            keys.clear();
+            keys.resize(head * columns, 0.0);
+            weights.clear();
+            weights.resize(QUERIES * columns, 0.0);
             for h in (0..width).step_by(head) {
                 // The head's keys turned, scaled by 1/√head: a row a number, a column a piece.
-                keys.clear();
-                keys.resize(head * columns, 0.0);
                 for (j, key) in rows(k, h).enumerate() {
                     for (c, &number) in key.iter().enumerate() {
                         keys[c * columns + j] = number * scale;
@@ -85,8 +106,6 @@ impl WithSimd for Attend<'_> {
                     let query: [&[f32]; QUERIES] =
                         std::array::from_fn(|t| queries[(first + t).min(n - 1)]);
                     // Their scores with every piece, a block of pieces at a time.
-                    weights.clear();
-                    weights.resize(QUERIES * columns, 0.0);
                     let (scores, _) = S::as_mut_simd_f32s(&mut weights);
                     for b in (0..blocks).step_by(2) {
                         let mut acc = [[simd.splat_f32s(0.0); 2]; QUERIES];
@@ -175,7 +194,7 @@ fn softmax<S: Simd>(simd: S, scores: &mut [f32]) {
 /// be; e⁸⁸ above): x = k·ln 2 + r with |r| ≤ ln 2 / 2, eʳ by Cephes' polynomial for
 /// `expf`, 2ᵏ made in the exponent's bits.
 #[inline(always)]
-pub fn exp<S: Simd>(simd: S, x: S::f32s) -> S::f32s {
+fn exp<S: Simd>(simd: S, x: S::f32s) -> S::f32s {
     const LOW: f32 = -87.336_54;
     const HIGH: f32 = 88.0;
     // Adding 1.5 · 2²³ rounds to an integer, found in the sum's low bits.
@@ -309,14 +328,7 @@ mod tests {
         ] {
             let width = 96;
             let total: usize = lengths.iter().sum();
-            let texts: Vec<Text> = lengths
-                .iter()
-                .scan(0, |start, &len| {
-                    let text = Text { start: *start, len };
-                    *start += len;
-                    Some(text)
-                })
-                .collect();
+            let texts = Text::spans(lengths.iter().copied());
             let matrix = |seed: usize| -> Vec<f32> {
                 (0..total * width)
                     .map(|i| (((i * seed + 7) % 23) as f32 / 11.0 - 1.0) * spread)

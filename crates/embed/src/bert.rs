@@ -170,17 +170,7 @@ impl Bert {
             }
         }
         self.norm.apply(&mut x);
-        let spans: Vec<Text> = texts
-            .iter()
-            .scan(0, |start, text| {
-                let span = Text {
-                    start: *start,
-                    len: text.len(),
-                };
-                *start += text.len();
-                Some(span)
-            })
-            .collect();
+        let spans = Text::spans(texts.iter().map(Vec::len));
         for layer in &self.layers {
             let view = x.view();
             let (q, k, v) = (
