@@ -15,6 +15,7 @@ mod blob;
 mod csv_parts;
 mod error;
 mod execute;
+mod few_groups;
 pub mod grid;
 mod jq;
 mod json_lines;

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::csv_parts::{Cuts, Part};
 use crate::error::QueryError;
+use crate::few_groups::FewGroupsFirst;
 use crate::json_lines;
 use crate::nested_loop::NestedLoopsInMemory;
 use crate::opened::{OnlyOpened, OpenedFiles};
@@ -152,6 +153,7 @@ pub(crate) async fn context(
         .with_default_features()
         .with_physical_optimizer_rule(Arc::new(nested_loops))
         .with_physical_optimizer_rule(Arc::new(CancelBetweenBatches(cancel.clone())))
+        .with_physical_optimizer_rule(Arc::new(FewGroupsFirst))
         .build();
     let ctx = SessionContext::new_with_state(state);
 
