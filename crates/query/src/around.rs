@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
@@ -33,6 +33,20 @@ impl<A: Around> Wrapped<A> {
     pub fn plan(input: Arc<dyn ExecutionPlan>, around: A) -> Arc<dyn ExecutionPlan> {
         Arc::new(Self { input, around })
     }
+}
+
+/// `plan` with each operator for which `pick` gives an `A` put inside a [`Wrapped`] of it.
+pub fn around_each<A: Around>(
+    plan: Arc<dyn ExecutionPlan>,
+    pick: impl Fn(&Arc<dyn ExecutionPlan>) -> Option<A>,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    plan.transform_up(|node| {
+        Ok(match pick(&node) {
+            Some(around) => Transformed::yes(Wrapped::plan(node, around)),
+            None => Transformed::no(node),
+        })
+    })
+    .map(|t| t.data)
 }
 
 impl<A: Around> DisplayAs for Wrapped<A> {

@@ -19,7 +19,6 @@ use datafusion::arrow::buffer::{NullBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{EmitTo, GroupsAccumulator};
@@ -31,10 +30,10 @@ use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
 use datafusion::physical_plan::{ExecutionPlan, InputOrderMode, replace_children_if_necessary};
 use futures::{StreamExt, TryStreamExt};
 
-use crate::around::{Around, Wrapped};
+use crate::around::{Around, around_each};
 
 /// Groups a partition's partial stage keeps in its small table; past them, DataFusion's.
-pub(crate) const MOST: usize = 1024;
+const MOST: usize = 1024;
 
 /// Slots of the table (a power of two, four times [`MOST`]: probes stay short).
 const SLOTS: usize = 4 * MOST;
@@ -58,16 +57,11 @@ impl PhysicalOptimizerRule for FewGroupsFirst {
         plan: Arc<dyn ExecutionPlan>,
         _config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        plan.transform_up(|node| {
-            let around = node
-                .downcast_ref::<AggregateExec>()
-                .and_then(|agg| fits(agg).then(|| FewGroups(agg.input().schema())));
-            Ok(match around {
-                Some(around) => Transformed::yes(Wrapped::plan(node, around)),
-                None => Transformed::no(node),
-            })
+        around_each(plan, |node| {
+            node.downcast_ref::<AggregateExec>()
+                .is_some_and(fits)
+                .then_some(FewGroups)
         })
-        .map(|t| t.data)
     }
 
     fn schema_check(&self) -> bool {
@@ -98,7 +92,7 @@ fn fits(agg: &AggregateExec) -> bool {
 
 /// Runs the partial stage it is put around with the small table while the keys allow.
 #[derive(Debug, Clone)]
-struct FewGroups(SchemaRef);
+struct FewGroups;
 
 impl Around for FewGroups {
     fn name(&self) -> &'static str {
@@ -116,7 +110,7 @@ impl Around for FewGroups {
             .ok_or_else(|| DataFusionError::Internal("FewGroups's input is not a stage".into()))?;
         let mut table = Table::new(agg)?;
         let mut rows = agg.input().execute(partition, context.clone())?;
-        let (stage, input_schema, schema) = (stage.clone(), self.0.clone(), stage.schema());
+        let (stage, input_schema, schema) = (stage.clone(), agg.input().schema(), agg.schema());
         let out_schema = schema.clone();
         let run = async move {
             while let Some(batch) = rows.next().await {

@@ -13,7 +13,6 @@ use std::task::{Context, Poll};
 
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
@@ -21,7 +20,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use futures::Stream;
 use tokio_util::sync::CancellationToken;
 
-use crate::around::{Around, Wrapped};
+use crate::around::{Around, around_each};
 
 /// The message of the error a cancelled stream ends with.
 pub const CANCELLED: &str = "offload: query cancelled";
@@ -40,16 +39,9 @@ impl PhysicalOptimizerRule for CancelBetweenBatches {
         plan: Arc<dyn ExecutionPlan>,
         _config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        plan.transform_up(|node| {
-            if node.name() == Cancellable::NAME {
-                return Ok(Transformed::no(node));
-            }
-            Ok(Transformed::yes(Wrapped::plan(
-                node,
-                Cancellable(self.0.clone()),
-            )))
+        around_each(plan, |node| {
+            (node.name() != Cancellable::NAME).then(|| Cancellable(self.0.clone()))
         })
-        .map(|t| t.data)
     }
 
     fn schema_check(&self) -> bool {
