@@ -110,8 +110,7 @@ impl Around for FewGroups {
             .ok_or_else(|| DataFusionError::Internal("FewGroups's input is not a stage".into()))?;
         let mut table = Table::new(agg)?;
         let mut rows = agg.input().execute(partition, context.clone())?;
-        let (stage, input_schema, schema) = (stage.clone(), agg.input().schema(), agg.schema());
-        let out_schema = schema.clone();
+        let (stage, input_schema) = (stage.clone(), agg.input().schema());
         let run = async move {
             while let Some(batch) = rows.next().await {
                 let batch = batch?;
@@ -123,21 +122,24 @@ impl Around for FewGroups {
                 let rest = RecordBatchStreamAdapter::new(input_schema.clone(), rest);
                 let rest = Replay::plan(input_schema, Box::pin(rest))?;
                 let tail = replace_children_if_necessary(stage, vec![rest])?.execute(0, context)?;
-                let head = table.emit(&out_schema)?;
+                let head = table.emit()?;
                 return Ok(futures::stream::iter(head.map(Ok)).chain(tail).boxed());
             }
-            Ok::<_, DataFusionError>(
-                futures::stream::iter(table.emit(&out_schema)?.map(Ok)).boxed(),
-            )
+            Ok::<_, DataFusionError>(futures::stream::iter(table.emit()?.map(Ok)).boxed())
         };
         let stream = futures::stream::once(run).try_flatten();
-        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            agg.schema(),
+            stream,
+        )))
     }
 }
 
 /// The groups of one partition's partial stage: their keys (string views of at most 12 bytes,
-/// `None` for null) in the order found, where each is in the table, and the accumulators.
+/// `None` for null) in the order found, where each is in the table, and the accumulators; the
+/// stage's output columns.
 struct Table {
+    schema: SchemaRef,
     key: Arc<dyn PhysicalExpr>,
     arguments: Vec<Vec<Arc<dyn PhysicalExpr>>>,
     accumulators: Vec<Box<dyn GroupsAccumulator>>,
@@ -151,6 +153,7 @@ struct Table {
 impl Table {
     fn new(agg: &AggregateExec) -> Result<Self> {
         Ok(Self {
+            schema: agg.schema(),
             key: agg.group_expr().expr()[0].0.clone(),
             arguments: agg.aggr_expr().iter().map(|a| a.expressions()).collect(),
             accumulators: agg
@@ -253,7 +256,7 @@ impl Table {
 
     /// The partial state of every group, as DataFusion's stage emits it (none when no row
     /// came).
-    fn emit(&mut self, schema: &SchemaRef) -> Result<Option<RecordBatch>> {
+    fn emit(&mut self) -> Result<Option<RecordBatch>> {
         if self.keys.is_empty() {
             return Ok(None);
         }
@@ -266,7 +269,7 @@ impl Table {
             columns.extend(accumulator.state(EmitTo::All)?);
         }
         self.keys.clear();
-        Ok(Some(RecordBatch::try_new(schema.clone(), columns)?))
+        Ok(Some(RecordBatch::try_new(self.schema.clone(), columns)?))
     }
 }
 
