@@ -167,9 +167,10 @@ fn source(
 }
 
 /// The bounds of one query: the configured memory (`limits.queryMemoryBytes`) and a
-/// directory of its own to spill into, inside the default root's `.offload-spill`, removed
-/// with what is in it when the query is over. (One directory shared by queries running at once
-/// was removed under the others: found by the team bench's concurrent queries.)
+/// directory of its own to spill into, inside the default root's `.offload-spill`, made when
+/// the query first spills and removed with what is in it when the query is over. (One
+/// directory shared by queries running at once was removed under the others: found by the team
+/// bench's concurrent queries.)
 pub struct Bounds {
     pub limits: Limits,
 }
@@ -195,7 +196,7 @@ pub fn bounds(engine: &Engine, rows: usize, budget: usize) -> Bounds {
             rows,
             budget,
             memory: engine.limits().query_memory_bytes.max(1 << 20) as usize,
-            spill_dir: spill_dir.filter(|d| std::fs::create_dir_all(d).is_ok()),
+            spill_dir,
         },
     }
 }

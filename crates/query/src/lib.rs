@@ -25,6 +25,7 @@ pub mod parquet;
 mod render;
 mod rows;
 mod session;
+mod spill;
 mod sql;
 mod warm;
 mod yielding;
@@ -102,7 +103,7 @@ pub struct Limits {
     pub budget: usize,
     /// Memory the query may hold before it spills or fails.
     pub memory: usize,
-    /// Where operators spill; `None` forbids spilling.
+    /// Where operators spill (made on the first spill); `None` forbids spilling.
     pub spill_dir: Option<PathBuf>,
 }
 

@@ -23,6 +23,7 @@ use crate::few_groups::FewGroupsFirst;
 use crate::json_lines;
 use crate::nested_loop::NestedLoopsInMemory;
 use crate::opened::{OnlyOpened, OpenedFiles};
+use crate::spill::SpillOnDemand;
 use crate::yielding::CancelBetweenBatches;
 use crate::{Data, Format, Limits, Source, rows_batch};
 
@@ -137,7 +138,7 @@ pub(crate) async fn context(
         .min(limits.memory / 8);
 
     let disk = match &limits.spill_dir {
-        Some(dir) => DiskManagerMode::Directories(vec![dir.clone()]),
+        Some(dir) => DiskManagerMode::Custom(Arc::new(SpillOnDemand::new(dir.clone()))),
         None => DiskManagerMode::Disabled,
     };
     let runtime = RuntimeEnvBuilder::new()
