@@ -35,7 +35,12 @@ pub(crate) async fn guarded<T>(
 
 /// Only one `SELECT` (or `WITH ... SELECT`): no DDL, DML, `COPY`, `EXPLAIN`, `SET`, ... .
 pub(crate) fn check_read_only(sql: &str) -> Result<(), QueryError> {
-    let statements =
+    read_only_statement(sql).map(|_| ())
+}
+
+/// `sql` parsed, when it is one `SELECT` (see [`check_read_only`]).
+fn read_only_statement(sql: &str) -> Result<DfStatement, QueryError> {
+    let mut statements =
         DFParser::parse_sql(sql).map_err(|e| QueryError::Query(format!("SQL syntax: {e}")))?;
     match statements.len() {
         0 => return Err(QueryError::Query("the query is empty".into())),
@@ -46,8 +51,10 @@ pub(crate) fn check_read_only(sql: &str) -> Result<(), QueryError> {
             )));
         }
     }
-    match &statements[0] {
-        DfStatement::Statement(s) if matches!(s.as_ref(), Statement::Query(_)) => Ok(()),
+    match statements.pop_front() {
+        Some(DfStatement::Statement(s)) if matches!(s.as_ref(), Statement::Query(_)) => {
+            Ok(DfStatement::Statement(s))
+        }
         _ => Err(QueryError::Query(
             "only SELECT queries (optionally with WITH) are allowed: the files are read-only"
                 .into(),
@@ -64,11 +71,14 @@ pub(crate) async fn execute<S: Sink>(
     progress: &mut Progress<'_>,
     make: impl FnOnce(SchemaRef) -> Result<S, QueryError>,
 ) -> Result<S::Out, QueryError> {
-    check_read_only(sql)?;
+    let statement = read_only_statement(sql)?;
     progress.new_attempt();
     let fail = |e| QueryError::from_datafusion(e, sql);
-    let df = ctx.sql_with_options(sql, read_only()).await.map_err(fail)?;
-    let plan = df.create_physical_plan().await.map_err(fail)?;
+    // Parsed once, planned on one copy of the session's state.
+    let state = ctx.state();
+    let logical = state.statement_to_plan(statement).await.map_err(fail)?;
+    read_only().verify_plan(&logical).map_err(fail)?;
+    let plan = state.create_physical_plan(&logical).await.map_err(fail)?;
     let mut sink = make(plan.schema())?;
     let mut stream = execute_stream(plan.clone(), ctx.task_ctx()).map_err(fail)?;
     // The batches are pulled on a task of their own: an operator can compute for minutes

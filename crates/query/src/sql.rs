@@ -92,7 +92,11 @@ impl Querier {
             };
             loop {
                 let ctx = self.session(&tables, sql, limits, plan, cancel).await?;
-                match guarded(execute(&ctx, sql, cancel, &mut progress, make)).await {
+                let answered = guarded(execute(&ctx, sql, cancel, &mut progress, make)).await;
+                // What the session holds (its tables, caches and functions) is let go of off
+                // the answer's path.
+                tokio::task::spawn_blocking(move || drop(ctx));
+                match answered {
                     // A later CSV value does not fit the types of the first rows: type over
                     // the whole file.
                     Err(QueryError::Source(m))
