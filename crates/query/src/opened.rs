@@ -88,7 +88,8 @@ fn read_only() -> object_store::Error {
     }
 }
 
-/// Reads `range` of `file` in chunks on blocking threads.
+/// Reads `range` of `file` in chunks: at once when the bytes are at hand (a file in the page
+/// cache: no trip through a blocking thread), on a blocking thread otherwise.
 fn read_stream(
     file: Arc<dyn Blob>,
     range: Range<u64>,
@@ -101,8 +102,11 @@ fn read_stream(
                 return Ok(None);
             }
             let len = (end - at).min(CHUNK) as usize;
+            let mut buf = vec![0u8; len];
+            if file.read_ready(&mut buf, at) == Some(len) {
+                return Ok(Some((Bytes::from(buf), at + len as u64)));
+            }
             let chunk = tokio::task::spawn_blocking(move || {
-                let mut buf = vec![0u8; len];
                 read_exact_at(&*file, &mut buf, at).map(|()| buf)
             })
             .await

@@ -231,6 +231,13 @@ impl offload_query::Blob for Source {
         self.version().ok()?.modified
     }
 
+    fn read_ready(&self, buf: &mut [u8], offset: u64) -> Option<usize> {
+        match self {
+            Source::Local(file) => file.read_ready(buf, offset),
+            _ => None,
+        }
+    }
+
     fn is_local(&self) -> bool {
         matches!(self, Source::Local(_))
     }
