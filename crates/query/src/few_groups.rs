@@ -18,10 +18,11 @@ use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringViewArray};
 use datafusion::arrow::buffer::{NullBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::ScalarValue;
 use datafusion::common::config::ConfigOptions;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::logical_expr::{EmitTo, GroupsAccumulator};
+use datafusion::logical_expr::{ColumnarValue, EmitTo, GroupsAccumulator};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
@@ -135,15 +136,15 @@ impl Around for FewGroups {
     }
 }
 
-/// The groups of one partition's partial stage: their keys (string views of at most 12 bytes,
-/// `None` for null) in the order found, where each is in the table, and the accumulators; the
-/// stage's output columns.
+/// The groups of one partition's partial stage: their keys (string views of at most 12 bytes)
+/// in the order found, which is the null one, where each is in the table, and the
+/// accumulators with their arguments; the stage's output columns.
 struct Table {
     schema: SchemaRef,
     key: Arc<dyn PhysicalExpr>,
-    arguments: Vec<Vec<Arc<dyn PhysicalExpr>>>,
+    arguments: Vec<Vec<Argument>>,
     accumulators: Vec<Box<dyn GroupsAccumulator>>,
-    keys: Vec<Option<u128>>,
+    keys: Vec<u128>,
     null: Option<usize>,
     /// Each slot: 0 when free, else a group's index + 1.
     slots: Box<[u16]>,
@@ -155,7 +156,11 @@ impl Table {
         Ok(Self {
             schema: agg.schema(),
             key: agg.group_expr().expr()[0].0.clone(),
-            arguments: agg.aggr_expr().iter().map(|a| a.expressions()).collect(),
+            arguments: agg
+                .aggr_expr()
+                .iter()
+                .map(|a| a.expressions().into_iter().map(Argument::new).collect())
+                .collect(),
             accumulators: agg
                 .aggr_expr()
                 .iter()
@@ -178,33 +183,41 @@ impl Table {
         };
         let before = self.keys.len();
         self.groups.clear();
+        self.groups.reserve(rows);
         let views = key.views();
-        let nulls = key.nulls().filter(|n| n.null_count() > 0);
-        for (i, &view) in views.iter().enumerate() {
-            let group = if nulls.is_some_and(|n| n.is_null(i)) {
-                self.null_group()
-            } else if view as u32 > 12 {
-                None
-            } else {
-                self.group_of(view)
-            };
-            match group {
-                Some(group) => self.groups.push(group),
-                None => {
-                    self.forget_from(before);
-                    return Ok(false);
+        let found = match key.nulls().filter(|n| n.null_count() > 0) {
+            None => views.iter().all(|&view| self.add_row(view)),
+            Some(nulls) => views.iter().zip(nulls.iter()).all(|(&view, valid)| {
+                if valid {
+                    self.add_row(view)
+                } else {
+                    self.null_group().map(|g| self.groups.push(g)).is_some()
                 }
-            }
+            }),
+        };
+        if !found {
+            self.forget_from(before);
+            return Ok(false);
         }
         let total = self.keys.len();
-        for (accumulator, arguments) in self.accumulators.iter_mut().zip(&self.arguments) {
+        for (accumulator, arguments) in self.accumulators.iter_mut().zip(&mut self.arguments) {
             let values = arguments
-                .iter()
-                .map(|a| a.evaluate(batch)?.into_array(rows))
+                .iter_mut()
+                .map(|a| a.of(batch))
                 .collect::<Result<Vec<ArrayRef>>>()?;
             accumulator.update_batch(&values, &self.groups, None, total)?;
         }
         Ok(true)
+    }
+
+    /// Puts a row with a key that is not null in its group; false when it cannot be.
+    fn add_row(&mut self, view: u128) -> bool {
+        let group = if view as u32 > 12 {
+            None
+        } else {
+            self.group_of(view)
+        };
+        group.map(|g| self.groups.push(g)).is_some()
     }
 
     /// The group of an inline view, made when new; `None` past [`MOST`] groups.
@@ -214,11 +227,11 @@ impl Table {
         loop {
             match self.slots[slot] {
                 0 => {
-                    let group = self.new_group(Some(view))?;
+                    let group = self.new_group(view)?;
                     self.slots[slot] = group as u16 + 1;
                     return Some(group);
                 }
-                taken if self.keys[taken as usize - 1] == Some(view) => {
+                taken if self.keys[taken as usize - 1] == view => {
                     return Some(taken as usize - 1);
                 }
                 _ => slot = (slot + 1) & (SLOTS - 1),
@@ -230,14 +243,15 @@ impl Table {
         match self.null {
             Some(group) => Some(group),
             None => {
-                let group = self.new_group(None)?;
+                let group = self.new_group(0)?;
                 self.null = Some(group);
                 Some(group)
             }
         }
     }
 
-    fn new_group(&mut self, key: Option<u128>) -> Option<usize> {
+    /// A new group of `key` (0 for the null one, never looked up); `None` past [`MOST`].
+    fn new_group(&mut self, key: u128) -> Option<usize> {
         if self.keys.len() == MOST {
             return None;
         }
@@ -260,16 +274,52 @@ impl Table {
         if self.keys.is_empty() {
             return Ok(None);
         }
-        let views: ScalarBuffer<u128> = self.keys.iter().map(|k| k.unwrap_or(0)).collect();
-        let nulls = NullBuffer::from_iter(self.keys.iter().map(Option::is_some));
-        let nulls = (nulls.null_count() > 0).then_some(nulls);
+        let nulls = self
+            .null
+            .map(|null| NullBuffer::from_iter((0..self.keys.len()).map(|group| group != null)));
+        let views = ScalarBuffer::from(std::mem::take(&mut self.keys));
         let keys = StringViewArray::try_new(views, Vec::new(), nulls)?;
         let mut columns: Vec<ArrayRef> = vec![Arc::new(keys)];
         for accumulator in &mut self.accumulators {
             columns.extend(accumulator.state(EmitTo::All)?);
         }
-        self.keys.clear();
+        self.null = None;
         Ok(Some(RecordBatch::try_new(self.schema.clone(), columns)?))
+    }
+}
+
+/// An aggregate's argument, evaluated for each batch. A constant (`COUNT(*)` counts the
+/// literal 1) is made into a column once and sliced for each batch after.
+struct Argument {
+    expr: Arc<dyn PhysicalExpr>,
+    constant: Option<(ScalarValue, ArrayRef)>,
+}
+
+impl Argument {
+    fn new(expr: Arc<dyn PhysicalExpr>) -> Self {
+        Self {
+            expr,
+            constant: None,
+        }
+    }
+
+    /// Its values for `batch`'s rows.
+    fn of(&mut self, batch: &RecordBatch) -> Result<ArrayRef> {
+        let rows = batch.num_rows();
+        let value = match self.expr.evaluate(batch)? {
+            ColumnarValue::Array(values) => return Ok(values),
+            ColumnarValue::Scalar(value) => value,
+        };
+        match &self.constant {
+            Some((made, column)) if *made == value && column.len() >= rows => {
+                Ok(column.slice(0, rows))
+            }
+            _ => {
+                let column = value.to_array_of_size(rows)?;
+                self.constant = Some((value, column.clone()));
+                Ok(column)
+            }
+        }
     }
 }
 
