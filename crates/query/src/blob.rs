@@ -148,7 +148,11 @@ mod tests {
         let mut buf = vec![0u8; 100_000];
         assert_eq!(file.read_ready(&mut buf, 150_000), Some(100_000));
         assert_eq!(buf, data[150_000..250_000]);
-        assert_eq!(file.read_ready(&mut buf, 250_000), Some(50_000), "to the end");
+        assert_eq!(
+            file.read_ready(&mut buf, 250_000),
+            Some(50_000),
+            "to the end"
+        );
 
         let (reader, _writer) = std::io::pipe().unwrap();
         let pipe = File::from(std::os::fd::OwnedFd::from(reader));
