@@ -538,4 +538,28 @@ mod tests {
             assert!(!same_answer(sql, &data).await, "{sql}");
         }
     }
+
+    /// A constant argument answers each batch with as many values as it has rows, shorter
+    /// and longer batches alike; a column argument is the batch's own.
+    #[test]
+    fn a_constant_argument_fits_every_batch() {
+        use datafusion::physical_expr::expressions::{Column, Literal};
+        let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]));
+        let batch = |rows: i64| {
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![Arc::new(Int64Array::from_iter_values(0..rows))],
+            )
+            .unwrap()
+        };
+        let mut one = Argument::new(Arc::new(Literal::new(ScalarValue::Int64(Some(1)))));
+        let mut n = Argument::new(Arc::new(Column::new("n", 0)));
+        for rows in [8, 3, 0, 20, 5] {
+            let values = one.of(&batch(rows)).unwrap();
+            assert_eq!(values.len(), rows as usize);
+            let ones = values.as_primitive::<datafusion::arrow::datatypes::Int64Type>();
+            assert!(ones.iter().all(|v| v == Some(1)), "{rows} rows");
+            assert_eq!(n.of(&batch(rows)).unwrap().len(), rows as usize);
+        }
+    }
 }
