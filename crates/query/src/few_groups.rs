@@ -186,14 +186,11 @@ impl Table {
         self.groups.reserve(rows);
         let views = key.views();
         let found = match key.nulls().filter(|n| n.null_count() > 0) {
-            None => views.iter().all(|&view| self.add_row(view)),
-            Some(nulls) => views.iter().zip(nulls.iter()).all(|(&view, valid)| {
-                if valid {
-                    self.add_row(view)
-                } else {
-                    self.null_group().map(|g| self.groups.push(g)).is_some()
-                }
-            }),
+            None => views.iter().all(|&view| self.add_row(Some(view))),
+            Some(nulls) => views
+                .iter()
+                .zip(nulls.iter())
+                .all(|(&view, valid)| self.add_row(valid.then_some(view))),
         };
         if !found {
             self.forget_from(before);
@@ -210,12 +207,12 @@ impl Table {
         Ok(true)
     }
 
-    /// Puts a row with a key that is not null in its group; false when it cannot be.
-    fn add_row(&mut self, view: u128) -> bool {
-        let group = if view as u32 > 12 {
-            None
-        } else {
-            self.group_of(view)
+    /// Puts a row in the group of its key (`None`: null); false when it cannot be.
+    fn add_row(&mut self, view: Option<u128>) -> bool {
+        let group = match view {
+            None => self.null_group(),
+            Some(view) if view as u32 > 12 => None,
+            Some(view) => self.group_of(view),
         };
         group.map(|g| self.groups.push(g)).is_some()
     }

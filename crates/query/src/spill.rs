@@ -1,11 +1,11 @@
 //! Where a query spills: DataFusion's own disk manager, made in the query's directory when the
 //! query first spills. Most queries never do, and making the directory (and DataFusion's own
-//! inside it) for each query, then removing both, was a tenth of a millisecond-scale answer.
+//! inside it) for each query, then removing both, cost about 0.3 ms of every answer.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use datafusion::error::Result;
+use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::SpillFile;
 use datafusion::execution::TempFileFactory;
 use datafusion::execution::disk_manager::{DiskManager, DiskManagerBuilder, DiskManagerMode};
@@ -32,7 +32,13 @@ impl TempFileFactory for SpillOnDemand {
             match &*made {
                 Some(disk) => disk.clone(),
                 None => {
-                    std::fs::create_dir_all(&self.dir)?;
+                    // A directory that cannot be made is no disk at all: the query is out of
+                    // memory, as it is when spilling is off.
+                    std::fs::create_dir_all(&self.dir).map_err(|e| {
+                        DataFusionError::ResourcesExhausted(format!(
+                            "{description}: no spill directory ({e})"
+                        ))
+                    })?;
                     let disk = DiskManagerBuilder::default()
                         .with_mode(DiskManagerMode::Directories(vec![self.dir.clone()]))
                         .build()?;
@@ -63,5 +69,18 @@ mod tests {
         assert_ne!(second.path().unwrap(), path);
         drop(file);
         assert!(!path.exists(), "a spill file goes when dropped");
+    }
+
+    /// A directory that cannot be made (under a file) leaves the query out of memory, as when
+    /// spilling is off, not failing on a path.
+    #[test]
+    fn no_directory_is_out_of_memory() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("file"), "x").unwrap();
+        let spill = SpillOnDemand::new(root.path().join("file").join("q1"));
+        let Err(e) = spill.create_temp_file("a test") else {
+            panic!("a spill file under a file")
+        };
+        assert!(matches!(e, DataFusionError::ResourcesExhausted(_)), "{e:?}");
     }
 }
