@@ -12,6 +12,7 @@
 
 mod around;
 mod blob;
+mod cores;
 mod csv_parts;
 mod error;
 mod execute;

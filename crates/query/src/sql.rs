@@ -12,6 +12,7 @@ use datafusion::common::TableReference;
 use datafusion::prelude::SessionContext;
 use tokio_util::sync::CancellationToken;
 
+use crate::cores::{Placement, cores};
 use crate::csv_parts;
 use crate::error::QueryError;
 use crate::execute::{Progress, check_read_only, execute, guarded, read_only};
@@ -64,9 +65,12 @@ impl Querier {
 
     fn runtime(&self) -> &tokio::runtime::Runtime {
         self.runtime.get_or_init(|| {
+            let workers = cores();
+            let placement = Placement::new(workers);
             tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(cores())
+                .worker_threads(workers)
                 .thread_name("offload-query")
+                .on_thread_start(move || placement.place())
                 .enable_all()
                 .build()
                 .expect("a tokio runtime for queries")
@@ -255,10 +259,6 @@ impl Drop for Querier {
             runtime.shutdown_background();
         }
     }
-}
-
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
 /// Partitions a query over `tables` runs in: one a core, twice as many when every table is
