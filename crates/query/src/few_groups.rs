@@ -36,8 +36,11 @@ use crate::around::{Around, around_each};
 /// Groups a partition's partial stage keeps in its small table; past them, DataFusion's.
 const MOST: usize = 1024;
 
-/// Slots of the table (a power of two, four times [`MOST`]: probes stay short).
-const SLOTS: usize = 4 * MOST;
+/// Slots the table starts with (a power of two); it doubles when half are taken.
+const FIRST_SLOTS: usize = 32;
+
+/// A free slot's key: no view has it (a string of 2³² - 1 bytes in the 2³² - 1th buffer).
+const FREE: u128 = u128::MAX;
 
 /// The aggregates whose partial state per group stays small (so the stage, which does not
 /// count its memory, holds no more than [`MOST`] groups' worth).
@@ -146,8 +149,7 @@ struct Table {
     accumulators: Vec<Box<dyn GroupsAccumulator>>,
     keys: Vec<u128>,
     null: Option<usize>,
-    /// Each slot: 0 when free, else a group's index + 1.
-    slots: Box<[u16]>,
+    slots: Slots,
     groups: Vec<usize>,
 }
 
@@ -168,7 +170,7 @@ impl Table {
                 .collect::<Result<_>>()?,
             keys: Vec::new(),
             null: None,
-            slots: vec![0; SLOTS].into_boxed_slice(),
+            slots: Slots::new(),
             groups: Vec::new(),
         })
     }
@@ -181,18 +183,31 @@ impl Table {
         let Some(key) = key.as_string_view_opt() else {
             return Ok(false);
         };
-        let before = self.keys.len();
-        self.groups.clear();
-        self.groups.reserve(rows);
         let views = key.views();
-        let found = match key.nulls().filter(|n| n.null_count() > 0) {
-            None => views.iter().all(|&view| self.add_row(Some(view))),
-            Some(nulls) => views
-                .iter()
-                .zip(nulls.iter())
-                .all(|(&view, valid)| self.add_row(valid.then_some(view))),
-        };
-        if !found {
+        let before = self.keys.len();
+        let Self {
+            keys,
+            null,
+            slots,
+            groups,
+            ..
+        } = self;
+        groups.clear();
+        groups.reserve(rows);
+        match key.nulls().filter(|n| n.null_count() > 0) {
+            None => groups.extend(
+                views
+                    .iter()
+                    .map_while(|&view| slots.group_of(keys, *null, view)),
+            ),
+            Some(nulls) => groups.extend(views.iter().zip(nulls.iter()).map_while(
+                |(&view, valid)| match valid {
+                    true => slots.group_of(keys, *null, view),
+                    false => null_group(keys, null),
+                },
+            )),
+        }
+        if self.groups.len() < rows {
             self.forget_from(before);
             return Ok(false);
         }
@@ -205,55 +220,6 @@ impl Table {
             accumulator.update_batch(&values, &self.groups, None, total)?;
         }
         Ok(true)
-    }
-
-    /// Puts a row in the group of its key (`None`: null); false when it cannot be.
-    fn add_row(&mut self, view: Option<u128>) -> bool {
-        let group = match view {
-            None => self.null_group(),
-            Some(view) if view as u32 > 12 => None,
-            Some(view) => self.group_of(view),
-        };
-        group.map(|g| self.groups.push(g)).is_some()
-    }
-
-    /// The group of an inline view, made when new; `None` past [`MOST`] groups.
-    fn group_of(&mut self, view: u128) -> Option<usize> {
-        let mixed = (view as u64) ^ ((view >> 64) as u64).rotate_left(29);
-        let mut slot = (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize & (SLOTS - 1);
-        loop {
-            match self.slots[slot] {
-                0 => {
-                    let group = self.new_group(view)?;
-                    self.slots[slot] = group as u16 + 1;
-                    return Some(group);
-                }
-                taken if self.keys[taken as usize - 1] == view => {
-                    return Some(taken as usize - 1);
-                }
-                _ => slot = (slot + 1) & (SLOTS - 1),
-            }
-        }
-    }
-
-    fn null_group(&mut self) -> Option<usize> {
-        match self.null {
-            Some(group) => Some(group),
-            None => {
-                let group = self.new_group(0)?;
-                self.null = Some(group);
-                Some(group)
-            }
-        }
-    }
-
-    /// A new group of `key` (0 for the null one, never looked up); `None` past [`MOST`].
-    fn new_group(&mut self, key: u128) -> Option<usize> {
-        if self.keys.len() == MOST {
-            return None;
-        }
-        self.keys.push(key);
-        Some(self.keys.len() - 1)
     }
 
     /// Drops the groups from `first` on, found in a batch that was not added: the table then
@@ -283,6 +249,96 @@ impl Table {
         self.null = None;
         Ok(Some(RecordBatch::try_new(self.schema.clone(), columns)?))
     }
+}
+
+/// Open addressing over a partition's keys, each slot a key with its group ([`FREE`] when
+/// free): a row's group is one comparison away, in a few cache lines for a few groups.
+struct Slots {
+    slots: Vec<(u128, usize)>,
+    /// Bits of a key's hash that choose its first slot (the slots' count's log2).
+    bits: u32,
+}
+
+impl Slots {
+    fn new() -> Self {
+        Self {
+            slots: vec![(FREE, 0); FIRST_SLOTS],
+            bits: FIRST_SLOTS.trailing_zeros(),
+        }
+    }
+
+    /// The group of a key's view, made at the end of `keys` when new; `None` when the key is
+    /// longer than 12 bytes (not inline: it matches no inline key in the slots) or would make
+    /// a group past [`MOST`]. `null` is the null group's index in `keys` (its key is no view).
+    #[inline]
+    fn group_of(&mut self, keys: &mut Vec<u128>, null: Option<usize>, view: u128) -> Option<usize> {
+        let mask = self.slots.len() - 1;
+        let mut slot = first_slot(view, self.bits);
+        loop {
+            match self.slots[slot] {
+                (key, group) if key == view => return Some(group),
+                (FREE, _) => return self.add(keys, null, view, slot),
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    }
+
+    /// Makes the group of an inline `view` in the free `slot`; the slots doubled once half are
+    /// taken.
+    #[cold]
+    fn add(
+        &mut self,
+        keys: &mut Vec<u128>,
+        null: Option<usize>,
+        view: u128,
+        slot: usize,
+    ) -> Option<usize> {
+        if view as u32 > 12 {
+            return None;
+        }
+        let group = new_group(keys, view)?;
+        self.slots[slot] = (view, group);
+        if 2 * keys.len() > self.slots.len() {
+            self.bits += 1;
+            self.slots = vec![(FREE, 0); 1 << self.bits];
+            let mask = self.slots.len() - 1;
+            for (group, &key) in keys.iter().enumerate() {
+                if Some(group) == null {
+                    continue;
+                }
+                let mut slot = first_slot(key, self.bits);
+                while self.slots[slot].0 != FREE {
+                    slot = (slot + 1) & mask;
+                }
+                self.slots[slot] = (key, group);
+            }
+        }
+        Some(group)
+    }
+}
+
+/// The slot a key's probe starts at: `bits` bits of its hash.
+#[inline]
+fn first_slot(view: u128, bits: u32) -> usize {
+    let mixed = (view as u64) ^ ((view >> 64) as u64).rotate_left(29);
+    (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+}
+
+/// The null group, made at the end of `keys` (its key 0 is never looked up) when new.
+fn null_group(keys: &mut Vec<u128>, null: &mut Option<usize>) -> Option<usize> {
+    if null.is_none() {
+        *null = Some(new_group(keys, 0)?);
+    }
+    *null
+}
+
+/// A new group of `key` at the end of `keys`; `None` past [`MOST`].
+fn new_group(keys: &mut Vec<u128>, key: u128) -> Option<usize> {
+    if keys.len() == MOST {
+        return None;
+    }
+    keys.push(key);
+    Some(keys.len() - 1)
 }
 
 /// An aggregate's argument, evaluated for each batch. A constant (`COUNT(*)` counts the
@@ -478,8 +534,9 @@ mod tests {
         "é-ü",
     ];
 
-    /// Keys of up to 12 bytes (the empty one and a 12-byte one among them) and nulls: the same
-    /// answers as DataFusion's, for each aggregate kept and a key computed from a column.
+    /// Keys of up to 12 bytes (the empty one and a 12-byte one among them) and nulls, a few
+    /// groups or hundreds: the same answers as DataFusion's, for each aggregate kept and a key
+    /// computed from a column.
     #[tokio::test]
     async fn the_small_table_answers_as_datafusion_does() {
         let data = partitions(6, |row| {
@@ -497,6 +554,20 @@ mod tests {
                 "{sql}: the small table was used"
             );
         }
+        // Hundreds of groups (the slots doubled several times) with the null group among
+        // them, and the empty key (whose view is the null group's placeholder) coming after.
+        let grown = partitions(2, |row| match row {
+            r if r % 13 == 0 => None,
+            r if r > 1500 && r % 17 == 1 => Some(String::new()),
+            r => Some(format!("k{}", r * 7 % 600)),
+        });
+        assert!(
+            same_answer(
+                "SELECT region, SUM(amount), COUNT(*) FROM t GROUP BY region",
+                &grown
+            )
+            .await
+        );
         // No row left for any partition: no group, as DataFusion answers.
         let none = "SELECT region, SUM(n) FROM t WHERE n > 5000 GROUP BY region";
         let (ours, used) = answer(none, &data, true).await;
