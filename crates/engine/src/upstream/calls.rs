@@ -177,7 +177,7 @@ impl Upstream {
                 .await
                 .map_err(|e| self.service_error(e))?;
             let id = handle.id.clone();
-            let _route = options
+            let route = options
                 .progress
                 .clone()
                 .map(|route| self.routes.register(handle.progress_token.clone(), route));
@@ -189,6 +189,9 @@ impl Upstream {
                     return Err(UpstreamError::Cancelled { name: self.name.clone() });
                 }
             };
+            if let Some(route) = &route {
+                route.flush().await;
+            }
             let Ok(ServerResult::InputRequiredResult(asked)) = answer else {
                 break answer;
             };
