@@ -10,9 +10,13 @@
 //! interleaved, 2026-11-30). Other threads stay free to move away from a worker's core, and the
 //! runtime's blocking threads (cold reads, dropping a session) are not kept anywhere.
 
-/// How many worker threads the query runtime runs: one a core it may use.
+/// How many worker threads the query runtime runs: one a core it may use. Read once: std
+/// reads the control group's CPU quota files each time it is asked (`/proc/self/cgroup`, the
+/// mount table, `cpu.max`), and every query asks (its partitions); the runtime's workers are
+/// made once anyway.
 pub(crate) fn cores() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get())
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
 }
 
 /// Gives each of the first `workers` threads that [`Placement::place`] is called on a core of
