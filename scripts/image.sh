@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds Offload's OCI image from scratch with buildah: no base image is downloaded. It holds
-# `offload`, `offload-script-worker` and `offload-sandbox-exec`, the search's sentence model
+# `offload` and `offload-script-worker`, the search's sentence model
 # (/usr/local/share/offload, when installed beside the binaries or by scripts/setup-model.sh),
 # the few C libraries they link (copied from this machine), the CA certificates, and a user that is not root; `/data` is its home (config,
 # tokens, records), meant for a volume.
@@ -25,11 +25,11 @@ while [ $# -gt 0 ]; do
 done
 if [ -z "$bin_dir" ]; then
   bin_dir="$target/release"
-  if [ ! -x "$bin_dir/offload" ] || [ ! -x "$bin_dir/offload-script-worker" ] || [ ! -x "$bin_dir/offload-sandbox-exec" ]; then
+  if [ ! -x "$bin_dir/offload" ] || [ ! -x "$bin_dir/offload-script-worker" ]; then
     cargo build --release --locked -p offload-cli --bins >&2
   fi
 fi
-for bin in offload offload-script-worker offload-sandbox-exec; do
+for bin in offload offload-script-worker; do
   [ -x "$bin_dir/$bin" ] || { echo "no $bin in $bin_dir" >&2; exit 1; }
 done
 command -v buildah >/dev/null || { echo "buildah is missing (apt-get install buildah)" >&2; exit 1; }
@@ -37,7 +37,7 @@ command -v buildah >/dev/null || { echo "buildah is missing (apt-get install bui
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"; [ -n "${ctr:-}" ] && buildah rm "$ctr" >/dev/null 2>&1 || true' EXIT
 mkdir -p "$stage/usr/local/bin" "$stage/usr/local/share/offload" "$stage/etc/ssl/certs" "$stage/data" "$stage/tmp"
-cp "$bin_dir/offload" "$bin_dir/offload-script-worker" "$bin_dir/offload-sandbox-exec" "$stage/usr/local/bin/"
+cp "$bin_dir/offload" "$bin_dir/offload-script-worker" "$stage/usr/local/bin/"
 # The search's sentence model where `offload` looks for it (../share/offload from its folder).
 model="$stage/usr/local/share/offload/offload-search-model.onnx"
 if [ -f "$bin_dir/offload-search-model.onnx" ]; then
@@ -46,7 +46,7 @@ else
   scripts/setup-model.sh "$model" >&2 || echo "image: no sentence model; the search ranks without it" >&2
 fi
 # The C libraries they link and the dynamic loader, at the paths the binaries name.
-ldd "$bin_dir/offload" "$bin_dir/offload-script-worker" "$bin_dir/offload-sandbox-exec" |
+ldd "$bin_dir/offload" "$bin_dir/offload-script-worker" |
   grep -o '/[^ ]*\.so[^ ]*' | sort -u | while read -r lib; do
     mkdir -p "$stage$(dirname "$lib")"
     cp -L "$lib" "$stage$lib"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Debian package of the desktop app with the `offload`, `offload-script-worker` and
-# `offload-sandbox-exec` binaries inside (Tauri sidecars: installed in /usr/bin beside /usr/bin/offload-app)
+# Builds the Debian package of the desktop app with the `offload` and `offload-script-worker`
+# binaries inside (Tauri sidecars: installed in /usr/bin beside /usr/bin/offload-app)
 # and the search's sentence model (/usr/share/offload, where `offload` looks for it), and prints
 # its path.
 # The release profile already strips the binaries (Cargo.toml); `scripts/bench.sh size` prints
@@ -15,7 +15,6 @@ cargo build --release --locked -p offload-cli >&2
 mkdir -p binaries
 cp "$target/release/offload" "binaries/offload-$triple"
 cp "$target/release/offload-script-worker" "binaries/offload-script-worker-$triple"
-cp "$target/release/offload-sandbox-exec" "binaries/offload-sandbox-exec-$triple"
 scripts/setup-model.sh binaries/offload-search-model.onnx >&2
 $tauri build --no-bundle --config src-tauri/bundle.conf.json >&2
 $tauri bundle --bundles deb --config src-tauri/bundle.conf.json >&2

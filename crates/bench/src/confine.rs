@@ -1,6 +1,6 @@
 //! What confinement costs: a program started through the launcher servers start through
-//! (`offload-sandbox-exec`; also `offload sandbox-exec`, the same launcher inside the 60 MB
-//! program) beside the same program started directly; a server's start and first call through `offload
+//! (`offload-script-worker sandbox-exec`; also `offload sandbox-exec`, the same launcher inside
+//! the 60 MB program) beside the same program started directly; a server's start and first call through `offload
 //! mcp`, confined by default beside the same server with `"sandbox": "off"`; and warm calls to
 //! each, alternating so both see the same machine.
 
@@ -29,7 +29,7 @@ fn launcher(starts: usize) -> anyhow::Result<()> {
         "limits": offload_sandbox::Limits::default_for_servers(),
     })
     .to_string();
-    let small = target_bin("offload-sandbox-exec");
+    let small = target_bin(offload_sandbox::LAUNCHER);
     starts_beside_direct(starts, &small, &policy, None, "as this user")?;
     starts_beside_direct(
         starts,
@@ -43,7 +43,7 @@ fn launcher(starts: usize) -> anyhow::Result<()> {
         // Where `nobody` can reach the launcher.
         let dir = tempfile::tempdir()?;
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
-        let linked = dir.path().join("offload-sandbox-exec");
+        let linked = dir.path().join(offload_sandbox::LAUNCHER);
         std::fs::hard_link(&small, &linked)
             .or_else(|_| std::fs::copy(&small, &linked).map(drop))?;
         starts_beside_direct(
@@ -71,10 +71,9 @@ fn starts_beside_direct(
         }
         cmd
     };
-    let leading = offload_sandbox::launcher_args(offload);
     let confined = || {
         let mut cmd = Command::new(offload);
-        cmd.args(leading)
+        cmd.arg(offload_sandbox::LAUNCH)
             .args(["--policy", policy, "--", "/bin/true"])
             .stderr(Stdio::inherit());
         as_who(cmd).status()
@@ -95,12 +94,9 @@ fn starts_beside_direct(
     }
     let (o, b) = (summarize(&mut ours), summarize(&mut base));
     println!(
-        "start /bin/true through `{}` (limits, namespaces, Landlock, seccomp) beside directly, {who}, {starts} starts each, alternating",
-        if leading.is_empty() {
-            offload_sandbox::LAUNCHER
-        } else {
-            "offload sandbox-exec"
-        }
+        "start /bin/true through `{} {}` (limits, namespaces, Landlock, seccomp) beside directly, {who}, {starts} starts each, alternating",
+        offload.file_name().unwrap_or_default().to_string_lossy(),
+        offload_sandbox::LAUNCH,
     );
     println!("{}", header("confined", "direct"));
     println!("{}", row("median", o.median, b.median));

@@ -78,15 +78,10 @@ pub fn run(target_dir: PathBuf, peers: PathBuf) -> anyhow::Result<()> {
         "binary", "file", "machine code", "read-only data", "other"
     );
     let mut offload = None;
-    // The programs `cargo install` puts down beside `offload`: its script worker and the
+    // The program `cargo install` puts down beside `offload`: its script worker, also the
     // launcher of confined servers.
-    let mut helpers: Vec<Option<u64>> = vec![None, None];
-    for name in [
-        "offload",
-        "offload-script-worker",
-        "offload-sandbox-exec",
-        "offload-app",
-    ] {
+    let mut worker = None;
+    for name in ["offload", "offload-script-worker", "offload-app"] {
         let path = release.join(name);
         if !path.exists() {
             println!(
@@ -105,8 +100,7 @@ pub fn run(target_dir: PathBuf, peers: PathBuf) -> anyhow::Result<()> {
         );
         match name {
             "offload" => offload = Some(p.file),
-            "offload-script-worker" => helpers[0] = Some(p.file),
-            "offload-sandbox-exec" => helpers[1] = Some(p.file),
+            "offload-script-worker" => worker = Some(p.file),
             _ => {}
         }
     }
@@ -151,13 +145,13 @@ pub fn run(target_dir: PathBuf, peers: PathBuf) -> anyhow::Result<()> {
     println!();
     match offload {
         Some(bytes) => {
-            // `cargo install` puts the three programs down: the target holds for them together.
-            let installed = bytes + helpers.iter().flatten().sum::<u64>();
+            // `cargo install` puts the two programs down: the target holds for them together.
+            let installed = bytes + worker.unwrap_or(0);
             println!(
-                "target (offload, its script worker and its launcher, as `cargo install` puts them down, <= {}): {} ({})",
+                "target (offload and its script worker, as `cargo install` puts them down, <= {}): {} ({})",
                 mb(TARGET),
                 mb(installed),
-                if installed <= TARGET && helpers.iter().all(Option::is_some) {
+                if installed <= TARGET && worker.is_some() {
                     "met"
                 } else {
                     "NOT met"

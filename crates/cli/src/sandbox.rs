@@ -1,6 +1,6 @@
 //! `offload sandbox-exec --policy JSON -- PROGRAM ARGS...`: the launcher of confined servers
-//! (`offload_sandbox::launch`), as `offload-sandbox-exec` is; the engine starts servers through
-//! the small one when it is installed.
+//! (`offload_sandbox::launch`), as `offload-script-worker sandbox-exec` is; the engine starts
+//! servers through the small one when it is installed.
 
 use std::ffi::OsString;
 use std::process::ExitCode;

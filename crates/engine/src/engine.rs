@@ -425,8 +425,8 @@ fn offload_program() -> Option<PathBuf> {
     (dir.file_name().is_some_and(|d| d == "deps") && built.is_file()).then_some(built)
 }
 
-/// The launcher of confined servers: `offload-sandbox-exec` beside the `offload` program (a
-/// small program, quick to start), or `offload` itself (`offload sandbox-exec`) without it.
+/// The launcher of confined servers: `offload-script-worker` beside the `offload` program (a
+/// small program, quick to start), or `offload` itself without it (`sandbox-exec` in both).
 fn launcher_program() -> Option<PathBuf> {
     let offload = offload_program()?;
     let name = format!(

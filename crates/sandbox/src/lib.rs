@@ -178,26 +178,20 @@ pub fn exec(
     }
 }
 
-/// The small launcher's program, installed beside `offload`: what confined servers start
-/// through (`offload sandbox-exec` is the same launcher inside the big program).
-pub const LAUNCHER: &str = "offload-sandbox-exec";
+/// The small program installed beside `offload` that confined servers start through
+/// (`offload-script-worker sandbox-exec`; `offload sandbox-exec` is the same launcher inside
+/// the big program).
+pub const LAUNCHER: &str = "offload-script-worker";
 
-/// What `launcher` takes before `--policy JSON -- PROGRAM ARGS...`: nothing for the small
-/// launcher, the subcommand for `offload`.
-pub fn launcher_args(launcher: &std::path::Path) -> &'static [&'static str] {
-    if launcher.file_stem().is_some_and(|s| s == LAUNCHER) {
-        &[]
-    } else {
-        &["sandbox-exec"]
-    }
-}
+/// The launcher's subcommand, before `--policy JSON -- PROGRAM ARGS...`, in both programs.
+pub const LAUNCH: &str = "sandbox-exec";
 
 /// The exit code of a launcher that could not confine or start the server (as a shell's
 /// "found but cannot run").
 pub const CANNOT_RUN: u8 = 126;
 
-/// The launcher of confined servers, `offload-sandbox-exec --policy JSON -- PROGRAM ARGS...`
-/// (and `offload sandbox-exec`, the same): applies the policy to this process and execs the
+/// The launcher of confined servers, `offload-script-worker sandbox-exec --policy JSON --
+/// PROGRAM ARGS...` (and `offload sandbox-exec`, the same): applies the policy to this process and execs the
 /// server, which inherits every restriction. If a restriction cannot be applied, the server is
 /// not started: the reason goes to stderr, which the engine shows as the server's error.
 pub fn launch(policy: &str, command: &[std::ffi::OsString]) -> std::process::ExitCode {

@@ -13,6 +13,12 @@
 //! `--probe ATTEMPT [--unconfined]` instead makes one attempt at the outside world (`read:PATH`,
 //! `write:PATH`, `tcp:PORT`, `unix:PATH`, `spawn:PROGRAM`, `exec:PROGRAM`, `thread`), confined as
 //! for a script unless `--unconfined`, and says how it went: the proof of the confinement.
+//!
+//! `sandbox-exec --policy JSON -- PROGRAM ARGS...` is the launcher of confined servers, as
+//! `offload sandbox-exec` is: it applies the policy to itself and execs the server
+//! (`offload_sandbox::launch`). Every confined server's start runs it first, so it lives in this
+//! small program rather than the 60 MB `offload` (milliseconds just to be loaded), and in no
+//! program of its own (that was 0.5 MB more to install).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -40,7 +46,14 @@ fn policy() -> offload_sandbox::Policy {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if raw.first().is_some_and(|a| a == offload_sandbox::LAUNCH) {
+        return sandbox_exec(&raw[1..]);
+    }
+    let args: Vec<String> = raw
+        .into_iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         [] => run(),
         ["--probe", attempt] => probe(attempt, false),
@@ -50,10 +63,28 @@ fn main() -> ExitCode {
         _ => {
             eprintln!(
                 "offload-script-worker is started by Offload to run one script; \
-                 usage: offload-script-worker [--probe ATTEMPT [--unconfined]]"
+                 usage: offload-script-worker [--probe ATTEMPT [--unconfined]], or \
+                 offload-script-worker sandbox-exec --policy JSON -- PROGRAM [ARGS...]"
             );
             ExitCode::from(2)
         }
+    }
+}
+
+/// The launcher: `--policy JSON -- PROGRAM ARGS...` (the server's arguments need not be UTF-8).
+fn sandbox_exec(args: &[std::ffi::OsString]) -> ExitCode {
+    let refuse = |why: &str| {
+        eprintln!("offload sandbox: {why}; the server was not started");
+        ExitCode::from(offload_sandbox::CANNOT_RUN)
+    };
+    match args {
+        [flag, policy, dashes, command @ ..] if flag == "--policy" && dashes == "--" => {
+            match policy.to_str() {
+                Some(policy) => offload_sandbox::launch(policy, command),
+                None => refuse("the policy is not UTF-8"),
+            }
+        }
+        _ => refuse("usage: offload-script-worker sandbox-exec --policy JSON -- PROGRAM [ARGS...]"),
     }
 }
 

@@ -111,14 +111,14 @@ async fn closing_the_client_ends_offload_quietly_and_its_upstreams_with_it() {
         .await
         .unwrap();
     assert!(!text(&fx(&client, "pid", json!({})).await).is_empty());
-    // The upstream's processes (its launcher — the small `offload-sandbox-exec`, not the 60 MB
-    // `offload` — and the server in its process namespace).
+    // The upstream's processes (its launcher — the small `offload-script-worker sandbox-exec`,
+    // not the 60 MB `offload` — and the server in its process namespace).
     let upstream = offload_testkit::descendants(offload_pid);
     assert!(!upstream.is_empty());
     assert!(
         upstream.iter().any(|p| offload_testkit::command_line(*p)
-            .is_some_and(|c| c.contains("offload-sandbox-exec --policy"))),
-        "started through offload-sandbox-exec"
+            .is_some_and(|c| c.contains("offload-script-worker sandbox-exec --policy"))),
+        "started through offload-script-worker sandbox-exec"
     );
     // Closing our end of the pipes is all an MCP client does when it quits.
     let mut client = client;

@@ -327,20 +327,18 @@ fn a_policy_that_cannot_be_applied_starts_nothing() {
     }
 }
 
-/// `offload-sandbox-exec`, the small launcher the engine starts confined servers through, is
-/// the same launcher: a denial under a policy and the control under one that allows it, a
-/// policy that cannot be applied and a command line without a program start nothing (126).
+/// `offload-script-worker sandbox-exec`, the small launcher the engine starts confined servers
+/// through, is the same launcher: a denial under a policy and the control under one that allows
+/// it, a policy that cannot be applied and a command line without a program start nothing (126).
 #[test]
 fn the_small_launcher_confines_as_offload_sandbox_exec_does() {
     let w = world();
-    let small = |policy: &Value, code: &str| {
-        run_through(
-            Command::new(target_bin("offload-sandbox-exec")),
-            &w,
-            policy,
-            code,
-        )
+    let launcher = || {
+        let mut cmd = Command::new(target_bin(offload_sandbox::LAUNCHER));
+        cmd.arg(offload_sandbox::LAUNCH);
+        cmd
     };
+    let small = |policy: &Value, code: &str| run_through(launcher(), &w, policy, code);
     let read = format!("print(open({}).read())", py(&w.root.join("data.txt")));
     let (out, status, stderr) = small(&base(&w), &read);
     assert!(
@@ -356,10 +354,7 @@ fn the_small_launcher_confines_as_offload_sandbox_exec_does() {
         "{stderr}"
     );
     for args in [&["--policy", "{}"][..], &[][..], &["python3"][..]] {
-        let out = Command::new(target_bin("offload-sandbox-exec"))
-            .args(args)
-            .output()
-            .unwrap();
+        let out = launcher().args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(126), "{args:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("the server was not started"));
     }

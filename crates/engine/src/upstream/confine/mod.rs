@@ -322,7 +322,8 @@ const BASELINE_ENV: &[&str] = &[
     "NODE_EXTRA_CA_CERTS",
 ];
 
-/// The launcher's command for `launch`: `offload-sandbox-exec --policy … -- program args…`,
+/// The launcher's command for `launch`: `offload-script-worker sandbox-exec --policy … --
+/// program args…`,
 /// with the baseline environment, the variables `pass` names, and the state directory (made if
 /// missing, private) as `HOME` and `TMPDIR`.
 pub fn command(
@@ -342,7 +343,7 @@ pub fn command(
     let policy = launch.policy.to_json();
     tracing::debug!(policy, "starting a confined server");
     let mut cmd = tokio::process::Command::new(&launch.launcher);
-    cmd.args(offload_sandbox::launcher_args(&launch.launcher))
+    cmd.arg(offload_sandbox::LAUNCH)
         .args(["--policy", &policy, "--"])
         .arg(program)
         .args(args);
