@@ -363,10 +363,9 @@ async fn a_crashed_worker_costs_its_one_script() {
     client.cancel().await.unwrap();
 }
 
-/// The `offload script-worker` processes of `client`'s gateway (the parent of its fixture
-/// server), not the other tests' workers, which run at the same time.
 /// The script workers of the gateway serving `ctx`'s client: children of the `offload` started
-/// with `ctx`'s configuration.
+/// with `ctx`'s configuration (not the other tests' workers, which run at the same time), and
+/// not its confined servers' launchers, the same program run as `sandbox-exec`.
 async fn worker_pids(ctx: &TestContext) -> Vec<u32> {
     let config = format!("OFFLOAD_CONFIG={}\0", ctx.config_path.display());
     let gateways = offload_testkit::running_with("offload")
@@ -378,6 +377,10 @@ async fn worker_pids(ctx: &TestContext) -> Vec<u32> {
     gateways
         .into_iter()
         .flat_map(|g| offload_testkit::children_running(g, "script-worker"))
+        .filter(|pid| {
+            offload_testkit::command_line(*pid)
+                .is_some_and(|c| !c.contains(offload_sandbox::LAUNCH))
+        })
         .collect()
 }
 
