@@ -425,17 +425,10 @@ fn offload_program() -> Option<PathBuf> {
     (dir.file_name().is_some_and(|d| d == "deps") && built.is_file()).then_some(built)
 }
 
-/// The launcher of confined servers: `offload-script-worker` beside the `offload` program (a
-/// small program, quick to start), or `offload` itself without it (`sandbox-exec` in both).
+/// The launcher of confined servers (`sandbox-exec`): the script worker beside the `offload`
+/// program (a small program, quick to start), or `offload` itself without it.
 fn launcher_program() -> Option<PathBuf> {
-    let offload = offload_program()?;
-    let name = format!(
-        "{}{}",
-        offload_sandbox::LAUNCHER,
-        std::env::consts::EXE_SUFFIX
-    );
-    let small = offload.with_file_name(name);
-    Some(if small.is_file() { small } else { offload })
+    script_worker_program().or_else(offload_program)
 }
 
 /// The program scripts run in, `offload-script-worker`, installed beside the `offload` program.

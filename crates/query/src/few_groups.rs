@@ -8,9 +8,9 @@
 //! row's group is found by comparing two integers in a small table. This rule gives such a
 //! partial stage ([`fits`]) a [`FewGroups`] around it: the groups found that way, DataFusion's
 //! own accumulators fed with them, its own partial state emitted, the same stage merging it. The
-//! first longer key or group past [`table::MOST`] hands the rest of the partition to DataFusion's stage
-//! as planned (what was summed so far is emitted first: a partial stage may emit a group more
-//! than once, the merge adds them up).
+//! first longer key or group past [`table::MOST`] hands the rest of the partition to
+//! DataFusion's stage as planned (what was summed so far is emitted first: a partial stage may
+//! emit a group more than once, the merge adds them up).
 
 use std::sync::{Arc, Mutex};
 

@@ -191,9 +191,10 @@ pub const LAUNCH: &str = "sandbox-exec";
 pub const CANNOT_RUN: u8 = 126;
 
 /// The launcher of confined servers, `offload-script-worker sandbox-exec --policy JSON --
-/// PROGRAM ARGS...` (and `offload sandbox-exec`, the same): applies the policy to this process and execs the
-/// server, which inherits every restriction. If a restriction cannot be applied, the server is
-/// not started: the reason goes to stderr, which the engine shows as the server's error.
+/// PROGRAM ARGS...` (and `offload sandbox-exec`, the same): applies the policy to this process
+/// and execs the server, which inherits every restriction. If a restriction cannot be applied,
+/// the server is not started: the reason goes to stderr, which the engine shows as the server's
+/// error.
 pub fn launch(policy: &str, command: &[std::ffi::OsString]) -> std::process::ExitCode {
     let e = match (Policy::from_json(policy), command.split_first()) {
         (Err(e), _) => e,

@@ -323,9 +323,8 @@ const BASELINE_ENV: &[&str] = &[
 ];
 
 /// The launcher's command for `launch`: `offload-script-worker sandbox-exec --policy … --
-/// program args…`,
-/// with the baseline environment, the variables `pass` names, and the state directory (made if
-/// missing, private) as `HOME` and `TMPDIR`.
+/// program args…`, with the baseline environment, the variables `pass` names, and the state
+/// directory (made if missing, private) as `HOME` and `TMPDIR`.
 pub fn command(
     launch: &Launch,
     program: &Path,
